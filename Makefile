@@ -1,0 +1,55 @@
+# Thin wrapper around meson so that the README's two commands are
+# `make demo` and `make test`. Each installs missing build dependencies.
+
+BUILD_DEPS := gcc pkg-config meson ninja-build libcjson-dev libcmocka-dev \
+	libseccomp-dev libc-ares-dev
+# What the integration tests, the demo and the benchmarks drive.
+TEST_DEPS := bubblewrap curl socat python3 openssl openssh-server openssh-client \
+	iproute2 util-linux bsdutils passwd procps psmisc
+
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+.PHONY: all deps test-deps build demo test bench clean
+
+all: build
+
+# Install only what is missing, so a machine that has everything needs no network.
+define install_missing
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+endef
+
+deps:
+	$(call install_missing,$(BUILD_DEPS))
+
+test-deps: deps
+	$(call install_missing,$(TEST_DEPS))
+
+build/build.ninja:
+	meson setup build -Dwerror=true
+
+build: deps build/build.ninja
+	ninja -C build
+
+demo: build
+	@bash demo/demo.sh build/ward
+
+build-asan/build.ninja:
+	meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+
+# The tests run under AddressSanitizer and UndefinedBehaviorSanitizer.
+test: test-deps build build-asan/build.ninja
+	ninja -C build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C build-asan --print-errorlogs --num-processes 2
+
+bench: test-deps build
+	bash bench/startup.sh build/ward
+
+clean:
+	rm -rf build build-asan

@@ -1,0 +1,31 @@
+/* Copy-on-write sessions: the sandbox mounts the workspace as overlayfs with
+ * the real workspace as the read-only lower layer and this session's upper
+ * and work directories (in ward's state dir, invisible to the sandbox) on
+ * top. This header is the part the sandbox and `ward run` need; review
+ * (diff/apply/undo/discard) is in cow-review.h. */
+#pragma once
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+typedef struct CowSession CowSession;
+
+/* Create a new session for @workspace (absolute, canonical) under
+ * <state_dir>/sessions/<id>/. @cow false makes a plain (non-CoW) session
+ * record, which `ward run --session` then runs without an overlay. */
+int cow_session_create(const char *state_dir, const char *workspace, bool cow, CowSession **ret);
+/* Open an existing session; finishes or rolls back an interrupted
+ * apply/undo first (the journal). -ENOENT for an unknown id. */
+int cow_session_open(const char *state_dir, const char *id, CowSession **ret);
+CowSession *cow_session_free(CowSession *s);
+
+const char *cow_session_id(const CowSession *s);
+const char *cow_session_workspace(const CowSession *s);
+bool cow_session_is_cow(const CowSession *s);
+const char *cow_session_upper_dir(const CowSession *s);  /* absolute */
+const char *cow_session_work_dir(const CowSession *s);   /* absolute */
+
+/* Note one more run (for `ward sessions`). */
+int cow_session_note_run(CowSession *s);
+/* Count pending changes: {"added":N,"modified":N,"deleted":N,...} */
+int cow_session_count_changes(CowSession *s, char *const *protected_paths, cJSON **ret);

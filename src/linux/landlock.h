@@ -1,0 +1,55 @@
+/* Landlock as the second wall at T2: the filesystem policy compiled to
+ * Landlock rules (plus TCP ports and scopes where the ABI has them).
+ * Prepare in the parent (landlock_plan_new: all allocation), apply in the
+ * child after pivot_root (landlock_plan_apply: syscalls only, no malloc).
+ * Paths in the plan are paths in the sandbox's final root view. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum LandlockClass {
+	LANDLOCK_CLASS_READ,        /* read file, read dir */
+	LANDLOCK_CLASS_READ_EXEC,   /* + execute */
+	LANDLOCK_CLASS_READ_WRITE,  /* every right the ABI knows */
+	LANDLOCK_CLASS_DEVICE,      /* read/write files + ioctl on devices (/dev nodes) */
+	_LANDLOCK_CLASS_MAX,
+	_LANDLOCK_CLASS_INVALID = -22,
+} LandlockClass;
+
+typedef struct LandlockPathRule {
+	const char *path;   /* absolute, in the final root view */
+	LandlockClass cls;
+} LandlockPathRule;
+
+typedef struct LandlockPlan LandlockPlan;
+
+typedef struct LandlockRequest {
+	const LandlockPathRule *rules;
+	size_t n_rules;
+	const uint16_t *tcp_connect_ports;  /* allowed TCP connect ports (e.g. the proxy's) */
+	size_t n_tcp_connect_ports;
+	const uint16_t *tcp_bind_ports;     /* allowed bind ports; see docs/hardening.md */
+	size_t n_tcp_bind_ports;
+	bool restrict_tcp;                  /* handle TCP bind/connect at all */
+	int target_abi;                     /* 0: the built-in target (7) */
+} LandlockRequest;
+
+/* Probe the kernel's ABI: >0 the ABI, -ENOSYS/-EOPNOTSUPP when unavailable. */
+int landlock_abi_version(void);
+
+/* Build the plan; @req's strings are copied. ret_plan is set even when the
+ * kernel has no Landlock (the plan then applies nothing and says so). */
+int landlock_plan_new(const LandlockRequest *req, LandlockPlan **ret_plan);
+LandlockPlan *landlock_plan_free(LandlockPlan *plan);
+/* Effective ABI, 0 when none. */
+int landlock_plan_abi(const LandlockPlan *plan);
+/* What is not enforced, as stable names ("landlock", "landlock-net",
+ * "landlock-scope", "landlock-refer", ...), NULL-terminated, owned by plan. */
+char *const *landlock_plan_degraded(const LandlockPlan *plan);
+/* What is enforced, stable names ("landlock-fs", "landlock-net",
+ * "landlock-scope-abstract-unix", "landlock-scope-signal"). Owned by plan. */
+char *const *landlock_plan_enforced(const LandlockPlan *plan);
+/* Child side: create the ruleset, add rules (missing paths are skipped),
+ * restrict self. Requires no_new_privs. Async-signal-safe, no allocation. */
+int landlock_plan_apply(const LandlockPlan *plan);

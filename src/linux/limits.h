@@ -1,0 +1,29 @@
+/* Resource limits for a run: limits.pids, memory_mb, nofile (and tmp_mb,
+ * which the /tmp tmpfs size enforces), held by a cgroup v2 subtree when one
+ * is delegated to the user (or writable, as root), else by the nearest
+ * rlimit. Core dumps are always off. */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+
+#include "policy/policy.h"
+
+typedef struct LimitsPlan LimitsPlan;
+
+/* Decide the mechanism for each limit and, for cgroups, create the run's
+ * cgroup (named after @session_id). */
+int limits_plan_new(const WardPolicy *p, const char *session_id, LimitsPlan **ret);
+/* Remove the run's cgroup (killing anything left in it). Accepts NULL. */
+LimitsPlan *limits_plan_free(LimitsPlan *plan);
+/* A cgroup dir fd for clone3(CLONE_INTO_CGROUP), or -1 when none. */
+int limits_cgroup_fd(const LimitsPlan *plan);
+/* Parent side, after clone: move @pid into the cgroup if clone3 did not. */
+int limits_attach(LimitsPlan *plan, pid_t pid);
+/* Child side: setrlimit for the limits held by rlimits, RLIMIT_CORE=0. No allocation. */
+int limits_apply_child(const LimitsPlan *plan);
+/* {"pids":{"value":N,"mechanism":"cgroup"|"rlimit"}, ...} for the start event. */
+cJSON *limits_describe(const LimitsPlan *plan);
+/* Did the cgroup record an OOM kill or hit pids.max? (for the exit event) */
+cJSON *limits_events(const LimitsPlan *plan);

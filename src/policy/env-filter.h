@@ -1,0 +1,14 @@
+/* The environment the sandboxed command sees: only env.pass names pass,
+ * anything matching env.strip is removed even if passed, env.set and --env
+ * add. Pure: no getenv, the caller hands in the environment. */
+#pragma once
+
+#include "policy/policy.h"
+
+/* Build the filtered environment from @environ under @p. @extra are
+ * "NAME=VALUE" (set) or "NAME" (pass this one from @environ) from --env,
+ * applied last and not subject to env.strip (the user asked explicitly).
+ * Returns a new strv (caller frees) or NULL on OOM. */
+char **env_filter(const WardPolicy *p, char *const *environ, char *const *extra);
+/* Does @name match the glob @pattern ('*' only)? */
+bool env_name_matches(const char *pattern, const char *name);

@@ -1,0 +1,106 @@
+/* The policy model (schema version 1) and its lifecycle: defaults, presets,
+ * the user's file, flags, merged in that order into one WardPolicy. Pure data
+ * and parsing: no sandbox, no mounts. See docs/policy.md for the format.
+ *
+ * Lifecycle: policy_new_defaults() -> policy_apply_presets()/policy_merge_file()
+ * -> flags set fields directly -> policy_finalize() (expands ~ and relative
+ * paths, validates) -> use -> policy_free(). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum NetMode {
+	NET_MODE_NONE,
+	NET_MODE_PROXY,
+	_NET_MODE_MAX,
+	_NET_MODE_INVALID = -22,
+} NetMode;
+
+const char *net_mode_to_string(NetMode m);
+NetMode net_mode_from_string(const char *s);
+
+/* network.commands: program base name -> its own allow list. */
+typedef struct NetCommand {
+	char *name;
+	char **allow;
+} NetCommand;
+
+/* network.hosts: name -> address pin. */
+typedef struct NetHost {
+	char *name;
+	char *address;
+} NetHost;
+
+typedef struct WardPolicy {
+	/* fs.*: after policy_finalize() every entry is an absolute, normalized path
+	 * ("~" expanded against home, relative ones against the workspace), except
+	 * fs_protected, whose entries stay relative to the workspace. */
+	char **fs_read;
+	char **fs_read_exec;
+	char **fs_read_write;
+	char **fs_deny;
+	char **fs_protected;
+
+	NetMode net_mode;
+	char **net_allow;   /* "host", "*.domain", "host:port", IP literals */
+	char **net_deny;
+	NetCommand *net_commands;
+	size_t n_net_commands;
+	NetHost *net_hosts;
+	size_t n_net_hosts;
+
+	char **env_pass;    /* names or trailing-* patterns (LC_*) */
+	char **env_strip;   /* glob patterns (*_TOKEN, *SECRET*) */
+	char **env_set;     /* "NAME=VALUE" */
+
+	/* limits.*: 0 means "not set". */
+	uint64_t timeout_s;
+	uint64_t memory_mb;
+	uint64_t pids;
+	uint64_t tmp_mb;
+	uint64_t nofile;
+
+	/* sandbox.* switches */
+	bool allow_nested_sandbox; /* clone/unshare with CLONE_NEWUSER */
+	bool allow_ptrace;         /* ptrace, process_vm_readv/writev */
+
+	char **presets;     /* names applied, in order */
+	char **sources;     /* files merged, in order (for `policy show` and audit) */
+} WardPolicy;
+
+/* Where an error happened and what was expected. Filled only on failure. */
+typedef struct PolicyError {
+	char file[512];  /* "<defaults>", "<flags>", "<preset git>" or a file path */
+	char path[256];  /* JSON path: "fs.read[2]", "" for the document itself */
+	char msg[512];   /* "expected an absolute path, got \"foo\"" */
+} PolicyError;
+
+/* Context for ~ and relative path expansion. */
+typedef struct PolicyContext {
+	const char *home;       /* absolute */
+	const char *workspace;  /* absolute, canonical */
+} PolicyContext;
+
+WardPolicy *policy_new_defaults(void);
+WardPolicy *policy_free(WardPolicy *p);
+
+/* Parse JSON text (from @filename, used only in errors) and merge it into @p.
+ * Lists are appended (deduplicated), scalars replace, "presets" are applied
+ * at the point they appear. On failure @p is unchanged, -EINVAL and @reterr. */
+int policy_merge_json(WardPolicy *p, const char *filename, const char *text, PolicyError *reterr);
+/* Read @path and call policy_merge_json. -ENOENT etc. are reported in @reterr too. */
+int policy_merge_file(WardPolicy *p, const char *path, PolicyError *reterr);
+/* Apply a built-in preset by name; unknown name -> -EINVAL with reterr. */
+int policy_apply_preset(WardPolicy *p, const char *name, PolicyError *reterr);
+/* The names of the built-in presets, NULL-terminated. */
+const char *const *policy_preset_names(void);
+
+/* Expand ~ and relative paths, normalize, validate cross-field rules
+ * (e.g. wildcards, protected paths escaping the workspace). */
+int policy_finalize(WardPolicy *p, const PolicyContext *ctx, PolicyError *reterr);
+
+/* The effective policy as JSON text (schema version 1, reloadable). Caller frees. */
+char *policy_to_json(const WardPolicy *p);
+/* SHA-256 of policy_to_json(), lowercase hex, into @ret (65 bytes). */
+int policy_hash(const WardPolicy *p, char ret[65]);

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Helpers for the integration tests (TAP). Source it first thing:
+#   . "$(dirname "$0")/lib.sh"
+# It makes a private temp dir $T with a fake $HOME ($T/home), XDG dirs, a
+# workspace ($T/ws, the cwd) and removes it all on exit. Checks are
+# confirmed on the host side: look at files, listeners and processes after
+# the sandboxed command ran, not only at what it printed.
+set -u
+
+: "${WARD:?WARD must point at the ward binary}"
+T=$(mktemp -d /tmp/ward-it.XXXXXX)
+chmod 755 "$T"
+export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_STATE_HOME="$T/home/.local/state"
+mkdir -p "$HOME" "$T/ws"
+cd "$T/ws" || exit 1
+WS="$T/ws"
+
+_tap_n=0
+_tap_fail=0
+_cleanups=()
+
+at_exit() { _cleanups+=("$1"); }
+_lib_exit() {
+	local c
+	for c in "${_cleanups[@]}"; do eval "$c" || true; done
+	rm -rf "$T" 2>/dev/null || { chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"; }
+}
+trap _lib_exit EXIT
+
+ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+not_ok() { _tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1)); echo "not ok $_tap_n - $*"; }
+ok_skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }
+diag() { echo "# $*"; }
+
+# check DESC CMD...: ok when CMD succeeds.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+# check_not DESC CMD...: ok when CMD fails.
+check_not() {
+	local desc=$1
+	shift
+	if "$@"; then not_ok "$desc"; else ok "$desc"; fi
+}
+# check_eq DESC EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (expected '$2', got '$3')"; fi
+}
+assert_file_has_content() { grep -q -e "$2" "$1"; }
+
+skip_all() {
+	if [ -n "${WARD_MUST_WORK:-}" ]; then
+		echo "Bail out! $* (WARD_MUST_WORK is set)"
+		exit 1
+	fi
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+# Skip (or fail under WARD_MUST_WORK) when this machine cannot run T2.
+require_t2() {
+	local out
+	if ! out=$("$WARD" run -- /bin/true 2>&1); then
+		skip_all "ward run does not work here: $out"
+	fi
+}
+
+# The status of a command, without set -e getting in the way.
+status_of() {
+	"$@" >/dev/null 2>&1
+	echo $?
+}
+
+done_testing() {
+	echo "1..$_tap_n"
+	[ "$_tap_fail" -eq 0 ]
+}
