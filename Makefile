@@ -1,11 +1,11 @@
 # Thin wrapper around meson so that the README's two commands are
 # `make demo` and `make test`. Each installs missing build dependencies.
 
-BUILD_DEPS := gcc pkg-config meson ninja-build libcjson-dev libcmocka-dev \
+BUILD_DEPS := gcc pkg-config meson ninja-build libcjson-dev libcmocka-dev libssl-dev \
 	libseccomp-dev libc-ares-dev
 # What the integration tests, the demo and the benchmarks drive.
 TEST_DEPS := bubblewrap curl socat python3 openssl openssh-server openssh-client \
-	iproute2 util-linux bsdutils passwd procps psmisc
+	iproute2 netcat-openbsd util-linux bsdutils passwd procps psmisc
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
