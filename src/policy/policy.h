@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum NetMode {
@@ -43,12 +44,17 @@ typedef struct WardPolicy {
 	char **fs_protected;
 
 	NetMode net_mode;
-	char **net_allow;   /* "host", "*.domain", "host:port", IP literals */
+	char **net_allow;   /* "host", "*.domain", "host:port", IP literals; lowercased */
 	char **net_deny;
 	NetCommand *net_commands;
 	size_t n_net_commands;
 	NetHost *net_hosts;
 	size_t n_net_hosts;
+	/* network.local_ports: TCP ports (1..65535) the command may bind and
+	 * connect to on its own loopback (Landlock net rules). */
+	uint16_t *net_local_ports;
+	size_t n_net_local_ports;
+	uint64_t max_connections; /* network.max_connections, for the proxy */
 
 	char **env_pass;    /* names or trailing-* patterns (LC_*) */
 	char **env_strip;   /* glob patterns (*_TOKEN, *SECRET*) */
@@ -66,7 +72,8 @@ typedef struct WardPolicy {
 	bool allow_ptrace;         /* ptrace, process_vm_readv/writev */
 
 	char **presets;     /* names applied, in order */
-	char **sources;     /* files merged, in order (for `policy show` and audit) */
+	char **sources;     /* files merged, in order, canonical paths where they
+	                     * resolve (for `policy show`, audit, and hiding them) */
 } WardPolicy;
 
 /* Where an error happened and what was expected. Filled only on failure. */
@@ -83,6 +90,10 @@ typedef struct PolicyContext {
 } PolicyContext;
 
 WardPolicy *policy_new_defaults(void);
+/* Everything empty or unset (no defaults); mostly for tests and reloading. */
+WardPolicy *policy_new_empty(void);
+/* A deep copy, or NULL on OOM. */
+WardPolicy *policy_copy(const WardPolicy *p);
 WardPolicy *policy_free(WardPolicy *p);
 
 /* Parse JSON text (from @filename, used only in errors) and merge it into @p.
@@ -104,3 +115,15 @@ int policy_finalize(WardPolicy *p, const PolicyContext *ctx, PolicyError *reterr
 char *policy_to_json(const WardPolicy *p);
 /* SHA-256 of policy_to_json(), lowercase hex, into @ret (65 bytes). */
 int policy_hash(const WardPolicy *p, char ret[65]);
+
+/* Built-in defaults, then each of @flag_presets (the --preset flags, may be
+ * NULL), then the user's file: @file_or_null, or else
+ * $XDG_CONFIG_HOME/ward/policy.json (~/.config/ward/policy.json) when it
+ * exists. A missing explicit file is an error; a missing default file is not.
+ * The caller then applies other flags and calls policy_finalize().
+ * Returns 0 and a new policy in @ret, or -errno with @reterr. */
+int policy_load(const char *file_or_null, char *const *flag_presets, WardPolicy **ret,
+		PolicyError *reterr);
+
+/* One line: "FILE: PATH: MSG" ("FILE: MSG" when PATH is empty). */
+void policy_error_format(const PolicyError *e, char *buf, size_t n);

@@ -1,0 +1,147 @@
+/* The effective policy as JSON (reloadable by policy_merge_json) and its
+ * SHA-256, which the audit log records for every run. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "policy/policy-internal.h"
+
+static cJSON *strv_array(char *const *l)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; a && l && l[i]; i++) {
+		cJSON *s = cJSON_CreateString(l[i]);
+		if (!s || !cJSON_AddItemToArray(a, s)) {
+			cJSON_Delete(s);
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* Add @item to @obj under @key, taking ownership; false on OOM. */
+static bool add(cJSON *obj, const char *key, cJSON *item)
+{
+	if (!item)
+		return false;
+	if (!cJSON_AddItemToObject(obj, key, item)) {
+		cJSON_Delete(item);
+		return false;
+	}
+	return true;
+}
+
+static bool add_limit(cJSON *obj, const char *key, uint64_t v)
+{
+	/* 0 means "not set"; writing it would not reload (limits are >= 1). */
+	if (v == 0)
+		return true;
+	return add(obj, key, cJSON_CreateNumber((double)v));
+}
+
+static cJSON *build(const WardPolicy *p)
+{
+	_cleanup_cjson_ cJSON *root = cJSON_CreateObject();
+	cJSON *fs, *net, *env, *limits, *sandbox, *cmds, *hosts, *ports, *set;
+
+	if (!root || !add(root, "version", cJSON_CreateNumber(1)) ||
+	    !add(root, "presets", strv_array(p->presets)))
+		return NULL;
+
+	if (!add(root, "fs", fs = cJSON_CreateObject()) ||
+	    !add(fs, "read", strv_array(p->fs_read)) ||
+	    !add(fs, "read_exec", strv_array(p->fs_read_exec)) ||
+	    !add(fs, "read_write", strv_array(p->fs_read_write)) ||
+	    !add(fs, "deny", strv_array(p->fs_deny)) ||
+	    !add(fs, "protected", strv_array(p->fs_protected)))
+		return NULL;
+
+	if (!add(root, "network", net = cJSON_CreateObject()) ||
+	    !add(net, "mode", cJSON_CreateString(net_mode_to_string(p->net_mode) ?: "none")) ||
+	    !add(net, "allow", strv_array(p->net_allow)) ||
+	    !add(net, "deny", strv_array(p->net_deny)) ||
+	    !add(net, "commands", cmds = cJSON_CreateObject()))
+		return NULL;
+	for (size_t i = 0; i < p->n_net_commands; i++)
+		if (!add(cmds, p->net_commands[i].name, strv_array(p->net_commands[i].allow)))
+			return NULL;
+	if (!add(net, "hosts", hosts = cJSON_CreateObject()))
+		return NULL;
+	for (size_t i = 0; i < p->n_net_hosts; i++)
+		if (!add(hosts, p->net_hosts[i].name, cJSON_CreateString(p->net_hosts[i].address)))
+			return NULL;
+	if (!add(net, "local_ports", ports = cJSON_CreateArray()))
+		return NULL;
+	for (size_t i = 0; i < p->n_net_local_ports; i++) {
+		cJSON *n = cJSON_CreateNumber(p->net_local_ports[i]);
+		if (!n || !cJSON_AddItemToArray(ports, n)) {
+			cJSON_Delete(n);
+			return NULL;
+		}
+	}
+	if (!add_limit(net, "max_connections", p->max_connections))
+		return NULL;
+
+	if (!add(root, "env", env = cJSON_CreateObject()) ||
+	    !add(env, "pass", strv_array(p->env_pass)) ||
+	    !add(env, "set", set = cJSON_CreateObject()))
+		return NULL;
+	for (size_t i = 0; p->env_set && p->env_set[i]; i++) {
+		const char *eq = strchr(p->env_set[i], '=');
+		_cleanup_free_ char *name = NULL;
+
+		if (!eq)
+			continue;
+		name = strndup(p->env_set[i], (size_t)(eq - p->env_set[i]));
+		if (!name || !add(set, name, cJSON_CreateString(eq + 1)))
+			return NULL;
+	}
+	if (!add(env, "strip", strv_array(p->env_strip)))
+		return NULL;
+
+	if (!add(root, "limits", limits = cJSON_CreateObject()) ||
+	    !add_limit(limits, "timeout_s", p->timeout_s) ||
+	    !add_limit(limits, "memory_mb", p->memory_mb) || !add_limit(limits, "pids", p->pids) ||
+	    !add_limit(limits, "tmp_mb", p->tmp_mb) || !add_limit(limits, "nofile", p->nofile))
+		return NULL;
+
+	if (!add(root, "sandbox", sandbox = cJSON_CreateObject()) ||
+	    !add(sandbox, "allow_nested_sandbox", cJSON_CreateBool(p->allow_nested_sandbox)) ||
+	    !add(sandbox, "allow_ptrace", cJSON_CreateBool(p->allow_ptrace)))
+		return NULL;
+
+	return TAKE_PTR(root);
+}
+
+char *policy_to_json(const WardPolicy *p)
+{
+	_cleanup_cjson_ cJSON *root = build(p);
+
+	if (!root)
+		return NULL;
+	/* Formatted: `ward policy show` prints it as is, and cJSON's formatting
+	 * is deterministic, so the hash is stable. */
+	return cJSON_Print(root);
+}
+
+int policy_hash(const WardPolicy *p, char ret[65])
+{
+	_cleanup_free_ char *json = policy_to_json(p);
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	if (!json)
+		return -ENOMEM;
+	if (EVP_Digest(json, strlen(json), md, &n, EVP_sha256(), NULL) != 1 || n != 32)
+		return -EIO;
+	for (unsigned i = 0; i < n; i++)
+		snprintf(ret + 2 * i, 3, "%02x", md[i]);
+	ret[64] = '\0';
+	return 0;
+}

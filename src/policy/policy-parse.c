@@ -1,0 +1,625 @@
+/* JSON text -> policy: walks the cJSON tree key by key, validates every
+ * value and merges it into a copy of the policy, which replaces the original
+ * only when the whole document was accepted. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/path-util.h"
+#include "common/strv.h"
+#include "policy/policy-internal.h"
+
+typedef struct Parser {
+	WardPolicy *p; /* the copy being built */
+	const char *file;
+	PolicyError *e;
+} Parser;
+
+typedef int (*KeyFn)(Parser *ps, const char *path, cJSON *v);
+
+typedef struct KeyHandler {
+	const char *key;
+	KeyFn fn;
+} KeyHandler;
+
+_printf_(3, 4) static int fail(Parser *ps, const char *path, const char *fmt, ...)
+{
+	char msg[sizeof(ps->e->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return policy_error_set(ps->e, ps->file, path, "%s", msg);
+}
+
+static int fail_oom(Parser *ps, const char *path)
+{
+	(void)fail(ps, path, "out of memory");
+	return -ENOMEM;
+}
+
+/* What a JSON value is, for "got ..." in messages. */
+static void describe(const cJSON *v, char *buf, size_t n)
+{
+	if (cJSON_IsString(v))
+		policy_quote(v->valuestring, buf, n);
+	else if (cJSON_IsNumber(v))
+		snprintf(buf, n, "%g", v->valuedouble);
+	else if (cJSON_IsTrue(v))
+		snprintf(buf, n, "true");
+	else if (cJSON_IsFalse(v))
+		snprintf(buf, n, "false");
+	else if (cJSON_IsNull(v))
+		snprintf(buf, n, "null");
+	else if (cJSON_IsArray(v))
+		snprintf(buf, n, "an array");
+	else if (cJSON_IsObject(v))
+		snprintf(buf, n, "an object");
+	else
+		snprintf(buf, n, "an invalid value");
+}
+
+static int fail_type(Parser *ps, const char *path, const char *expected, const cJSON *v)
+{
+	char got[160];
+
+	describe(v, got, sizeof(got));
+	return fail(ps, path, "expected %s, got %s", expected, got);
+}
+
+/* "a.b" + "c" -> "a.b.c"; control characters in keys become '?'. */
+static void path_key(char *buf, size_t n, const char *path, const char *key)
+{
+	size_t o;
+
+	snprintf(buf, n, "%s%s", path, *path ? "." : "");
+	o = strlen(buf);
+	for (const char *k = key; *k && o + 1 < n; k++)
+		buf[o++] = (unsigned char)*k < 0x20 || *k == 0x7f ? '?' : *k;
+	buf[o] = '\0';
+}
+
+static void path_index(char *buf, size_t n, const char *path, int i)
+{
+	/* Using the result tells gcc that truncation is handled (it is: a
+	 * truncated path in a message is still useful). */
+	if (snprintf(buf, n, "%s[%d]", path, i) >= (int)n)
+		buf[n - 1] = '\0';
+}
+
+static int parse_object(Parser *ps, const char *path, cJSON *obj, const KeyHandler *h, size_t nh)
+{
+	if (!cJSON_IsObject(obj))
+		return fail_type(ps, path, "an object", obj);
+
+	for (cJSON *c = obj->child; c; c = c->next) {
+		char sub[256];
+		const KeyHandler *found = NULL;
+		int r;
+
+		path_key(sub, sizeof(sub), path, c->string);
+		/* cJSON keeps duplicates; refuse them instead of guessing which wins. */
+		for (cJSON *d = obj->child; d != c; d = d->next)
+			if (strcmp(d->string, c->string) == 0)
+				return fail(ps, sub, "duplicate key");
+		for (size_t i = 0; i < nh; i++)
+			if (strcmp(h[i].key, c->string) == 0)
+				found = &h[i];
+		if (!found) {
+			char keys[256] = "";
+			for (size_t i = 0; i < nh; i++)
+				snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s%s",
+					 i ? ", " : "", h[i].key);
+			return fail(ps, sub, "unknown key (expected one of: %s)", keys);
+		}
+		r = found->fn(ps, sub, c);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Call @each for each string of the array @v. */
+static int parse_str_list(Parser *ps, const char *path, cJSON *v,
+			  int (*each)(Parser *ps, const char *path, const char *s))
+{
+	int i = 0;
+
+	if (!cJSON_IsArray(v))
+		return fail_type(ps, path, "an array of strings", v);
+	for (cJSON *c = v->child; c; c = c->next, i++) {
+		char sub[256];
+		int r;
+
+		path_index(sub, sizeof(sub), path, i);
+		if (!cJSON_IsString(c))
+			return fail_type(ps, sub, "a string", c);
+		r = each(ps, sub, c->valuestring);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int get_uint(Parser *ps, const char *path, cJSON *v, uint64_t min, uint64_t max,
+		    uint64_t *ret)
+{
+	double d;
+
+	if (!cJSON_IsNumber(v))
+		goto bad;
+	d = v->valuedouble;
+	if (!(d >= (double)min && d <= (double)max) || d != (double)(uint64_t)d)
+		goto bad;
+	*ret = (uint64_t)d;
+	return 0;
+bad:;
+	char exp[96];
+	snprintf(exp, sizeof(exp), "an integer from %llu to %llu", (unsigned long long)min,
+		 (unsigned long long)max);
+	return fail_type(ps, path, exp, v);
+}
+
+/* ---- top level ---- */
+
+static int on_version(Parser *ps, const char *path, cJSON *v)
+{
+	if (!cJSON_IsNumber(v) || v->valuedouble != 1.0) {
+		if (cJSON_IsNumber(v))
+			return fail(ps, path, "unsupported version %g (this ward reads version 1)",
+				    v->valuedouble);
+		return fail_type(ps, path, "the number 1", v);
+	}
+	return 0;
+}
+
+static int each_preset(Parser *ps, const char *path, const char *s)
+{
+	bool known = false;
+	char q[160];
+	int r;
+
+	for (const char *const *n = policy_preset_names(); *n; n++)
+		if (strcmp(*n, s) == 0)
+			known = true;
+	if (!known) {
+		policy_quote(s, q, sizeof(q));
+		return fail(ps, path, "unknown preset %s (known: git, node, python, rust, go)", q);
+	}
+	r = policy_apply_preset(ps->p, s, NULL);
+	return r < 0 ? fail_oom(ps, path) : 0;
+}
+
+static int on_presets(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_preset);
+}
+
+/* ---- fs ---- */
+
+static int add_fs(Parser *ps, const char *path, const char *s, char ***l)
+{
+	char why[200], q[160];
+
+	if (!policy_valid_fs_path(s, why, sizeof(why))) {
+		policy_quote(s, q, sizeof(q));
+		return fail(ps, path, "%s, got %s", why, q);
+	}
+	return policy_add_unique(l, s) < 0 ? fail_oom(ps, path) : 0;
+}
+
+static int each_read(Parser *ps, const char *path, const char *s)
+{
+	return add_fs(ps, path, s, &ps->p->fs_read);
+}
+static int each_read_exec(Parser *ps, const char *path, const char *s)
+{
+	return add_fs(ps, path, s, &ps->p->fs_read_exec);
+}
+static int each_read_write(Parser *ps, const char *path, const char *s)
+{
+	return add_fs(ps, path, s, &ps->p->fs_read_write);
+}
+static int each_deny(Parser *ps, const char *path, const char *s)
+{
+	return add_fs(ps, path, s, &ps->p->fs_deny);
+}
+
+static int each_protected(Parser *ps, const char *path, const char *s)
+{
+	_cleanup_free_ char *norm = NULL;
+	char why[200], q[160];
+
+	if (!policy_valid_protected(s, why, sizeof(why))) {
+		policy_quote(s, q, sizeof(q));
+		return fail(ps, path, "%s, got %s", why, q);
+	}
+	if (path_normalize(s, &norm) < 0 || policy_add_unique(&ps->p->fs_protected, norm) < 0)
+		return fail_oom(ps, path);
+	return 0;
+}
+
+static int on_fs_read(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_read);
+}
+static int on_fs_read_exec(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_read_exec);
+}
+static int on_fs_read_write(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_read_write);
+}
+static int on_fs_deny(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_deny);
+}
+static int on_fs_protected(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_protected);
+}
+
+static const KeyHandler fs_keys[] = {
+	{ "read", on_fs_read },		  { "read_exec", on_fs_read_exec },
+	{ "read_write", on_fs_read_write }, { "deny", on_fs_deny },
+	{ "protected", on_fs_protected },
+};
+
+static int on_fs(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_object(ps, path, v, fs_keys, ELEMENTSOF(fs_keys));
+}
+
+/* ---- network ---- */
+
+/* Validate and lowercase a host pattern into @buf (DNS names are
+ * case-insensitive, and one spelling makes deduplication work). */
+static int host_pattern(Parser *ps, const char *path, const char *s, char *buf, size_t n)
+{
+	char why[160], q[160];
+
+	if (!policy_valid_host_pattern(s, why, sizeof(why))) {
+		policy_quote(s, q, sizeof(q));
+		return fail(ps, path,
+			    "expected a host pattern (host, *.domain, host:port, an IPv4 address, "
+			    "[IPv6] or [IPv6]:port): %s, got %s",
+			    why, q);
+	}
+	snprintf(buf, n, "%s", s);
+	for (char *c = buf; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+	return 0;
+}
+
+static int each_allow(Parser *ps, const char *path, const char *s)
+{
+	char h[256];
+	int r = host_pattern(ps, path, s, h, sizeof(h));
+	if (r < 0)
+		return r;
+	return policy_add_unique(&ps->p->net_allow, h) < 0 ? fail_oom(ps, path) : 0;
+}
+
+static int each_net_deny(Parser *ps, const char *path, const char *s)
+{
+	char h[256];
+	int r = host_pattern(ps, path, s, h, sizeof(h));
+	if (r < 0)
+		return r;
+	return policy_add_unique(&ps->p->net_deny, h) < 0 ? fail_oom(ps, path) : 0;
+}
+
+static int on_net_mode(Parser *ps, const char *path, cJSON *v)
+{
+	NetMode m;
+
+	if (!cJSON_IsString(v) || (m = net_mode_from_string(v->valuestring)) < 0)
+		return fail_type(ps, path, "\"none\" or \"proxy\"", v);
+	ps->p->net_mode = m;
+	return 0;
+}
+
+static int on_net_allow(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_allow);
+}
+
+static int on_net_deny(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_net_deny);
+}
+
+static int on_net_commands(Parser *ps, const char *path, cJSON *v)
+{
+	if (!cJSON_IsObject(v))
+		return fail_type(ps, path, "an object mapping program names to host lists", v);
+	for (cJSON *c = v->child; c; c = c->next) {
+		char sub[256];
+		int i = 0;
+
+		path_key(sub, sizeof(sub), path, c->string);
+		for (cJSON *d = v->child; d != c; d = d->next)
+			if (strcmp(d->string, c->string) == 0)
+				return fail(ps, sub, "duplicate key");
+		if (!policy_valid_command_name(c->string))
+			return fail(ps, sub, "expected a program name (without \"/\") as the key");
+		if (!cJSON_IsArray(c))
+			return fail_type(ps, sub, "an array of host patterns", c);
+		if (policy_add_command_host(ps->p, c->string, NULL) < 0)
+			return fail_oom(ps, sub);
+		for (cJSON *h = c->child; h; h = h->next, i++) {
+			char hsub[256], buf[256];
+			int r;
+
+			path_index(hsub, sizeof(hsub), sub, i);
+			if (!cJSON_IsString(h))
+				return fail_type(ps, hsub, "a string", h);
+			r = host_pattern(ps, hsub, h->valuestring, buf, sizeof(buf));
+			if (r < 0)
+				return r;
+			if (policy_add_command_host(ps->p, c->string, buf) < 0)
+				return fail_oom(ps, hsub);
+		}
+	}
+	return 0;
+}
+
+static int on_net_hosts(Parser *ps, const char *path, cJSON *v)
+{
+	if (!cJSON_IsObject(v))
+		return fail_type(ps, path, "an object mapping host names to IP addresses", v);
+	for (cJSON *c = v->child; c; c = c->next) {
+		char sub[256], name[256];
+
+		path_key(sub, sizeof(sub), path, c->string);
+		for (cJSON *d = v->child; d != c; d = d->next)
+			if (strcmp(d->string, c->string) == 0)
+				return fail(ps, sub, "duplicate key");
+		if (strlen(c->string) >= sizeof(name) || !policy_valid_hostname(c->string, false))
+			return fail(ps, sub, "expected a host name (no wildcard, no port) as the key");
+		if (!cJSON_IsString(c) || !policy_valid_ip_literal(c->valuestring))
+			return fail_type(ps, sub, "an IP address like \"192.0.2.1\" or \"2001:db8::1\"",
+					 c);
+		snprintf(name, sizeof(name), "%s", c->string);
+		for (char *x = name; *x; x++)
+			if (*x >= 'A' && *x <= 'Z')
+				*x = (char)(*x - 'A' + 'a');
+		if (policy_set_host(ps->p, name, c->valuestring) < 0)
+			return fail_oom(ps, sub);
+	}
+	return 0;
+}
+
+static int on_net_local_ports(Parser *ps, const char *path, cJSON *v)
+{
+	int i = 0;
+
+	if (!cJSON_IsArray(v))
+		return fail_type(ps, path, "an array of TCP port numbers", v);
+	for (cJSON *c = v->child; c; c = c->next, i++) {
+		char sub[256];
+		uint64_t port;
+		int r;
+
+		path_index(sub, sizeof(sub), path, i);
+		r = get_uint(ps, sub, c, 1, 65535, &port);
+		if (r < 0)
+			return r;
+		if (policy_add_local_port(ps->p, (uint16_t)port) < 0)
+			return fail_oom(ps, sub);
+	}
+	return 0;
+}
+
+static int on_net_max_connections(Parser *ps, const char *path, cJSON *v)
+{
+	const PolicyLimitRange *l = policy_limit_range("max_connections");
+	return get_uint(ps, path, v, l->min, l->max, &ps->p->max_connections);
+}
+
+static const KeyHandler network_keys[] = {
+	{ "mode", on_net_mode },
+	{ "allow", on_net_allow },
+	{ "deny", on_net_deny },
+	{ "commands", on_net_commands },
+	{ "hosts", on_net_hosts },
+	{ "local_ports", on_net_local_ports },
+	{ "max_connections", on_net_max_connections },
+};
+
+static int on_network(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_object(ps, path, v, network_keys, ELEMENTSOF(network_keys));
+}
+
+/* ---- env ---- */
+
+static int each_env_pass(Parser *ps, const char *path, const char *s)
+{
+	char q[160];
+
+	if (!policy_valid_env_pattern(s, false)) {
+		policy_quote(s, q, sizeof(q));
+		return fail(ps, path,
+			    "expected a variable name ([A-Za-z0-9_]) or a prefix ending in \"*\" "
+			    "(like LC_*), got %s",
+			    q);
+	}
+	return policy_add_unique(&ps->p->env_pass, s) < 0 ? fail_oom(ps, path) : 0;
+}
+
+static int each_env_strip(Parser *ps, const char *path, const char *s)
+{
+	char q[160];
+
+	if (!policy_valid_env_pattern(s, true)) {
+		policy_quote(s, q, sizeof(q));
+		return fail(ps, path,
+			    "expected a variable name pattern ([A-Za-z0-9_] and \"*\"), got %s", q);
+	}
+	return policy_add_unique(&ps->p->env_strip, s) < 0 ? fail_oom(ps, path) : 0;
+}
+
+static int on_env_pass(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_env_pass);
+}
+
+static int on_env_strip(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_env_strip);
+}
+
+static int on_env_set(Parser *ps, const char *path, cJSON *v)
+{
+	if (!cJSON_IsObject(v))
+		return fail_type(ps, path, "an object mapping variable names to strings", v);
+	for (cJSON *c = v->child; c; c = c->next) {
+		char sub[256];
+
+		path_key(sub, sizeof(sub), path, c->string);
+		for (cJSON *d = v->child; d != c; d = d->next)
+			if (strcmp(d->string, c->string) == 0)
+				return fail(ps, sub, "duplicate key");
+		if (!policy_valid_env_name(c->string))
+			return fail(ps, sub,
+				    "expected a variable name ([A-Za-z_][A-Za-z0-9_]*) as the key");
+		if (!cJSON_IsString(c))
+			return fail_type(ps, sub, "a string", c);
+		if (policy_set_env(ps->p, c->string, c->valuestring) < 0)
+			return fail_oom(ps, sub);
+	}
+	return 0;
+}
+
+static const KeyHandler env_keys[] = {
+	{ "pass", on_env_pass },
+	{ "set", on_env_set },
+	{ "strip", on_env_strip },
+};
+
+static int on_env(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_object(ps, path, v, env_keys, ELEMENTSOF(env_keys));
+}
+
+/* ---- limits ---- */
+
+static int on_limit(Parser *ps, const char *path, cJSON *v)
+{
+	const PolicyLimitRange *l = policy_limit_range(v->string);
+	uint64_t *dst;
+
+	if (strcmp(v->string, "timeout_s") == 0)
+		dst = &ps->p->timeout_s;
+	else if (strcmp(v->string, "memory_mb") == 0)
+		dst = &ps->p->memory_mb;
+	else if (strcmp(v->string, "pids") == 0)
+		dst = &ps->p->pids;
+	else if (strcmp(v->string, "tmp_mb") == 0)
+		dst = &ps->p->tmp_mb;
+	else
+		dst = &ps->p->nofile;
+	return get_uint(ps, path, v, l->min, l->max, dst);
+}
+
+static const KeyHandler limits_keys[] = {
+	{ "timeout_s", on_limit }, { "memory_mb", on_limit }, { "pids", on_limit },
+	{ "tmp_mb", on_limit },	   { "nofile", on_limit },
+};
+
+static int on_limits(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_object(ps, path, v, limits_keys, ELEMENTSOF(limits_keys));
+}
+
+/* ---- sandbox ---- */
+
+static int on_sandbox_bool(Parser *ps, const char *path, cJSON *v)
+{
+	if (!cJSON_IsBool(v))
+		return fail_type(ps, path, "true or false", v);
+	if (strcmp(v->string, "allow_nested_sandbox") == 0)
+		ps->p->allow_nested_sandbox = cJSON_IsTrue(v);
+	else
+		ps->p->allow_ptrace = cJSON_IsTrue(v);
+	return 0;
+}
+
+static const KeyHandler sandbox_keys[] = {
+	{ "allow_nested_sandbox", on_sandbox_bool },
+	{ "allow_ptrace", on_sandbox_bool },
+};
+
+static int on_sandbox(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_object(ps, path, v, sandbox_keys, ELEMENTSOF(sandbox_keys));
+}
+
+static const KeyHandler top_keys[] = {
+	{ "version", on_version }, { "presets", on_presets }, { "fs", on_fs },
+	{ "network", on_network }, { "env", on_env },	      { "limits", on_limits },
+	{ "sandbox", on_sandbox },
+};
+
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+	*line = 1;
+	*col = 1;
+	for (const char *s = text; s < at && *s; s++) {
+		if (*s == '\n') {
+			(*line)++;
+			*col = 1;
+		} else
+			(*col)++;
+	}
+}
+
+int policy_merge_json_as(WardPolicy *p, const char *filename, const char *source,
+			 const char *text, PolicyError *reterr)
+{
+	_cleanup_cjson_ cJSON *root = NULL;
+	const char *end = NULL;
+	Parser ps = { .file = filename ? filename : "<policy>", .e = reterr };
+	int r;
+
+	root = cJSON_ParseWithOpts(text, &end, 1);
+	if (!root) {
+		int line, col;
+
+		if (!end)
+			end = text;
+		line_col(text, end, &line, &col);
+		return policy_error_set(reterr, ps.file, "", "invalid JSON at line %d, column %d",
+					line, col);
+	}
+	if (!cJSON_IsObject(root)) {
+		char got[160];
+		describe(root, got, sizeof(got));
+		return policy_error_set(reterr, ps.file, "", "expected a JSON object, got %s", got);
+	}
+
+	ps.p = policy_copy(p);
+	if (!ps.p)
+		return fail_oom(&ps, "");
+	r = parse_object(&ps, "", root, top_keys, ELEMENTSOF(top_keys));
+	if (r >= 0 && source && policy_add_unique(&ps.p->sources, source) < 0)
+		r = fail_oom(&ps, "");
+	if (r < 0) {
+		policy_free(ps.p);
+		return r;
+	}
+	policy_replace(p, ps.p);
+	return 0;
+}
+
+int policy_merge_json(WardPolicy *p, const char *filename, const char *text, PolicyError *reterr)
+{
+	return policy_merge_json_as(p, filename, filename, text, reterr);
+}

@@ -1,0 +1,173 @@
+/* The built-in defaults and the toolchain presets, as data. Paths under "~"
+ * stay unexpanded until policy_finalize(). */
+#include <errno.h>
+#include <string.h>
+
+#include "common/strv.h"
+#include "policy/policy-internal.h"
+
+typedef struct Preset {
+	const char *name;
+	const char *const *read;
+	const char *const *read_exec;
+	const char *const *read_write;
+	const char *const *deny;
+	const char *const *env_pass;
+} Preset;
+
+#define LIST(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* clang-format off */
+static const Preset defaults = {
+	.name = "<defaults>",
+	.read_exec = LIST("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32", "/opt"),
+	.read = LIST("/etc"),
+	/* Host secrets under /etc that no sandboxed command needs. A root user
+	 * keeps uid 0 inside the sandbox, so file modes alone do not hide them. */
+	.deny = LIST("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-",
+		     "/etc/sudoers", "/etc/sudoers.d",
+		     "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+		     "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+		     "/etc/security/opasswd", "/etc/ssl/private"),
+	.env_pass = LIST("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*",
+			 "TERM", "COLORTERM", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
+			 "CLICOLOR_FORCE", "COLUMNS", "LINES", "EDITOR", "VISUAL", "PAGER",
+			 "MANPAGER", "LESS"),
+};
+
+static const char *const default_protected[] = {
+	".git", ".ward", ".harness", ".codex", ".agents", NULL
+};
+
+static const char *const default_strip[] = {
+	"*_TOKEN", "*_TOKEN_*", "*_KEY", "*_KEY_*", "*_APIKEY*", "*API_KEY*", "*SECRET*",
+	"*PASSWORD*", "*PASSWD*", "*CREDENTIAL*", "*_AUTH", "*_COOKIE*", "AWS_*", "AZURE_*",
+	"OPENAI_*", "ANTHROPIC_*", "GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "NPM_TOKEN",
+	"DATABASE_URL", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", NULL
+};
+
+static const Preset presets[] = {
+	{
+		.name = "git",
+		.read = LIST("~/.gitconfig", "~/.config/git"),
+		/* git-credential-store's XDG location sits inside ~/.config/git. */
+		.deny = LIST("~/.config/git/credentials"),
+		.env_pass = LIST("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+				 "GIT_COMMITTER_EMAIL"),
+	},
+	{
+		.name = "node",
+		.read = LIST("~/.npmrc"),
+		.read_exec = LIST("/usr/local/lib/node_modules"),
+		.read_write = LIST("~/.npm", "~/.cache/yarn", "~/.pnpm-store", "~/.cache/pnpm",
+				   "~/.local/share/pnpm"),
+		.env_pass = LIST("NODE_ENV", "NODE_PATH"),
+	},
+	{
+		.name = "python",
+		.read = LIST("~/.config/pip", "~/.pip"),
+		.read_write = LIST("~/.cache/pip", "~/.cache/pypoetry", "~/.cache/uv"),
+		.env_pass = LIST("VIRTUAL_ENV", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
+				 "PYTHONUNBUFFERED", "PYTHONIOENCODING"),
+	},
+	{
+		.name = "rust",
+		.read = LIST("~/.cargo/config.toml", "~/.cargo/config"),
+		/* Toolchains and installed tools run from here. */
+		.read_exec = LIST("~/.rustup", "~/.cargo/bin"),
+		.read_write = LIST("~/.cargo/registry", "~/.cargo/git"),
+		.env_pass = LIST("CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "RUST_BACKTRACE",
+				 "RUST_LOG", "CARGO_TARGET_DIR"),
+	},
+	{
+		.name = "go",
+		.read = LIST("~/.config/go"),
+		.read_exec = LIST("/usr/local/go"),
+		.read_write = LIST("~/.cache/go-build", "~/go/pkg/mod"),
+		.env_pass = LIST("GOPATH", "GOROOT", "GOFLAGS", "GOOS", "GOARCH", "CGO_ENABLED",
+				 "GOTOOLCHAIN", "GOPRIVATE", "GONOSUMDB", "GONOPROXY", "GOCACHE",
+				 "GOMODCACHE"),
+	},
+};
+
+static const char *const preset_names[] = { "git", "node", "python", "rust", "go", NULL };
+/* clang-format on */
+
+const char *const *policy_preset_names(void)
+{
+	return preset_names;
+}
+
+static int add_list(char ***l, const char *const *items)
+{
+	for (size_t i = 0; items && items[i]; i++) {
+		int r = policy_add_unique(l, items[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int apply(WardPolicy *p, const Preset *ps)
+{
+	int r;
+
+	if ((r = add_list(&p->fs_read, ps->read)) < 0 ||
+	    (r = add_list(&p->fs_read_exec, ps->read_exec)) < 0 ||
+	    (r = add_list(&p->fs_read_write, ps->read_write)) < 0 ||
+	    (r = add_list(&p->fs_deny, ps->deny)) < 0 ||
+	    (r = add_list(&p->env_pass, ps->env_pass)) < 0)
+		return r;
+	return 0;
+}
+
+WardPolicy *policy_new_defaults(void)
+{
+	WardPolicy *p = policy_new_empty();
+
+	if (!p)
+		return NULL;
+	if (apply(p, &defaults) < 0 || add_list(&p->fs_protected, default_protected) < 0 ||
+	    add_list(&p->env_strip, default_strip) < 0)
+		return policy_free(p);
+	p->net_mode = NET_MODE_NONE;
+	p->pids = 4096;
+	p->tmp_mb = 1024;
+	p->nofile = 8192;
+	p->memory_mb = 0;
+	p->timeout_s = 0;
+	p->max_connections = 1024;
+	return p;
+}
+
+int policy_apply_preset(WardPolicy *p, const char *name, PolicyError *reterr)
+{
+	const Preset *ps = NULL;
+	WardPolicy *c;
+	int r;
+
+	for (size_t i = 0; i < ELEMENTSOF(presets); i++)
+		if (strcmp(presets[i].name, name) == 0)
+			ps = &presets[i];
+	if (!ps) {
+		char q[160];
+
+		policy_quote(name, q, sizeof(q));
+		return policy_error_set(reterr, "--preset", "",
+					"unknown preset %s (known: git, node, python, rust, go)", q);
+	}
+
+	/* On a copy, so that OOM halfway leaves @p unchanged. */
+	c = policy_copy(p);
+	if (!c)
+		return -ENOMEM;
+	r = apply(c, ps);
+	if (r >= 0)
+		r = policy_add_unique(&c->presets, name);
+	if (r < 0) {
+		policy_free(c);
+		return r;
+	}
+	policy_replace(p, c);
+	return 0;
+}

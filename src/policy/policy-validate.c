@@ -1,0 +1,354 @@
+/* Value validators shared by the parser and policy_finalize(), and
+ * policy_finalize() itself: "~" expansion, normalization, deduplication and
+ * the rules that need the workspace. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/path-util.h"
+#include "common/strv.h"
+#include "policy/policy-internal.h"
+
+#define PATH_MAX_LEN 4095
+
+/* clang-format off */
+static const PolicyLimitRange limit_ranges[] = {
+	/* 30 days: longer is a mistake, not a build. */
+	{ "timeout_s",       1, 30ULL * 24 * 3600 },
+	/* 16 TiB */
+	{ "memory_mb",       1, 16ULL * 1024 * 1024 },
+	/* PID_MAX_LIMIT on 64-bit kernels */
+	{ "pids",            1, 4194304 },
+	/* 1 TiB of tmpfs */
+	{ "tmp_mb",          1, 1024ULL * 1024 },
+	/* below 16 even the dynamic loader and init fail; 1048576 is fs.nr_open's default */
+	{ "nofile",         16, 1048576 },
+	{ "max_connections", 1, 65536 },
+};
+/* clang-format on */
+
+const PolicyLimitRange *policy_limit_range(const char *name)
+{
+	for (size_t i = 0; i < ELEMENTSOF(limit_ranges); i++)
+		if (strcmp(limit_ranges[i].name, name) == 0)
+			return &limit_ranges[i];
+	return NULL;
+}
+
+static bool why(char *buf, size_t n, const char *msg)
+{
+	snprintf(buf, n, "%s", msg);
+	return false;
+}
+
+bool policy_valid_fs_path(const char *s, char *w, size_t n)
+{
+	if (!*s)
+		return why(w, n, "expected an absolute path or one starting with \"~/\"");
+	if (strlen(s) > PATH_MAX_LEN)
+		return why(w, n, "path too long");
+	if (path_has_wildcard(s))
+		return why(w, n,
+			   "wildcard patterns are not supported yet because they cannot be enforced "
+			   "for files created during the run");
+	if (s[0] == '/')
+		return true;
+	if (s[0] == '~' && (s[1] == '\0' || s[1] == '/'))
+		return true;
+	return why(w, n, "expected an absolute path or one starting with \"~/\"");
+}
+
+bool policy_valid_protected(const char *s, char *w, size_t n)
+{
+	_cleanup_free_ char *norm = NULL;
+
+	if (!*s || s[0] == '/' || s[0] == '~')
+		return why(w, n, "expected a path relative to the workspace");
+	if (strlen(s) > PATH_MAX_LEN)
+		return why(w, n, "path too long");
+	if (path_has_wildcard(s))
+		return why(w, n,
+			   "wildcard patterns are not supported yet because they cannot be enforced "
+			   "for files created during the run");
+	if (path_normalize(s, &norm) < 0)
+		return why(w, n, "out of memory");
+	if (strcmp(norm, ".") == 0 || path_escapes(norm))
+		return why(w, n, "expected a path inside the workspace, not the workspace itself or above it");
+	return true;
+}
+
+bool policy_valid_ip_literal(const char *s)
+{
+	unsigned char buf[16];
+
+	return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
+}
+
+bool policy_valid_hostname(const char *s, bool allow_wildcard)
+{
+	size_t len, label = 0;
+
+	if (allow_wildcard && s[0] == '*' && s[1] == '.')
+		s += 2;
+	len = strlen(s);
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i <= len; i++) {
+		char c = s[i];
+
+		if (c == '.' || c == '\0') {
+			if (label == 0 || label > 63 || s[i - 1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_'))
+			return false;
+		if (label == 0 && c == '-')
+			return false;
+		label++;
+	}
+	return true;
+}
+
+static bool valid_port(const char *s)
+{
+	unsigned long v = 0;
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 5)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	return v >= 1 && v <= 65535;
+}
+
+static bool all_digits_and_dots(const char *s)
+{
+	return *s && strspn(s, "0123456789.") == strlen(s);
+}
+
+bool policy_valid_host_pattern(const char *s, char *w, size_t n)
+{
+	char host[256];
+	const char *port = NULL;
+	const char *colon;
+
+	if (!*s)
+		return why(w, n, "empty");
+	if (strlen(s) >= sizeof(host))
+		return why(w, n, "too long");
+
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+		unsigned char buf[16];
+
+		if (!end)
+			return why(w, n, "missing \"]\"");
+		memcpy(host, s + 1, (size_t)(end - s - 1));
+		host[end - s - 1] = '\0';
+		if (inet_pton(AF_INET6, host, buf) != 1)
+			return why(w, n, "not an IPv6 address inside the brackets");
+		if (end[1] == '\0')
+			return true;
+		if (end[1] != ':' || !valid_port(end + 2))
+			return why(w, n, "expected \":PORT\" with a port from 1 to 65535 after \"]\"");
+		return true;
+	}
+
+	colon = strchr(s, ':');
+	if (colon && strchr(colon + 1, ':'))
+		return why(w, n, "IPv6 addresses must be written in brackets, like [::1]:443");
+	if (colon) {
+		memcpy(host, s, (size_t)(colon - s));
+		host[colon - s] = '\0';
+		port = colon + 1;
+		if (!valid_port(port))
+			return why(w, n, "the port must be a number from 1 to 65535");
+	} else
+		snprintf(host, sizeof(host), "%s", s);
+
+	if (all_digits_and_dots(host)) {
+		unsigned char buf[4];
+		if (inet_pton(AF_INET, host, buf) != 1)
+			return why(w, n, "not a valid IPv4 address");
+		return true;
+	}
+	if (strchr(host, '*') && !(host[0] == '*' && host[1] == '.' && !strchr(host + 1, '*')))
+		return why(w, n, "\"*\" is allowed only as a whole first label, as in *.example.com");
+	if (!policy_valid_hostname(host, true))
+		return why(w, n, "not a valid host name");
+	return true;
+}
+
+bool policy_valid_env_name(const char *s)
+{
+	if (!*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+bool policy_valid_env_pattern(const char *s, bool star_anywhere)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 255)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (c == '*') {
+			if (!star_anywhere && i != n - 1)
+				return false;
+			continue;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_'))
+			return false;
+	}
+	return true;
+}
+
+bool policy_valid_command_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 255 && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+static int finalize_abs_list(char ***l, const char *key, const PolicyContext *ctx,
+			     PolicyError *e)
+{
+	_cleanup_strv_ char **out = calloc(1, sizeof(char *));
+	char q[160], w[200];
+
+	if (!out)
+		return -ENOMEM;
+	STRV_FOREACH(s, *l) {
+		_cleanup_free_ char *exp = NULL, *abs = NULL, *norm = NULL;
+		int r;
+
+		/* Flags may have added relative paths; files cannot (the parser
+		 * refuses them), so this only resolves what the caller meant. */
+		if (path_has_wildcard(*s) || strlen(*s) > PATH_MAX_LEN || !**s) {
+			policy_quote(*s, q, sizeof(q));
+			(void)policy_valid_fs_path(*s, w, sizeof(w));
+			return policy_error_set(e, "<policy>", key, "%s, got %s", w, q);
+		}
+		r = path_expand_home(*s, ctx->home, &exp);
+		if (r == -EINVAL) {
+			policy_quote(*s, q, sizeof(q));
+			return policy_error_set(e, "<policy>", key,
+						"expected an absolute path or one starting with \"~/\", got %s",
+						q);
+		}
+		if (r < 0)
+			return r;
+		if (!path_is_absolute(exp)) {
+			r = path_join(ctx->workspace, exp, &abs);
+			if (r < 0)
+				return r;
+		} else
+			abs = TAKE_PTR(exp);
+		r = path_normalize(abs, &norm);
+		if (r < 0)
+			return r;
+		r = strv_extend_unique(&out, norm);
+		if (r < 0)
+			return r;
+	}
+	strv_free(*l);
+	*l = TAKE_PTR(out);
+	return 0;
+}
+
+static int finalize_protected(WardPolicy *p, PolicyError *e)
+{
+	_cleanup_strv_ char **out = calloc(1, sizeof(char *));
+	char q[160], w[200];
+
+	if (!out)
+		return -ENOMEM;
+	STRV_FOREACH(s, p->fs_protected) {
+		_cleanup_free_ char *norm = NULL;
+		int r;
+
+		if (!policy_valid_protected(*s, w, sizeof(w))) {
+			policy_quote(*s, q, sizeof(q));
+			return policy_error_set(e, "<policy>", "fs.protected", "%s, got %s", w, q);
+		}
+		r = path_normalize(*s, &norm);
+		if (r < 0)
+			return r;
+		r = strv_extend_unique(&out, norm);
+		if (r < 0)
+			return r;
+	}
+	strv_free(p->fs_protected);
+	p->fs_protected = TAKE_PTR(out);
+	return 0;
+}
+
+int policy_finalize(WardPolicy *p, const PolicyContext *ctx, PolicyError *reterr)
+{
+	_cleanup_free_ char *home = NULL, *ws = NULL;
+	PolicyContext nctx;
+	WardPolicy *c;
+	int r;
+
+	if (!ctx || !path_is_absolute(ctx->home) || !path_is_absolute(ctx->workspace))
+		return policy_error_set(reterr, "<policy>", "",
+					"internal error: home and workspace must be absolute paths");
+	if (path_normalize(ctx->home, &home) < 0 || path_normalize(ctx->workspace, &ws) < 0)
+		return -ENOMEM;
+	nctx = (PolicyContext){ .home = home, .workspace = ws };
+
+	/* Work on a copy so that a failure leaves @p as it was. */
+	c = policy_copy(p);
+	if (!c)
+		return -ENOMEM;
+
+	r = finalize_abs_list(&c->fs_read, "fs.read", &nctx, reterr);
+	if (r >= 0)
+		r = finalize_abs_list(&c->fs_read_exec, "fs.read_exec", &nctx, reterr);
+	if (r >= 0)
+		r = finalize_abs_list(&c->fs_read_write, "fs.read_write", &nctx, reterr);
+	if (r >= 0)
+		r = finalize_abs_list(&c->fs_deny, "fs.deny", &nctx, reterr);
+	if (r >= 0)
+		r = finalize_protected(c, reterr);
+	if (r < 0) {
+		policy_free(c);
+		return r;
+	}
+
+	/* A denied directory is mounted over with an empty one; if it held the
+	 * workspace, the workspace could not be mounted inside. */
+	STRV_FOREACH(d, c->fs_deny)
+		if (path_is_beneath(ws, *d)) {
+			char q[160], qw[160];
+
+			policy_quote(*d, q, sizeof(q));
+			policy_quote(ws, qw, sizeof(qw));
+			policy_error_set(reterr, "<policy>", "fs.deny",
+					 "%s contains the workspace %s, which could then not be "
+					 "mounted; deny something narrower",
+					 q, qw);
+			policy_free(c);
+			return -EINVAL;
+		}
+
+	policy_replace(p, c);
+	return 0;
+}
