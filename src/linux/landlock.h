@@ -13,6 +13,9 @@ typedef enum LandlockClass {
 	LANDLOCK_CLASS_READ_EXEC,   /* + execute */
 	LANDLOCK_CLASS_READ_WRITE,  /* every right the ABI knows */
 	LANDLOCK_CLASS_DEVICE,      /* read/write files + ioctl on devices (/dev nodes) */
+	LANDLOCK_CLASS_PROC,        /* /proc: read, plus write/truncate of existing files
+	                             * (/proc/self/{oom_score_adj,comm,uid_map,...});
+	                             * never exec, never create. docs/hardening.md */
 	_LANDLOCK_CLASS_MAX,
 	_LANDLOCK_CLASS_INVALID = -22,
 } LandlockClass;
@@ -35,19 +38,39 @@ typedef struct LandlockRequest {
 	int target_abi;                     /* 0: the built-in target (7) */
 } LandlockRequest;
 
+/* The rights each ABI adds, cumulated up to @abi (1..7); the table behind
+ * every other function here. -EINVAL for abi < 1; abi > 7 is clamped. */
+typedef struct LandlockAbiRights {
+	uint64_t fs;             /* handled filesystem rights */
+	uint64_t net;            /* handled TCP rights (ABI 4) */
+	uint64_t scoped;         /* scopes (ABI 6) */
+	uint32_t restrict_flags; /* landlock_restrict_self flags ward sets (ABI 7) */
+} LandlockAbiRights;
+int landlock_abi_rights(int abi, LandlockAbiRights *ret);
+/* The filesystem rights granted to @cls on a directory under @abi (already
+ * limited to what the ABI handles). 0 for an invalid class or abi < 1. */
+uint64_t landlock_class_access(LandlockClass cls, int abi);
+const char *landlock_class_to_string(LandlockClass cls);
+
 /* Probe the kernel's ABI: >0 the ABI, -ENOSYS/-EOPNOTSUPP when unavailable. */
 int landlock_abi_version(void);
 
 /* Build the plan; @req's strings are copied. ret_plan is set even when the
  * kernel has no Landlock (the plan then applies nothing and says so). */
 int landlock_plan_new(const LandlockRequest *req, LandlockPlan **ret_plan);
+/* Same, as if the kernel reported @kernel_abi (>0 an ABI, -errno none);
+ * for tests and for callers that probed already. */
+int landlock_plan_new_for_abi(const LandlockRequest *req, int kernel_abi, LandlockPlan **ret_plan);
 LandlockPlan *landlock_plan_free(LandlockPlan *plan);
 /* Effective ABI, 0 when none. */
 int landlock_plan_abi(const LandlockPlan *plan);
+/* Why there is none: 0, ENOSYS (not built in) or EOPNOTSUPP (not enabled). */
+int landlock_plan_errno(const LandlockPlan *plan);
 /* What is not enforced, as stable names ("landlock", "landlock-net",
  * "landlock-scope", "landlock-refer", ...), NULL-terminated, owned by plan. */
 char *const *landlock_plan_degraded(const LandlockPlan *plan);
-/* What is enforced, stable names ("landlock-fs", "landlock-net",
+/* What is enforced, stable names ("landlock-fs", "landlock-refer",
+ * "landlock-truncate", "landlock-ioctl-dev", "landlock-net",
  * "landlock-scope-abstract-unix", "landlock-scope-signal"). Owned by plan. */
 char *const *landlock_plan_enforced(const LandlockPlan *plan);
 /* Child side: create the ruleset, add rules (missing paths are skipped),

@@ -1,0 +1,372 @@
+/* Landlock: the filesystem policy as a second wall, plus TCP ports and
+ * scopes where the kernel's ABI has them. The ABI handling is a table (the
+ * kernel's samples/landlock/sandboxer.c fallthrough switch turned into data):
+ * ward targets ABI 7, uses min(kernel, target) and never asks for a right the
+ * effective ABI lacks, so an old kernel yields a weaker but valid ruleset and
+ * the difference is named in landlock_plan_degraded(). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/cleanup.h"
+#include "common/macro.h"
+#include "common/strv.h"
+#include "linux/landlock.h"
+#include "linux/syscall-wrappers.h"
+
+#define LANDLOCK_TARGET_ABI 7
+
+/* clang-format off */
+#define LL_FS_V1 (WARD_LL_FS_EXECUTE | WARD_LL_FS_WRITE_FILE | WARD_LL_FS_READ_FILE |             \
+		  WARD_LL_FS_READ_DIR | WARD_LL_FS_REMOVE_DIR | WARD_LL_FS_REMOVE_FILE |            \
+		  WARD_LL_FS_MAKE_CHAR | WARD_LL_FS_MAKE_DIR | WARD_LL_FS_MAKE_REG |                \
+		  WARD_LL_FS_MAKE_SOCK | WARD_LL_FS_MAKE_FIFO | WARD_LL_FS_MAKE_BLOCK |             \
+		  WARD_LL_FS_MAKE_SYM)
+
+/* Rights that make sense on a non-directory; the kernel refuses the others
+ * in a rule whose parent_fd is a file (sandboxer.c ACCESS_FILE). */
+#define LL_FS_FILE (WARD_LL_FS_EXECUTE | WARD_LL_FS_WRITE_FILE | WARD_LL_FS_READ_FILE |            \
+		    WARD_LL_FS_TRUNCATE | WARD_LL_FS_IOCTL_DEV)
+
+/* What each ABI adds. Index i describes ABI i+1. */
+static const LandlockAbiRights abi_adds[LANDLOCK_TARGET_ABI] = {
+	{ .fs = LL_FS_V1 },                                          /* 1: Linux 5.13 */
+	{ .fs = WARD_LL_FS_REFER },                                  /* 2: 5.19 */
+	{ .fs = WARD_LL_FS_TRUNCATE },                               /* 3: 6.2 */
+	{ .net = WARD_LL_NET_BIND_TCP | WARD_LL_NET_CONNECT_TCP },   /* 4: 6.7 */
+	{ .fs = WARD_LL_FS_IOCTL_DEV },                              /* 5: 6.10 */
+	{ .scoped = WARD_LL_SCOPE_ABSTRACT_UNIX_SOCKET |
+		    WARD_LL_SCOPE_SIGNAL },                          /* 6: 6.12 */
+	/* 7 (6.15): audit logging. Denials by ward's own setup code are
+	 * not interesting (same exec: off); denials by the command after its
+	 * execve are, so the kernel audit log gets them (new exec: on). */
+	{ .restrict_flags = WARD_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF |
+			    WARD_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON },
+};
+
+/* Rights per class, before masking with what the ABI handles. */
+static const uint64_t class_rights[_LANDLOCK_CLASS_MAX] = {
+	[LANDLOCK_CLASS_READ] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR,
+	[LANDLOCK_CLASS_READ_EXEC] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR | WARD_LL_FS_EXECUTE,
+	[LANDLOCK_CLASS_READ_WRITE] = UINT64_MAX,
+	[LANDLOCK_CLASS_DEVICE] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR | WARD_LL_FS_WRITE_FILE |
+				  WARD_LL_FS_TRUNCATE | WARD_LL_FS_IOCTL_DEV,
+	/* A process writes its own /proc/<pid> entries (oom_score_adj,
+	 * task/<tid>/comm, uid_map for a nested sandbox) and opens them with
+	 * O_TRUNC. Landlock cannot tell /proc/self from /proc/sys, so the
+	 * mount layer keeps /proc/sys read-only; docs/hardening.md. */
+	[LANDLOCK_CLASS_PROC] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR | WARD_LL_FS_WRITE_FILE |
+				WARD_LL_FS_TRUNCATE,
+};
+
+static const char *const class_names[_LANDLOCK_CLASS_MAX] = {
+	[LANDLOCK_CLASS_READ] = "read",
+	[LANDLOCK_CLASS_READ_EXEC] = "read_exec",
+	[LANDLOCK_CLASS_READ_WRITE] = "read_write",
+	[LANDLOCK_CLASS_DEVICE] = "device",
+	[LANDLOCK_CLASS_PROC] = "proc",
+};
+/* clang-format on */
+
+typedef struct LandlockPlanRule {
+	char *path;
+	uint64_t access; /* for a directory; narrowed to LL_FS_FILE at apply time */
+} LandlockPlanRule;
+
+struct LandlockPlan {
+	int abi;          /* effective, 0: none */
+	int kernel_errno; /* why none */
+	LandlockAbiRights rights;
+	LandlockPlanRule *rules;
+	size_t n_rules;
+	uint16_t *connect_ports;
+	size_t n_connect_ports;
+	uint16_t *bind_ports;
+	size_t n_bind_ports;
+	char **degraded;
+	char **enforced;
+};
+
+int landlock_abi_rights(int abi, LandlockAbiRights *ret)
+{
+	LandlockAbiRights r = {};
+
+	if (abi < 1)
+		return -EINVAL;
+	if (abi > LANDLOCK_TARGET_ABI)
+		abi = LANDLOCK_TARGET_ABI;
+	for (int i = 0; i < abi; i++) {
+		r.fs |= abi_adds[i].fs;
+		r.net |= abi_adds[i].net;
+		r.scoped |= abi_adds[i].scoped;
+		r.restrict_flags |= abi_adds[i].restrict_flags;
+	}
+	*ret = r;
+	return 0;
+}
+
+uint64_t landlock_class_access(LandlockClass cls, int abi)
+{
+	LandlockAbiRights r;
+
+	if (cls < 0 || cls >= _LANDLOCK_CLASS_MAX || landlock_abi_rights(abi, &r) < 0)
+		return 0;
+	return class_rights[cls] & r.fs;
+}
+
+const char *landlock_class_to_string(LandlockClass cls)
+{
+	if (cls < 0 || cls >= _LANDLOCK_CLASS_MAX)
+		return NULL;
+	return class_names[cls];
+}
+
+int landlock_abi_version(void)
+{
+	int v = sys_landlock_create_ruleset(NULL, 0, WARD_LANDLOCK_CREATE_RULESET_VERSION);
+
+	if (v < 0)
+		return -(errno == ENOSYS || errno == EOPNOTSUPP ? errno : EOPNOTSUPP);
+	return v;
+}
+
+LandlockPlan *landlock_plan_free(LandlockPlan *plan)
+{
+	if (!plan)
+		return NULL;
+	for (size_t i = 0; i < plan->n_rules; i++)
+		free(plan->rules[i].path);
+	free(plan->rules);
+	free(plan->connect_ports);
+	free(plan->bind_ports);
+	strv_free(plan->degraded);
+	strv_free(plan->enforced);
+	free(plan);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(LandlockPlan *, landlock_plan_free)
+
+static int copy_ports(const uint16_t *src, size_t n, uint16_t **ret, size_t *ret_n)
+{
+	if (n == 0)
+		return 0;
+	*ret = calloc(n, sizeof(uint16_t));
+	if (!*ret)
+		return -ENOMEM;
+	memcpy(*ret, src, n * sizeof(uint16_t));
+	*ret_n = n;
+	return 0;
+}
+
+/* Name what the effective ABI gives and what it lacks relative to ward's
+ * target, so the start audit event and `ward probe` can say so. */
+static int plan_describe(LandlockPlan *p, bool restrict_tcp)
+{
+	/* clang-format off */
+	static const struct {
+		int abi;
+		const char *enforced;
+		const char *enforced2;
+		const char *degraded;
+		bool tcp_only;
+	} features[] = {
+		{ 1, "landlock-fs", NULL, "landlock", false },
+		{ 2, "landlock-refer", NULL, "landlock-refer", false },
+		{ 3, "landlock-truncate", NULL, "landlock-truncate", false },
+		{ 4, "landlock-net", NULL, "landlock-net", true },
+		{ 5, "landlock-ioctl-dev", NULL, "landlock-ioctl-dev", false },
+		{ 6, "landlock-scope-abstract-unix", "landlock-scope-signal", "landlock-scope", false },
+	};
+	/* clang-format on */
+	int r;
+
+	/* Both lists exist (possibly empty) so callers can iterate blindly. */
+	p->degraded = calloc(1, sizeof(char *));
+	p->enforced = calloc(1, sizeof(char *));
+	if (!p->degraded || !p->enforced)
+		return -ENOMEM;
+
+	if (p->abi == 0)
+		return strv_extend(&p->degraded, "landlock");
+
+	for (size_t i = 0; i < ELEMENTSOF(features); i++) {
+		if (features[i].tcp_only && !restrict_tcp)
+			continue;
+		if (p->abi >= features[i].abi) {
+			r = strv_extend(&p->enforced, features[i].enforced);
+			if (r >= 0 && features[i].enforced2)
+				r = strv_extend(&p->enforced, features[i].enforced2);
+		} else
+			r = strv_extend(&p->degraded, features[i].degraded);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int landlock_plan_new_for_abi(const LandlockRequest *req, int kernel_abi, LandlockPlan **ret_plan)
+{
+	_cleanup_(landlock_plan_freep) LandlockPlan *p = NULL;
+	int target, r;
+
+	if (!req || !ret_plan || (req->n_rules > 0 && !req->rules))
+		return -EINVAL;
+	target = req->target_abi > 0 ? req->target_abi : LANDLOCK_TARGET_ABI;
+	if (target > LANDLOCK_TARGET_ABI)
+		target = LANDLOCK_TARGET_ABI;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+
+	if (kernel_abi > 0) {
+		p->abi = kernel_abi < target ? kernel_abi : target;
+		r = landlock_abi_rights(p->abi, &p->rights);
+		if (r < 0)
+			return r;
+		if (!req->restrict_tcp)
+			p->rights.net = 0;
+	} else
+		p->kernel_errno = kernel_abi < 0 ? -kernel_abi : EOPNOTSUPP;
+
+	if (req->n_rules > 0) {
+		p->rules = calloc(req->n_rules, sizeof(LandlockPlanRule));
+		if (!p->rules)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < req->n_rules; i++) {
+		const LandlockPathRule *rule = &req->rules[i];
+
+		if (!rule->path || rule->path[0] != '/' || rule->cls < 0 ||
+		    rule->cls >= _LANDLOCK_CLASS_MAX)
+			return -EINVAL;
+		p->rules[i].path = strdup(rule->path);
+		if (!p->rules[i].path)
+			return -ENOMEM;
+		p->rules[i].access = class_rights[rule->cls] & p->rights.fs;
+		p->n_rules++;
+	}
+
+	if (p->rights.net) {
+		r = copy_ports(req->tcp_connect_ports, req->n_tcp_connect_ports, &p->connect_ports,
+			       &p->n_connect_ports);
+		if (r < 0)
+			return r;
+		r = copy_ports(req->tcp_bind_ports, req->n_tcp_bind_ports, &p->bind_ports,
+			       &p->n_bind_ports);
+		if (r < 0)
+			return r;
+	}
+
+	r = plan_describe(p, req->restrict_tcp);
+	if (r < 0)
+		return r;
+
+	*ret_plan = TAKE_PTR(p);
+	return 0;
+}
+
+int landlock_plan_new(const LandlockRequest *req, LandlockPlan **ret_plan)
+{
+	return landlock_plan_new_for_abi(req, landlock_abi_version(), ret_plan);
+}
+
+int landlock_plan_abi(const LandlockPlan *plan)
+{
+	return plan ? plan->abi : 0;
+}
+
+int landlock_plan_errno(const LandlockPlan *plan)
+{
+	return plan ? plan->kernel_errno : 0;
+}
+
+char *const *landlock_plan_degraded(const LandlockPlan *plan)
+{
+	return plan ? plan->degraded : NULL;
+}
+
+char *const *landlock_plan_enforced(const LandlockPlan *plan)
+{
+	return plan ? plan->enforced : NULL;
+}
+
+/* Child side from here on: syscalls and the stack only. */
+
+static int add_path_rule(int ruleset_fd, const LandlockPlanRule *rule)
+{
+	WardLandlockPathBeneathAttr attr = {};
+	struct stat st;
+	int fd, r;
+
+	fd = open(rule->path, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		/* A rule only ever adds rights, so a path missing from this
+		 * view (an optional system dir, a preset cache that does not
+		 * exist) is skipped: fewer rights, never more. */
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return -errno;
+	}
+	attr.parent_fd = fd;
+	attr.allowed_access = rule->access;
+	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+		attr.allowed_access &= LL_FS_FILE;
+	if (attr.allowed_access == 0) {
+		(void)close(fd);
+		return 0;
+	}
+	r = sys_landlock_add_rule(ruleset_fd, WARD_LANDLOCK_RULE_PATH_BENEATH, &attr, 0);
+	r = r < 0 ? -errno : 0;
+	(void)close(fd);
+	return r;
+}
+
+static int add_port_rules(int ruleset_fd, const uint16_t *ports, size_t n, uint64_t access)
+{
+	for (size_t i = 0; i < n; i++) {
+		WardLandlockNetPortAttr attr = { .allowed_access = access, .port = ports[i] };
+
+		if (sys_landlock_add_rule(ruleset_fd, WARD_LANDLOCK_RULE_NET_PORT, &attr, 0) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int landlock_plan_apply(const LandlockPlan *plan)
+{
+	WardLandlockRulesetAttr attr = {};
+	int fd, r = 0;
+
+	if (!plan)
+		return -EINVAL;
+	if (plan->abi == 0)
+		return 0; /* nothing to enforce; the plan says so in degraded */
+
+	attr.handled_access_fs = plan->rights.fs;
+	attr.handled_access_net = plan->rights.net;
+	attr.scoped = plan->rights.scoped;
+	/* sizeof(attr) also on older kernels: they accept a larger struct as
+	 * long as the fields they do not know are zero, and the ABI table
+	 * guarantees that. */
+	fd = sys_landlock_create_ruleset(&attr, sizeof(attr), 0);
+	if (fd < 0)
+		return -errno;
+
+	for (size_t i = 0; i < plan->n_rules && r >= 0; i++)
+		r = add_path_rule(fd, &plan->rules[i]);
+	if (r >= 0 && plan->rights.net) {
+		r = add_port_rules(fd, plan->connect_ports, plan->n_connect_ports,
+				   WARD_LL_NET_CONNECT_TCP);
+		if (r >= 0)
+			r = add_port_rules(fd, plan->bind_ports, plan->n_bind_ports,
+					   WARD_LL_NET_BIND_TCP);
+	}
+	if (r >= 0 && sys_landlock_restrict_self(fd, plan->rights.restrict_flags) < 0)
+		r = -errno;
+	(void)close(fd);
+	return r;
+}

@@ -1,0 +1,365 @@
+/* The seccomp filter: default ALLOW, EPERM for kernel attack surface a build
+ * or test never needs, and KILL_PROCESS for any non-native syscall ABI.
+ * Compiled with libseccomp in the parent, exported to BPF in memory, and
+ * loaded in the child with one syscall (no allocation after clone). Every
+ * entry and its reason is in docs/seccomp.md; keep the two in step. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "common/cleanup.h"
+#include "common/macro.h"
+#include "linux/seccomp-filter.h"
+
+struct SeccompProgram {
+	struct sock_filter *insns;
+	size_t len;
+};
+
+SeccompProgram *seccomp_program_free(SeccompProgram *p)
+{
+	if (!p)
+		return NULL;
+	free(p->insns);
+	free(p);
+	return NULL;
+}
+
+size_t seccomp_program_len(const SeccompProgram *p)
+{
+	return p ? p->len : 0;
+}
+
+int seccomp_program_load(const SeccompProgram *p)
+{
+	struct sock_fprog prog;
+
+	if (!p || p->len == 0 || p->len > USHRT_MAX)
+		return -EINVAL;
+	prog.len = (unsigned short)p->len;
+	prog.filter = p->insns;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -errno;
+	/* Kernels before 3.17 have only the prctl entry point. */
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+#if HAVE_SECCOMP
+
+#include <seccomp.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sched.h>
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(scmp_filter_ctx, seccomp_release)
+#define _cleanup_seccomp_ _cleanup_(seccomp_releasep)
+
+/* Which switch, if any, lifts an entry. */
+typedef enum SeccompGroup {
+	SC_ALWAYS,
+	SC_NESTED, /* lifted by allow_nested_sandbox */
+	SC_PTRACE, /* lifted by allow_ptrace */
+} SeccompGroup;
+
+typedef struct SeccompEntry {
+	const char *name;
+	int nr;  /* used when libseccomp 2.5.4 does not know the name */
+	SeccompGroup group;
+} SeccompEntry;
+
+/* Denied outright with EPERM, whatever the arguments. The reasons are in
+ * docs/seccomp.md, one line per entry. */
+/* clang-format off */
+static const SeccompEntry deny_entries[] = {
+	{ "bpf", -1, SC_ALWAYS },
+	{ "perf_event_open", -1, SC_ALWAYS },
+	{ "userfaultfd", -1, SC_ALWAYS },
+	{ "keyctl", -1, SC_ALWAYS },
+	{ "add_key", -1, SC_ALWAYS },
+	{ "request_key", -1, SC_ALWAYS },
+	{ "kexec_load", -1, SC_ALWAYS },
+	{ "kexec_file_load", -1, SC_ALWAYS },
+	{ "init_module", -1, SC_ALWAYS },
+	{ "finit_module", -1, SC_ALWAYS },
+	{ "delete_module", -1, SC_ALWAYS },
+	{ "io_uring_setup", -1, SC_ALWAYS },
+	{ "io_uring_enter", -1, SC_ALWAYS },
+	{ "io_uring_register", -1, SC_ALWAYS },
+	{ "acct", -1, SC_ALWAYS },
+	{ "swapon", -1, SC_ALWAYS },
+	{ "swapoff", -1, SC_ALWAYS },
+	{ "reboot", -1, SC_ALWAYS },
+	{ "settimeofday", -1, SC_ALWAYS },
+	{ "clock_settime", -1, SC_ALWAYS },
+	{ "clock_adjtime", -1, SC_ALWAYS },
+	{ "adjtimex", -1, SC_ALWAYS },
+	{ "name_to_handle_at", -1, SC_ALWAYS },
+	{ "open_by_handle_at", -1, SC_ALWAYS },
+	{ "quotactl", -1, SC_ALWAYS },
+	{ "quotactl_fd", -1, SC_ALWAYS },
+	{ "lookup_dcookie", -1, SC_ALWAYS },
+	{ "vhangup", -1, SC_ALWAYS },
+	{ "syslog", -1, SC_ALWAYS },
+	{ "uselib", -1, SC_ALWAYS },
+	{ "iopl", -1, SC_ALWAYS },
+	{ "ioperm", -1, SC_ALWAYS },
+	/* The mount family, old and new API: a nested sandbox needs them
+	 * inside its own user namespace, so they go with that switch. */
+	{ "mount", -1, SC_NESTED },
+	{ "umount2", -1, SC_NESTED },
+	{ "pivot_root", -1, SC_NESTED },
+	{ "move_mount", -1, SC_NESTED },
+	{ "open_tree", -1, SC_NESTED },
+	{ "open_tree_attr", 467, SC_NESTED }, /* Linux 6.15, unknown to libseccomp 2.5.4 */
+	{ "fsopen", -1, SC_NESTED },
+	{ "fsconfig", -1, SC_NESTED },
+	{ "fsmount", -1, SC_NESTED },
+	{ "fspick", -1, SC_NESTED },
+	{ "mount_setattr", -1, SC_NESTED },
+	{ "setns", -1, SC_NESTED },
+	{ "ptrace", -1, SC_PTRACE },
+	{ "process_vm_readv", -1, SC_PTRACE },
+	{ "process_vm_writev", -1, SC_PTRACE },
+	{ "pidfd_getfd", -1, SC_PTRACE },
+};
+/* clang-format on */
+
+static bool entry_applies(SeccompGroup g, const SeccompOptions *opt)
+{
+	switch (g) {
+	case SC_ALWAYS:
+		return true;
+	case SC_NESTED:
+		return !opt->allow_nested_userns;
+	case SC_PTRACE:
+		return !opt->allow_ptrace;
+	}
+	return true;
+}
+
+static int resolve(const SeccompEntry *e)
+{
+	int nr = seccomp_syscall_resolve_name(e->name);
+
+	if (nr == __NR_SCMP_ERROR)
+		nr = e->nr;
+	return nr; /* < 0: not on this architecture */
+}
+
+/* EPERM when the low 32 bits of argument @arg are not in @allowed (values
+ * below 64). libseccomp cannot combine two comparisons of one argument in a
+ * rule, so "not in the set" is spelled as a union of single masked
+ * compares: one rule per value in [0, 64) outside the set, plus one rule per
+ * high bit 6..31 (any of them set means the value is >= 64). The kernel
+ * reads these arguments as int, so the upper 32 bits are masked off. */
+static int deny_int_not_in(scmp_filter_ctx ctx, int nr, unsigned arg, const unsigned *allowed,
+			   size_t n_allowed)
+{
+	int r;
+
+	for (unsigned v = 0; v < 64; v++) {
+		bool ok = false;
+
+		for (size_t i = 0; i < n_allowed; i++)
+			ok = ok || allowed[i] == v;
+		if (ok)
+			continue;
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+				     SCMP_CMP64(arg, SCMP_CMP_MASKED_EQ, 0xffffffffULL, v));
+		if (r < 0)
+			return r;
+	}
+	for (unsigned b = 6; b < 32; b++) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+				     SCMP_CMP64(arg, SCMP_CMP_MASKED_EQ, 1ULL << b, 1ULL << b));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* personality(): allow only 0 (PER_LINUX) and 0xffffffff (the query).
+ * A 32-bit value is all-zeros or all-ones exactly when every pair of
+ * neighbouring bits is equal, so EPERM fires when some pair differs: two
+ * masked compares per pair, each a single comparison as libseccomp needs. */
+static int deny_personality(scmp_filter_ctx ctx)
+{
+	int nr = SCMP_SYS(personality), r;
+
+	for (unsigned b = 0; b < 31; b++) {
+		uint64_t pair = 3ULL << b;
+
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+				     SCMP_A0_64(SCMP_CMP_MASKED_EQ, pair, 1ULL << b));
+		if (r >= 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+					     SCMP_A0_64(SCMP_CMP_MASKED_EQ, pair, 2ULL << b));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int build_filter(const SeccompOptions *opt, scmp_filter_ctx *ret)
+{
+	_cleanup_seccomp_ scmp_filter_ctx ctx = NULL;
+	static const unsigned socket_families[] = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
+	static const unsigned long tty_ioctls[] = { TIOCSTI, TIOCLINUX };
+	int r;
+
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return -ENOMEM;
+
+	/* Only the native ABI is in the filter; any other (i386 through
+	 * int 0x80, and x32, whose syscall numbers carry __X32_SYSCALL_BIT
+	 * under the x86_64 audit arch and which libseccomp checks for
+	 * when x32 is not added) takes the bad-arch action: kill. */
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (r < 0)
+		return r;
+	/* A binary tree over syscall numbers instead of a linear list. */
+	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+
+	for (size_t i = 0; i < ELEMENTSOF(deny_entries); i++) {
+		int nr;
+
+		if (!entry_applies(deny_entries[i].group, opt))
+			continue;
+		nr = resolve(&deny_entries[i]);
+		if (nr < 0)
+			continue;
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		if (r < 0)
+			return r;
+	}
+
+	if (!opt->allow_nested_userns) {
+		/* clone's flags are a register: check CLONE_NEWUSER there.
+		 * clone3's are in memory where BPF cannot look, so clone3
+		 * returns ENOSYS and glibc (2.34+) falls back to clone. */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+				     SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+		if (r >= 0)
+			r = seccomp_rule_add(
+				ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
+				SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+		if (r >= 0)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+		if (r < 0)
+			return r;
+	}
+
+	r = deny_personality(ctx);
+	if (r < 0)
+		return r;
+
+	/* Terminal input injection (CVE-2017-5226 class). The request is an
+	 * unsigned int in the kernel: compare the low 32 bits only. */
+	for (size_t i = 0; i < ELEMENTSOF(tty_ioctls); i++) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+				     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL, tty_ioctls[i]));
+		if (r < 0)
+			return r;
+	}
+
+	/* Socket families: AF_VSOCK reaches the hypervisor and is not
+	 * isolated by a network namespace; AF_PACKET, AF_BLUETOOTH, AF_ALG,
+	 * AF_KEY and the rest are attack surface nothing here needs. */
+	r = deny_int_not_in(ctx, SCMP_SYS(socket), 0, socket_families,
+			    ELEMENTSOF(socket_families));
+	if (r >= 0)
+		r = deny_int_not_in(ctx, SCMP_SYS(socketpair), 0, socket_families,
+				    ELEMENTSOF(socket_families));
+	if (r < 0)
+		return r;
+
+	*ret = TAKE_PTR(ctx);
+	return 0;
+}
+
+int seccomp_program_dump(const SeccompOptions *opt, int fd)
+{
+	_cleanup_seccomp_ scmp_filter_ctx ctx = NULL;
+	int r;
+
+	if (!opt)
+		return -EINVAL;
+	r = build_filter(opt, &ctx);
+	if (r < 0)
+		return r;
+	return seccomp_export_pfc(ctx, fd);
+}
+
+int seccomp_program_new(const SeccompOptions *opt, SeccompProgram **ret)
+{
+	_cleanup_seccomp_ scmp_filter_ctx ctx = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	SeccompProgram *p;
+	struct stat st;
+	ssize_t n;
+	int r;
+
+	if (!opt || !ret)
+		return -EINVAL;
+	r = build_filter(opt, &ctx);
+	if (r < 0)
+		return r;
+
+	/* libseccomp 2.5 exports only to an fd; a memfd keeps it in memory. */
+	fd = memfd_create("ward-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = seccomp_export_bpf(ctx, fd);
+	if (r < 0)
+		return r;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0 ||
+	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return -E2BIG;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->insns = malloc((size_t)st.st_size);
+	if (!p->insns) {
+		seccomp_program_free(p);
+		return -ENOMEM;
+	}
+	n = pread(fd, p->insns, (size_t)st.st_size, 0);
+	if (n != st.st_size) {
+		seccomp_program_free(p);
+		return n < 0 ? -errno : -EIO;
+	}
+	p->len = (size_t)st.st_size / sizeof(struct sock_filter);
+	*ret = p;
+	return 0;
+}
+
+#else /* !HAVE_SECCOMP */
+
+int seccomp_program_new(const SeccompOptions *opt, SeccompProgram **ret)
+{
+	return -EOPNOTSUPP;
+}
+
+int seccomp_program_dump(const SeccompOptions *opt, int fd)
+{
+	return -EOPNOTSUPP;
+}
+
+#endif
