@@ -15,7 +15,6 @@
 
 STUB(cmd_run)
 STUB(cmd_probe)
-STUB(cmd_policy)
 STUB(cmd_session)
 STUB(cmd_sessions)
 STUB(cmd_diff)

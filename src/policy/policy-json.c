@@ -50,8 +50,7 @@ static cJSON *build(const WardPolicy *p)
 	_cleanup_cjson_ cJSON *root = cJSON_CreateObject();
 	cJSON *fs, *net, *env, *limits, *sandbox, *cmds, *hosts, *ports, *set;
 
-	if (!root || !add(root, "version", cJSON_CreateNumber(1)) ||
-	    !add(root, "presets", strv_array(p->presets)))
+	if (!root || !add(root, "version", cJSON_CreateNumber(1)))
 		return NULL;
 
 	if (!add(root, "fs", fs = cJSON_CreateObject()) ||
@@ -114,6 +113,11 @@ static cJSON *build(const WardPolicy *p)
 	if (!add(root, "sandbox", sandbox = cJSON_CreateObject()) ||
 	    !add(sandbox, "allow_nested_sandbox", cJSON_CreateBool(p->allow_nested_sandbox)) ||
 	    !add(sandbox, "allow_ptrace", cJSON_CreateBool(p->allow_ptrace)))
+		return NULL;
+
+	/* Last: presets apply where they appear, and after the lists they add
+	 * nothing new on reload, so the lists keep their order. */
+	if (!add(root, "presets", strv_array(p->presets)))
 		return NULL;
 
 	return TAKE_PTR(root);

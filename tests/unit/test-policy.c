@@ -1,0 +1,594 @@
+/* Policy parser, merger, presets, finalize, to_json/hash and load. Every
+ * tests/data/policies/invalid-*.json has an entry in invalid_cases[] with the
+ * JSON path and message it must produce; a file without one fails. */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "policy/policy.h"
+
+#define POLICIES TEST_DATA_DIR "/policies"
+
+static const PolicyContext ctx = { .home = "/home/u", .workspace = "/home/u/proj" };
+
+typedef struct InvalidCase {
+	const char *file;
+	const char *path;
+	const char *msg; /* substring of PolicyError.msg */
+} InvalidCase;
+
+/* clang-format off */
+static const InvalidCase invalid_cases[] = {
+	{ "invalid-relative-read.json", "fs.read[2]",
+	  "expected an absolute path or one starting with \"~/\", got \"foo\"" },
+	{ "invalid-unknown-key.json", "fs.reed", "unknown key (expected one of: read, read_exec" },
+	{ "invalid-unknown-top.json", "filesystem", "unknown key" },
+	{ "invalid-list-type.json", "fs.read", "expected an array of strings, got \"/etc\"" },
+	{ "invalid-elem-type.json", "fs.read_write[1]", "expected a string, got 3" },
+	{ "invalid-wildcard.json", "fs.deny[1]",
+	  "wildcard patterns are not supported yet because they cannot be enforced for files "
+	  "created during the run, got \"~/**/.env\"" },
+	{ "invalid-wildcard-question.json", "fs.read_exec[0]", "wildcard patterns are not supported" },
+	{ "invalid-wildcard-bracket.json", "fs.protected[1]", "wildcard patterns are not supported" },
+	{ "invalid-protected-absolute.json", "fs.protected[0]",
+	  "expected a path relative to the workspace, got \"/work/.git\"" },
+	{ "invalid-protected-escape.json", "fs.protected[0]", "expected a path inside the workspace" },
+	{ "invalid-protected-dot.json", "fs.protected[0]", "not the workspace itself" },
+	{ "invalid-tilde-user.json", "fs.read[0]", "expected an absolute path or one starting with \"~/\"" },
+	{ "invalid-empty-path.json", "fs.deny[0]", "got \"\"" },
+	{ "invalid-preset.json", "presets[1]",
+	  "unknown preset \"ruby\" (known: git, node, python, rust, go)" },
+	{ "invalid-presets-type.json", "presets", "expected an array of strings" },
+	{ "invalid-version.json", "version", "unsupported version 2" },
+	{ "invalid-version-type.json", "version", "expected the number 1, got \"1\"" },
+	{ "invalid-net-mode.json", "network.mode", "expected \"none\" or \"proxy\", got \"open\"" },
+	{ "invalid-host-url.json", "network.allow[1]", "expected a host pattern" },
+	{ "invalid-host-ipv6-bare.json", "network.deny[0]", "must be written in brackets" },
+	{ "invalid-host-port.json", "network.allow[0]", "port must be a number from 1 to 65535" },
+	{ "invalid-host-wildcard-middle.json", "network.allow[0]", "\"*\" is allowed only as a whole first label" },
+	{ "invalid-host-ipv4.json", "network.allow[0]", "not a valid IPv4 address" },
+	{ "invalid-host-ipv6-bracket.json", "network.allow[0]", "not an IPv6 address" },
+	{ "invalid-command-host.json", "network.commands.git[1]", "got \"*\"" },
+	{ "invalid-command-name.json", "network.commands./usr/bin/git", "expected a program name" },
+	{ "invalid-command-type.json", "network.commands.git", "expected an array of host patterns" },
+	{ "invalid-hosts-address.json", "network.hosts.example.com", "expected an IP address" },
+	{ "invalid-hosts-name.json", "network.hosts.*.example.com", "expected a host name" },
+	{ "invalid-local-port.json", "network.local_ports[1]", "expected an integer from 1 to 65535, got 0" },
+	{ "invalid-local-port-big.json", "network.local_ports[0]", "got 65536" },
+	{ "invalid-max-connections.json", "network.max_connections", "expected an integer from 1 to 65536" },
+	{ "invalid-env-set-type.json", "env.set.FOO", "expected a string, got 1" },
+	{ "invalid-env-set-name.json", "env.set.BAD-NAME", "expected a variable name" },
+	{ "invalid-env-pass.json", "env.pass[1]", "or a prefix ending in \"*\"" },
+	{ "invalid-env-strip.json", "env.strip[0]", "expected a variable name pattern" },
+	{ "invalid-limit-zero.json", "limits.pids", "expected an integer from 1 to 4194304, got 0" },
+	{ "invalid-limit-negative.json", "limits.timeout_s", "got -5" },
+	{ "invalid-limit-fraction.json", "limits.memory_mb", "got 1.5" },
+	{ "invalid-limit-absurd.json", "limits.timeout_s", "expected an integer from 1 to 2592000" },
+	{ "invalid-limit-type.json", "limits.tmp_mb", "got \"1024\"" },
+	{ "invalid-nofile-low.json", "limits.nofile", "from 16 to" },
+	{ "invalid-sandbox-type.json", "sandbox.allow_ptrace", "expected true or false, got \"yes\"" },
+	{ "invalid-duplicate-key.json", "fs.read", "duplicate key" },
+	{ "invalid-syntax.json", "", "invalid JSON at line 3, column 19" },
+	{ "invalid-not-object.json", "", "expected a JSON object, got an array" },
+	{ "invalid-trailing.json", "", "invalid JSON at line 1, column 4" },
+	{ "invalid-empty.json", "", "invalid JSON at line 1, column 1" },
+	{ "invalid-fs-type.json", "fs", "expected an object, got an array" },
+};
+/* clang-format on */
+
+static WardPolicy *load_file(const char *name)
+{
+	char path[1024];
+	PolicyError e = { 0 };
+	WardPolicy *p = policy_new_defaults();
+
+	assert_non_null(p);
+	snprintf(path, sizeof(path), "%s/%s", POLICIES, name);
+	if (policy_merge_file(p, path, &e) < 0)
+		fail_msg("%s: %s: %s", e.file, e.path, e.msg);
+	return p;
+}
+
+static WardPolicy *merge_text(WardPolicy *p, const char *text)
+{
+	PolicyError e = { 0 };
+
+	if (policy_merge_json(p, "t.json", text, &e) < 0)
+		fail_msg("%s: %s: %s", e.file, e.path, e.msg);
+	return p;
+}
+
+static void finalize_ok(WardPolicy *p)
+{
+	PolicyError e = { 0 };
+
+	if (policy_finalize(p, &ctx, &e) < 0)
+		fail_msg("%s: %s: %s", e.file, e.path, e.msg);
+}
+
+static void test_policy_invalid_files(void **state)
+{
+	for (size_t i = 0; i < sizeof(invalid_cases) / sizeof(invalid_cases[0]); i++) {
+		const InvalidCase *c = &invalid_cases[i];
+		char path[1024];
+		PolicyError e = { 0 };
+		WardPolicy *p = policy_new_defaults();
+		_cleanup_free_ char *before = policy_to_json(p), *after = NULL;
+
+		snprintf(path, sizeof(path), "%s/%s", POLICIES, c->file);
+		if (policy_merge_file(p, path, &e) != -EINVAL)
+			fail_msg("%s: accepted", c->file);
+		if (strcmp(e.file, path) != 0 || strcmp(e.path, c->path) != 0 ||
+		    !strstr(e.msg, c->msg))
+			fail_msg("%s: got %s: '%s': %s; want path '%s' and '%s'", c->file, e.file,
+				 e.path, e.msg, c->path, c->msg);
+		/* On error the policy is unchanged. */
+		after = policy_to_json(p);
+		assert_string_equal(before, after);
+		policy_free(p);
+	}
+}
+
+/* Every invalid-*.json has an expectation; every valid-*.json loads. */
+static void test_policy_data_dir_complete(void **state)
+{
+	_cleanup_closedir_ DIR *d = opendir(POLICIES);
+	struct dirent *de;
+	int n_valid = 0, n_invalid = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "invalid-", 8) == 0) {
+			bool found = false;
+			for (size_t i = 0; i < sizeof(invalid_cases) / sizeof(invalid_cases[0]); i++)
+				if (strcmp(invalid_cases[i].file, de->d_name) == 0)
+					found = true;
+			if (!found)
+				fail_msg("%s has no expected error in invalid_cases[]", de->d_name);
+			n_invalid++;
+		} else if (strncmp(de->d_name, "valid-", 6) == 0) {
+			WardPolicy *p = load_file(de->d_name);
+			finalize_ok(p);
+			policy_free(p);
+			n_valid++;
+		}
+	}
+	assert_true(n_valid >= 5);
+	assert_int_equal((size_t)n_invalid, sizeof(invalid_cases) / sizeof(invalid_cases[0]));
+}
+
+static void test_policy_error_format(void **state)
+{
+	PolicyError e = { .file = "/path/p.json", .path = "fs.read[2]",
+			  .msg = "expected an absolute path or one starting with \"~/\", got \"foo\"" };
+	char buf[1400];
+
+	policy_error_format(&e, buf, sizeof(buf));
+	assert_string_equal(buf, "/path/p.json: fs.read[2]: expected an absolute path or one "
+				 "starting with \"~/\", got \"foo\"");
+	e.path[0] = '\0';
+	policy_error_format(&e, buf, sizeof(buf));
+	assert_string_equal(buf, "/path/p.json: expected an absolute path or one starting with "
+				 "\"~/\", got \"foo\"");
+}
+
+static void test_policy_defaults(void **state)
+{
+	WardPolicy *p = policy_new_defaults();
+
+	assert_true(strv_contains(p->fs_read_exec, "/usr"));
+	assert_true(strv_contains(p->fs_read_exec, "/lib64"));
+	assert_true(strv_contains(p->fs_read_exec, "/opt"));
+	assert_true(strv_contains(p->fs_read, "/etc"));
+	assert_false(strv_contains(p->fs_read_exec, "/etc"));
+	assert_true(strv_contains(p->fs_deny, "/etc/shadow"));
+	assert_true(strv_contains(p->fs_deny, "/etc/gshadow"));
+	assert_true(strv_contains(p->fs_deny, "/etc/sudoers.d"));
+	assert_true(strv_contains(p->fs_deny, "/etc/ssh/ssh_host_ed25519_key"));
+	assert_true(strv_contains(p->fs_deny, "/etc/ssh/ssh_host_rsa_key"));
+	assert_false(strv_contains(p->fs_deny, "/etc/ssh"));
+	assert_true(strv_contains(p->fs_protected, ".git"));
+	assert_true(strv_contains(p->fs_protected, ".agents"));
+	assert_int_equal(strv_length(p->fs_protected), 5);
+	assert_int_equal(p->net_mode, NET_MODE_NONE);
+	assert_true(strv_contains(p->env_pass, "LC_*"));
+	assert_true(strv_contains(p->env_pass, "PATH"));
+	assert_true(strv_contains(p->env_strip, "*_TOKEN"));
+	assert_true(strv_contains(p->env_strip, "SSH_AUTH_SOCK"));
+	assert_true(strv_contains(p->env_strip, "AWS_*"));
+	assert_int_equal(p->pids, 4096);
+	assert_int_equal(p->tmp_mb, 1024);
+	assert_int_equal(p->nofile, 8192);
+	assert_int_equal(p->memory_mb, 0);
+	assert_int_equal(p->timeout_s, 0);
+	assert_int_equal(p->max_connections, 1024);
+	assert_int_equal(p->n_net_local_ports, 0);
+	assert_false(p->allow_ptrace);
+	assert_false(p->allow_nested_sandbox);
+	policy_free(p);
+}
+
+static void test_policy_parse_full(void **state)
+{
+	WardPolicy *p = load_file("valid-full.json");
+
+	assert_true(strv_contains(p->presets, "git"));
+	assert_true(strv_contains(p->presets, "node"));
+	assert_true(strv_contains(p->fs_read, "~/.config/mytool"));
+	assert_true(strv_contains(p->fs_read, "~/.gitconfig"));
+	assert_true(strv_contains(p->fs_read_write, "~/.npm"));
+	assert_true(strv_contains(p->fs_protected, "secrets/keys"));
+	assert_true(strv_contains(p->fs_protected, ".env")); /* normalized */
+	assert_true(strv_contains(p->net_allow, "registry.example.org:443"));
+	assert_int_equal(p->n_net_commands, 1);
+	assert_string_equal(p->net_commands[0].name, "git");
+	assert_string_equal(p->net_commands[0].allow[0], "github.com");
+	assert_true(strv_contains(p->env_set, "CI=1"));
+	assert_true(strv_contains(p->env_set, "MY_TOOL_MODE=sandboxed"));
+	assert_true(strv_contains(p->env_strip, "INTERNAL_*"));
+	assert_int_equal(p->timeout_s, 600);
+	assert_int_equal(p->memory_mb, 4096);
+	assert_int_equal(p->pids, 2048);
+	assert_int_equal(p->tmp_mb, 512);
+	assert_int_equal(p->nofile, 4096);
+	assert_true(p->allow_ptrace);
+	assert_int_equal(strv_length(p->sources), 1);
+	assert_non_null(strstr(p->sources[0], "/valid-full.json"));
+	assert_true(p->sources[0][0] == '/');
+	policy_free(p);
+}
+
+static void test_policy_parse_network(void **state)
+{
+	WardPolicy *p = load_file("valid-network-proxy.json");
+
+	assert_int_equal(p->net_mode, NET_MODE_PROXY);
+	assert_true(strv_contains(p->net_allow, "github.com")); /* lowercased */
+	assert_false(strv_contains(p->net_allow, "GitHub.com"));
+	assert_true(strv_contains(p->net_allow, "[2001:db8::2]:443"));
+	assert_true(strv_contains(p->net_deny, "169.254.169.254"));
+	assert_int_equal(p->n_net_commands, 2);
+	assert_string_equal(p->net_commands[1].name, "curl");
+	assert_int_equal(strv_length(p->net_commands[1].allow), 0);
+	assert_int_equal(strv_length(p->net_commands[0].allow), 2);
+	assert_int_equal(p->n_net_hosts, 2);
+	assert_string_equal(p->net_hosts[0].name, "internal.example");
+	assert_string_equal(p->net_hosts[0].address, "10.0.0.5");
+	assert_int_equal(p->n_net_local_ports, 2); /* 3000 deduplicated */
+	assert_int_equal(p->net_local_ports[0], 3000);
+	assert_int_equal(p->net_local_ports[1], 8080);
+	assert_int_equal(p->max_connections, 64);
+	policy_free(p);
+}
+
+static void test_policy_merge_order_dedupe(void **state)
+{
+	WardPolicy *p = policy_new_defaults();
+	size_t n = strv_length(p->fs_read);
+
+	merge_text(p, "{\"fs\":{\"read\":[\"/a\",\"/etc\",\"/a\"]},\"limits\":{\"pids\":10}}");
+	merge_text(p, "{\"fs\":{\"read\":[\"/b\",\"/a\"]},\"limits\":{\"pids\":20}}");
+	assert_int_equal(strv_length(p->fs_read), n + 2);
+	assert_string_equal(p->fs_read[n], "/a");
+	assert_string_equal(p->fs_read[n + 1], "/b");
+	assert_int_equal(p->pids, 20); /* scalars replace */
+	assert_int_equal(p->tmp_mb, 1024); /* untouched */
+	assert_int_equal(strv_length(p->sources), 1); /* same name twice */
+	policy_free(p);
+}
+
+static void test_policy_merge_objects_by_key(void **state)
+{
+	WardPolicy *p = policy_new_empty();
+
+	merge_text(p, "{\"env\":{\"set\":{\"A\":\"1\",\"B\":\"2\"}},"
+		      "\"network\":{\"commands\":{\"git\":[\"github.com\"]},"
+		      "\"hosts\":{\"x.example\":\"10.0.0.1\"}}}");
+	merge_text(p, "{\"env\":{\"set\":{\"A\":\"3\"}},"
+		      "\"network\":{\"commands\":{\"git\":[\"gitlab.com\",\"github.com\"],"
+		      "\"npm\":[\"registry.npmjs.org\"]},\"hosts\":{\"x.example\":\"10.0.0.2\"}}}");
+	assert_int_equal(strv_length(p->env_set), 2);
+	assert_string_equal(p->env_set[0], "A=3");
+	assert_string_equal(p->env_set[1], "B=2");
+	assert_int_equal(p->n_net_commands, 2);
+	assert_int_equal(strv_length(p->net_commands[0].allow), 2);
+	assert_string_equal(p->net_commands[0].allow[1], "gitlab.com");
+	assert_int_equal(p->n_net_hosts, 1);
+	assert_string_equal(p->net_hosts[0].address, "10.0.0.2");
+	policy_free(p);
+}
+
+static void test_policy_presets_at_their_place(void **state)
+{
+	WardPolicy *p = policy_new_empty();
+
+	merge_text(p, "{\"fs\":{\"read\":[\"/x\"]},\"presets\":[\"git\"],"
+		      "\"network\":{\"mode\":\"proxy\"}}");
+	assert_string_equal(p->fs_read[0], "/x");
+	assert_string_equal(p->fs_read[1], "~/.gitconfig");
+	assert_int_equal(p->net_mode, NET_MODE_PROXY);
+	policy_free(p);
+}
+
+static void test_policy_presets_paths(void **state)
+{
+	static const struct {
+		const char *preset;
+		int list; /* 0 read, 1 read_exec, 2 read_write, 3 deny, 4 env_pass */
+		const char *entry;
+	} want[] = {
+		{ "git", 0, "~/.gitconfig" },	      { "git", 0, "~/.config/git" },
+		{ "git", 3, "~/.config/git/credentials" },
+		{ "node", 0, "~/.npmrc" },	      { "node", 2, "~/.npm" },
+		{ "node", 2, "~/.cache/yarn" },	      { "node", 2, "~/.pnpm-store" },
+		{ "node", 2, "~/.cache/pnpm" },	      { "node", 2, "~/.local/share/pnpm" },
+		{ "node", 1, "/usr/local/lib/node_modules" },
+		{ "python", 0, "~/.config/pip" },     { "python", 0, "~/.pip" },
+		{ "python", 2, "~/.cache/pip" },      { "python", 2, "~/.cache/pypoetry" },
+		{ "python", 2, "~/.cache/uv" },	      { "rust", 0, "~/.cargo/config.toml" },
+		{ "rust", 0, "~/.cargo/config" },     { "rust", 1, "~/.rustup" },
+		{ "rust", 1, "~/.cargo/bin" },	      { "rust", 2, "~/.cargo/registry" },
+		{ "rust", 2, "~/.cargo/git" },	      { "rust", 4, "CARGO_HOME" },
+		{ "go", 0, "~/.config/go" },	      { "go", 2, "~/.cache/go-build" },
+		{ "go", 2, "~/go/pkg/mod" },	      { "go", 4, "GOPATH" },
+	};
+	const char *const *names = policy_preset_names();
+	size_t n = 0;
+
+	while (names[n])
+		n++;
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		WardPolicy *p = policy_new_empty();
+		PolicyError e = { 0 };
+		char **lists[5];
+
+		assert_int_equal(policy_apply_preset(p, want[i].preset, &e), 0);
+		lists[0] = p->fs_read;
+		lists[1] = p->fs_read_exec;
+		lists[2] = p->fs_read_write;
+		lists[3] = p->fs_deny;
+		lists[4] = p->env_pass;
+		if (!strv_contains(lists[want[i].list], want[i].entry))
+			fail_msg("preset %s lacks %s", want[i].preset, want[i].entry);
+		assert_true(strv_contains(p->presets, want[i].preset));
+		/* No preset opens $HOME itself or reads credentials. */
+		for (int l = 0; l < 3; l++)
+			STRV_FOREACH(s, lists[l]) {
+				assert_string_not_equal(*s, "~");
+				assert_null(strstr(*s, "credentials"));
+			}
+		policy_free(p);
+	}
+}
+
+static void test_policy_preset_unknown(void **state)
+{
+	WardPolicy *p = policy_new_defaults();
+	_cleanup_free_ char *before = policy_to_json(p), *after = NULL;
+	PolicyError e = { 0 };
+
+	assert_int_equal(policy_apply_preset(p, "ruby", &e), -EINVAL);
+	assert_string_equal(e.file, "--preset");
+	assert_non_null(strstr(e.msg, "unknown preset \"ruby\""));
+	after = policy_to_json(p);
+	assert_string_equal(before, after);
+	policy_free(p);
+
+	char *flags[] = { "git", "nope", NULL };
+	assert_int_equal(policy_load("/nonexistent", flags, &p, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "\"nope\""));
+}
+
+static void test_policy_finalize_expand_normalize(void **state)
+{
+	WardPolicy *p = policy_new_empty();
+
+	merge_text(p, "{\"fs\":{\"read\":[\"~/a/../b//c/.\",\"~\",\"/home/u/b/c\",\"/x/./y/\"],"
+		      "\"protected\":[\"./a//b/\",\"a/b\"]}}");
+	/* Flags may add relative paths: they resolve against the workspace. */
+	assert_int_equal(strv_extend(&p->fs_read_write, "out/../dist"), 0);
+	finalize_ok(p);
+	assert_int_equal(strv_length(p->fs_read), 3);
+	assert_string_equal(p->fs_read[0], "/home/u/b/c");
+	assert_string_equal(p->fs_read[1], "/home/u");
+	assert_string_equal(p->fs_read[2], "/x/y");
+	assert_string_equal(p->fs_read_write[0], "/home/u/proj/dist");
+	assert_int_equal(strv_length(p->fs_protected), 1);
+	assert_string_equal(p->fs_protected[0], "a/b");
+	policy_free(p);
+}
+
+static void test_policy_finalize_deny_ancestor(void **state)
+{
+	static const char *const bad[] = { "/", "/home", "~", "/home/u/proj", "~/proj/" };
+	static const char *const good[] = { "/home/u/proj2", "/home/u/proj/sub", "~/.ssh" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		WardPolicy *p = policy_new_defaults();
+		_cleanup_free_ char *before = NULL, *after = NULL;
+		PolicyError e = { 0 };
+
+		assert_int_equal(strv_extend(&p->fs_deny, bad[i]), 0);
+		before = policy_to_json(p);
+		assert_int_equal(policy_finalize(p, &ctx, &e), -EINVAL);
+		assert_string_equal(e.path, "fs.deny");
+		assert_non_null(strstr(e.msg, "contains the workspace \"/home/u/proj\""));
+		after = policy_to_json(p);
+		assert_string_equal(before, after);
+		policy_free(p);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		WardPolicy *p = policy_new_defaults();
+		assert_int_equal(strv_extend(&p->fs_deny, good[i]), 0);
+		finalize_ok(p);
+		policy_free(p);
+	}
+}
+
+static void test_policy_finalize_rejects_flag_values(void **state)
+{
+	static const char *const bad_fs[] = { "/a/*", "~x/y", "" };
+	static const char *const bad_prot[] = { "/abs", "..", "a/../..", "." };
+
+	for (size_t i = 0; i < sizeof(bad_fs) / sizeof(bad_fs[0]); i++) {
+		WardPolicy *p = policy_new_empty();
+		PolicyError e = { 0 };
+		assert_int_equal(strv_extend(&p->fs_read, bad_fs[i]), 0);
+		assert_int_equal(policy_finalize(p, &ctx, &e), -EINVAL);
+		assert_string_equal(e.path, "fs.read");
+		policy_free(p);
+	}
+	for (size_t i = 0; i < sizeof(bad_prot) / sizeof(bad_prot[0]); i++) {
+		WardPolicy *p = policy_new_empty();
+		PolicyError e = { 0 };
+		assert_int_equal(strv_extend(&p->fs_protected, bad_prot[i]), 0);
+		assert_int_equal(policy_finalize(p, &ctx, &e), -EINVAL);
+		assert_string_equal(e.path, "fs.protected");
+		policy_free(p);
+	}
+}
+
+static void test_policy_json_round_trip(void **state)
+{
+	static const char *const files[] = { "valid-full.json", "valid-network-proxy.json",
+					     "valid-env-only.json", "valid-presets.json" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		WardPolicy *p = load_file(files[i]);
+		_cleanup_free_ char *j1 = NULL, *j2 = NULL, *j3 = NULL;
+		char h1[65], h2[65];
+
+		finalize_ok(p);
+		j1 = policy_to_json(p);
+		assert_non_null(j1);
+
+		/* Reloaded on top of the defaults (as policy_load would)... */
+		WardPolicy *q = policy_new_defaults();
+		merge_text(q, j1);
+		finalize_ok(q);
+		j2 = policy_to_json(q);
+		assert_string_equal(j1, j2);
+
+		/* ...and on its own. */
+		WardPolicy *r = policy_new_empty();
+		merge_text(r, j1);
+		finalize_ok(r);
+		j3 = policy_to_json(r);
+		assert_string_equal(j1, j3);
+
+		assert_int_equal(policy_hash(p, h1), 0);
+		assert_int_equal(policy_hash(r, h2), 0);
+		assert_string_equal(h1, h2);
+		assert_int_equal(strlen(h1), 64);
+		assert_int_equal(strspn(h1, "0123456789abcdef"), 64);
+		policy_free(p);
+		policy_free(q);
+		policy_free(r);
+	}
+}
+
+static void test_policy_hash_changes(void **state)
+{
+	WardPolicy *p = policy_new_defaults();
+	char h1[65], h2[65], h3[65];
+
+	assert_int_equal(policy_hash(p, h1), 0);
+	assert_int_equal(policy_hash(p, h2), 0);
+	assert_string_equal(h1, h2);
+	p->allow_ptrace = true;
+	assert_int_equal(policy_hash(p, h3), 0);
+	assert_string_not_equal(h1, h3);
+	policy_free(p);
+}
+
+static void test_policy_load_order(void **state)
+{
+	char dir[] = "/tmp/test-policy-XXXXXX", path[256], cfg[256];
+	char *presets[] = { "python", NULL };
+	_cleanup_free_ char *old_xdg = getenv("XDG_CONFIG_HOME") ? strdup(getenv("XDG_CONFIG_HOME")) : NULL;
+	WardPolicy *p = NULL;
+	PolicyError e = { 0 };
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cfg, sizeof(cfg), "%s/ward", dir);
+	assert_int_equal(mkdir(cfg, 0700), 0);
+	snprintf(path, sizeof(path), "%s/ward/policy.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"fs\":{\"read\":[\"/from-user-file\"]},\"limits\":{\"pids\":7}}", f);
+	fclose(f);
+
+	/* The default file under $XDG_CONFIG_HOME is picked up. */
+	setenv("XDG_CONFIG_HOME", dir, 1);
+	assert_int_equal(policy_load(NULL, presets, &p, &e), 0);
+	assert_int_equal(p->pids, 7);
+	/* defaults, then presets, then the file */
+	size_t i_etc = 99, i_pip = 99, i_user = 99;
+	for (size_t i = 0; p->fs_read[i]; i++) {
+		if (strcmp(p->fs_read[i], "/etc") == 0)
+			i_etc = i;
+		if (strcmp(p->fs_read[i], "~/.config/pip") == 0)
+			i_pip = i;
+		if (strcmp(p->fs_read[i], "/from-user-file") == 0)
+			i_user = i;
+	}
+	assert_true(i_etc < i_pip && i_pip < i_user && i_user != 99);
+	p = policy_free(p);
+
+	/* A missing default file is fine... */
+	snprintf(path, sizeof(path), "%s/none", dir);
+	setenv("XDG_CONFIG_HOME", path, 1);
+	assert_int_equal(policy_load(NULL, NULL, &p, &e), 0);
+	assert_int_equal(p->pids, 4096);
+	assert_int_equal(strv_length(p->sources), 0);
+	p = policy_free(p);
+
+	/* ...a missing explicit one is not. */
+	assert_true(policy_load(path, NULL, &p, &e) < 0);
+	assert_string_equal(e.file, path);
+	assert_non_null(strstr(e.msg, "No such file"));
+
+	if (old_xdg)
+		setenv("XDG_CONFIG_HOME", old_xdg, 1);
+	else
+		unsetenv("XDG_CONFIG_HOME");
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_invalid_files),
+		cmocka_unit_test(test_policy_data_dir_complete),
+		cmocka_unit_test(test_policy_error_format),
+		cmocka_unit_test(test_policy_defaults),
+		cmocka_unit_test(test_policy_parse_full),
+		cmocka_unit_test(test_policy_parse_network),
+		cmocka_unit_test(test_policy_merge_order_dedupe),
+		cmocka_unit_test(test_policy_merge_objects_by_key),
+		cmocka_unit_test(test_policy_presets_at_their_place),
+		cmocka_unit_test(test_policy_presets_paths),
+		cmocka_unit_test(test_policy_preset_unknown),
+		cmocka_unit_test(test_policy_finalize_expand_normalize),
+		cmocka_unit_test(test_policy_finalize_deny_ancestor),
+		cmocka_unit_test(test_policy_finalize_rejects_flag_values),
+		cmocka_unit_test(test_policy_json_round_trip),
+		cmocka_unit_test(test_policy_hash_changes),
+		cmocka_unit_test(test_policy_load_order),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
