@@ -4,6 +4,8 @@
  * rlimit. Core dumps are always off. */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <cjson/cJSON.h>
@@ -27,3 +29,21 @@ int limits_apply_child(const LimitsPlan *plan);
 cJSON *limits_describe(const LimitsPlan *plan);
 /* Did the cgroup record an OOM kill or hit pids.max? (for the exit event) */
 cJSON *limits_events(const LimitsPlan *plan);
+
+/* Which mechanism holds limit @name ("pids", "memory_mb", "nofile",
+ * "tmp_mb", "timeout_s", "core"): "cgroup", "rlimit", "tmpfs", "timer",
+ * or NULL when the limit is not set. */
+const char *limits_mechanism(const LimitsPlan *plan, const char *name);
+/* The run's cgroup directory, NULL when none. */
+const char *limits_cgroup_path(const LimitsPlan *plan);
+
+/* Where a cgroup v2 subtree with the pids and memory controllers could be
+ * created (no side effects): the directory under which ward makes
+ * ward.slice/<session>. -ENOENT when no cgroup2 is mounted, -EACCES when
+ * none is writable, -EOPNOTSUPP when the controllers are not available. */
+int limits_cgroup_find_base(char *ret, size_t n);
+
+/* Parsers behind it, exposed for the unit tests. */
+int limits_parse_self_cgroup(const char *text, char *ret, size_t n);  /* "0::/path" */
+int limits_parse_cgroup2_mount(const char *mountinfo, char *ret, size_t n);
+bool limits_controllers_have(const char *list, const char *name);

@@ -1,0 +1,195 @@
+/* Limits: the cgroup parsers, the mechanism chosen for each limit, the
+ * rlimits a child gets, and the description for the start audit event. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "linux/limits.h"
+#include "policy/policy.h"
+
+static void test_limits_parse_self_cgroup(void **state)
+{
+	char buf[256];
+
+	assert_int_equal(limits_parse_self_cgroup("0::/user.slice/a.scope\n", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/user.slice/a.scope");
+	/* Hybrid hierarchy: v1 lines first. */
+	assert_int_equal(limits_parse_self_cgroup("9:name=systemd:/\n4:memory:/x\n0::/\n", buf,
+						  sizeof(buf)),
+			 0);
+	assert_string_equal(buf, "/");
+	assert_int_equal(limits_parse_self_cgroup("4:memory:/x\n", buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(limits_parse_self_cgroup("0::/toolong\n", buf, 4), -EINVAL);
+}
+
+static void test_limits_parse_cgroup2_mount(void **state)
+{
+	const char *mi =
+		"22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+		"30 25 0:26 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+		"35 25 0:31 / /sys/fs/cgroup/uni\\040fied rw,relatime - cgroup2 cgroup2 rw\n";
+	char buf[256];
+
+	assert_int_equal(limits_parse_cgroup2_mount(mi, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/sys/fs/cgroup/uni fied");
+	assert_int_equal(limits_parse_cgroup2_mount("22 1 0:21 / /proc rw - proc proc rw\n", buf,
+						    sizeof(buf)),
+			 -ENOENT);
+}
+
+static void test_limits_controllers_have(void **state)
+{
+	assert_true(limits_controllers_have("cpuset cpu io memory pids\n", "pids"));
+	assert_true(limits_controllers_have("memory pids", "memory"));
+	assert_false(limits_controllers_have("hugetlb\n", "pids"));
+	assert_false(limits_controllers_have("pidsx memoryy", "pids"));
+	assert_false(limits_controllers_have("", "memory"));
+}
+
+static WardPolicy *policy_with(uint64_t pids, uint64_t mem, uint64_t nofile, uint64_t tmp)
+{
+	WardPolicy *p = policy_new_defaults();
+
+	assert_non_null(p);
+	p->pids = pids;
+	p->memory_mb = mem;
+	p->nofile = nofile;
+	p->tmp_mb = tmp;
+	p->timeout_s = 0;
+	return p;
+}
+
+static void test_limits_rejects_bad_session(void **state)
+{
+	WardPolicy *pol = policy_with(0, 0, 0, 0);
+	LimitsPlan *p = NULL;
+
+	assert_int_equal(limits_plan_new(pol, "../escape", &p), -EINVAL);
+	assert_int_equal(limits_plan_new(pol, "", &p), -EINVAL);
+	assert_int_equal(limits_plan_new(pol, "a/b", &p), -EINVAL);
+	assert_null(p);
+	assert_null(limits_plan_free(NULL));
+	policy_free(pol);
+}
+
+static void test_limits_unset_limits_only_core(void **state)
+{
+	WardPolicy *pol = policy_with(0, 0, 0, 0);
+	LimitsPlan *p = NULL;
+	cJSON *d, *core;
+
+	assert_int_equal(limits_plan_new(pol, "test-unset", &p), 0);
+	assert_null(limits_mechanism(p, "pids"));
+	assert_null(limits_mechanism(p, "memory_mb"));
+	assert_string_equal(limits_mechanism(p, "core"), "rlimit");
+	assert_int_equal(limits_cgroup_fd(p), -1);
+	d = limits_describe(p);
+	assert_non_null(d);
+	assert_null(cJSON_GetObjectItem(d, "pids"));
+	core = cJSON_GetObjectItem(d, "core");
+	assert_non_null(core);
+	assert_int_equal(cJSON_GetObjectItem(core, "value")->valuedouble, 0);
+	cJSON_Delete(d);
+	limits_plan_free(p);
+	policy_free(pol);
+}
+
+static void test_limits_mechanisms_and_child_rlimits(void **state)
+{
+	WardPolicy *pol = policy_with(64, 300, 256, 100);
+	LimitsPlan *p = NULL;
+	const char *pm;
+	cJSON *d;
+	int status;
+	pid_t pid;
+
+	assert_int_equal(limits_plan_new(pol, "test-mech", &p), 0);
+	pm = limits_mechanism(p, "pids");
+	assert_non_null(pm);
+	assert_true(strcmp(pm, "cgroup") == 0 || strcmp(pm, "rlimit") == 0);
+	/* Both are held by the same mechanism: the cgroup needs both. */
+	assert_string_equal(limits_mechanism(p, "memory_mb"), pm);
+	assert_string_equal(limits_mechanism(p, "nofile"), "rlimit");
+	assert_string_equal(limits_mechanism(p, "tmp_mb"), "tmpfs");
+	assert_null(limits_mechanism(p, "timeout_s"));
+	assert_int_equal(limits_cgroup_fd(p) >= 0, strcmp(pm, "cgroup") == 0);
+
+	d = limits_describe(p);
+	assert_non_null(d);
+	assert_string_equal(
+		cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "pids"), "mechanism")),
+		pm);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "nofile"), "value")->valuedouble,
+			 256);
+	cJSON_Delete(d);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl;
+
+		if (limits_apply_child(p) < 0)
+			_exit(1);
+		if (getrlimit(RLIMIT_CORE, &rl) < 0 || rl.rlim_cur != 0 || rl.rlim_max != 0)
+			_exit(2);
+		if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur != 256 || rl.rlim_max != 256)
+			_exit(3);
+		if (strcmp(pm, "rlimit") == 0) {
+			if (getrlimit(RLIMIT_NPROC, &rl) < 0 || rl.rlim_cur != 64)
+				_exit(4);
+			if (getrlimit(RLIMIT_DATA, &rl) < 0 || rl.rlim_cur != 300ULL << 20)
+				_exit(5);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	limits_plan_free(p);
+	policy_free(pol);
+}
+
+static void test_limits_nofile_clamped_to_hard(void **state)
+{
+	WardPolicy *pol = policy_with(0, 0, 1ULL << 40, 0);
+	LimitsPlan *p = NULL;
+	struct rlimit cur;
+	cJSON *d, *e;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &cur), 0);
+	if (cur.rlim_max == RLIM_INFINITY)
+		skip();
+	assert_int_equal(limits_plan_new(pol, "test-clamp", &p), 0);
+	d = limits_describe(p);
+	e = cJSON_GetObjectItem(d, "nofile");
+	assert_non_null(e);
+	assert_int_equal((uint64_t)cJSON_GetObjectItem(e, "value")->valuedouble, cur.rlim_max);
+	assert_non_null(cJSON_GetObjectItem(e, "requested"));
+	cJSON_Delete(d);
+	limits_plan_free(p);
+	policy_free(pol);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_limits_parse_self_cgroup),
+		cmocka_unit_test(test_limits_parse_cgroup2_mount),
+		cmocka_unit_test(test_limits_controllers_have),
+		cmocka_unit_test(test_limits_rejects_bad_session),
+		cmocka_unit_test(test_limits_unset_limits_only_core),
+		cmocka_unit_test(test_limits_mechanisms_and_child_rlimits),
+		cmocka_unit_test(test_limits_nofile_clamped_to_hard),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
