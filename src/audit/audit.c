@@ -1,6 +1,7 @@
 /* The JSONL audit writer. Each event is serialized in memory and appended
  * with a single write(2) on an O_APPEND fd, so that lines from several
  * processes (supervisor, proxy, review commands) never interleave. */
+#include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -13,8 +13,6 @@
 		return WARD_EXIT_SETUP;                                                            \
 	}
 
-STUB(cmd_run)
-STUB(cmd_probe)
 STUB(cmd_session)
 STUB(cmd_sessions)
 STUB(cmd_diff)

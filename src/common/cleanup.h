@@ -44,11 +44,16 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free)
 #define _cleanup_closedir_ _cleanup_(closedirp)
 #define _cleanup_strv_ _cleanup_(strv_freep)
 
-/* cJSON is optional for a module; only define the helper where cJSON is included. */
-#ifdef cJSON__h
-DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
-#define _cleanup_cjson_ _cleanup_(cJSON_Deletep)
-#endif
+/* Declared here so that the helper works whether or not <cjson/cJSON.h>
+ * came first; the prototype matches cJSON's own. */
+struct cJSON;
+void cJSON_Delete(struct cJSON *item);
+static inline void cjson_deletep(struct cJSON **p)
+{
+	if (*p)
+		cJSON_Delete(*p);
+}
+#define _cleanup_cjson_ _cleanup_(cjson_deletep)
 
 #define TAKE_PTR(p)                                                                                \
 	({                                                                                         \

@@ -1,0 +1,241 @@
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli-args.h"
+#include "common/log.h"
+#include "common/strv.h"
+#include "policy/policy.h"
+
+const char cli_run_usage[] =
+	"Usage: ward run [OPTION]... [--] COMMAND [ARG]...\n"
+	"\n"
+	"Run COMMAND in a kernel-enforced sandbox built from the policy.\n"
+	"\n"
+	"  -w, --workspace DIR     the writable workspace and starting directory\n"
+	"                          (default: the current directory)\n"
+	"  -p, --policy FILE       policy file (default: $XDG_CONFIG_HOME/ward/policy.json)\n"
+	"      --preset NAME       add a preset: git, node, python, rust, go (repeatable)\n"
+	"      --timeout SECONDS   kill the whole command tree after SECONDS (exit 124)\n"
+	"      --env NAME[=VALUE]  pass NAME from the environment, or set it (repeatable)\n"
+	"      --net MODE          network: none (default) or proxy\n"
+	"      --allow-domain HOST allow HOST through the proxy (repeatable; implies proxy)\n"
+	"      --tier N            0: no isolation (explicit opt-out); 2: namespaces,\n"
+	"                          Landlock and seccomp (default)\n"
+	"      --strict            refuse to run if any protection is degraded\n"
+	"      --cow               copy-on-write: writes go to a new session, see ward diff\n"
+	"      --session ID        run in an existing session\n"
+	"      --result FILE       write the run's summary as JSON to FILE\n"
+	"      --log-level LEVEL   error, warning (default), info or debug\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Exit status: the command's own; 128+N if signal N killed it; 124 on timeout;\n"
+	"125 if ward could not run it; 126 not executable; 127 not found.\n";
+
+enum {
+	OPT_PRESET = 256,
+	OPT_TIMEOUT,
+	OPT_ENV,
+	OPT_TIER,
+	OPT_STRICT,
+	OPT_COW,
+	OPT_SESSION,
+	OPT_NET,
+	OPT_ALLOW_DOMAIN,
+	OPT_RESULT,
+	OPT_LOG_LEVEL,
+};
+
+static const struct option run_options[] = {
+	{ "workspace", required_argument, NULL, 'w' },
+	{ "policy", required_argument, NULL, 'p' },
+	{ "preset", required_argument, NULL, OPT_PRESET },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "env", required_argument, NULL, OPT_ENV },
+	{ "tier", required_argument, NULL, OPT_TIER },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "cow", no_argument, NULL, OPT_COW },
+	{ "session", required_argument, NULL, OPT_SESSION },
+	{ "net", required_argument, NULL, OPT_NET },
+	{ "allow-domain", required_argument, NULL, OPT_ALLOW_DOMAIN },
+	{ "result", required_argument, NULL, OPT_RESULT },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "help", no_argument, NULL, 'h' },
+	{}
+};
+
+__attribute__((format(printf, 2, 3))) static int fail(char **reterr, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(reterr, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		*reterr = NULL;
+	return -EINVAL;
+}
+
+
+static bool parse_u64(const char *s, uint64_t max, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s[0] || s[0] == '-' || s[0] == '+')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
+static bool env_name_valid(const char *s, size_t n)
+{
+	if (n == 0 || !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
+static int set_string(char **field, const char *v)
+{
+	free(*field);
+	*field = strdup(v);
+	return *field ? 0 : -ENOMEM;
+}
+
+int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr)
+{
+	RunOptions o = { .tier = -1, .net_mode = -1, .log_level = -1 };
+	uint64_t v;
+	int c, r = 0;
+
+	*reterr = NULL;
+	optind = 0; /* full reset: the parser may run more than once (tests) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:w:p:h", run_options, NULL)) != -1) {
+		switch (c) {
+		case 'w':
+			r = set_string(&o.workspace, optarg);
+			break;
+		case 'p':
+			r = set_string(&o.policy_file, optarg);
+			break;
+		case OPT_PRESET:
+			r = strv_extend(&o.presets, optarg);
+			break;
+		case OPT_TIMEOUT:
+			if (!parse_u64(optarg, 365ULL * 24 * 3600, &v) || v == 0) {
+				r = fail(reterr, "--timeout: expected a positive number of seconds, got '%s'",
+					 optarg);
+				break;
+			}
+			o.timeout_s = v;
+			break;
+		case OPT_ENV: {
+			const char *eq = strchr(optarg, '=');
+			size_t n = eq ? (size_t)(eq - optarg) : strlen(optarg);
+			if (!env_name_valid(optarg, n)) {
+				r = fail(reterr, "--env: expected NAME or NAME=VALUE, got '%s'", optarg);
+				break;
+			}
+			r = strv_extend(&o.env_extra, optarg);
+			break;
+		}
+		case OPT_TIER:
+			if (!parse_u64(optarg, 3, &v)) {
+				r = fail(reterr, "--tier: expected 0, 1, 2 or 3, got '%s'", optarg);
+				break;
+			}
+			o.tier = (int)v;
+			break;
+		case OPT_STRICT:
+			o.strict = true;
+			break;
+		case OPT_COW:
+			o.cow = true;
+			break;
+		case OPT_SESSION:
+			r = set_string(&o.session, optarg);
+			break;
+		case OPT_NET: {
+			NetMode m = net_mode_from_string(optarg);
+			if (m < 0) {
+				r = fail(reterr, "--net: expected 'none' or 'proxy', got '%s'", optarg);
+				break;
+			}
+			o.net_mode = m;
+			break;
+		}
+		case OPT_ALLOW_DOMAIN:
+			r = strv_extend(&o.allow_domains, optarg);
+			break;
+		case OPT_RESULT:
+			r = set_string(&o.result_file, optarg);
+			break;
+		case OPT_LOG_LEVEL:
+			o.log_level = log_parse_level(optarg);
+			if (o.log_level < 0)
+				r = fail(reterr, "--log-level: expected error, warning, info or debug, got '%s'",
+					 optarg);
+			break;
+		case 'h':
+			o.help = true;
+			break;
+		case ':':
+			r = fail(reterr, "option '%s' needs an argument", argv[optind - 1]);
+			break;
+		case '?':
+		default:
+			r = fail(reterr, "unknown option '%s'", argv[optind - 1]);
+			break;
+		}
+		if (r < 0)
+			goto fail;
+	}
+	if (o.cow && o.session) {
+		r = fail(reterr, "%s", "--cow starts a new session; it cannot be combined with --session");
+		goto fail;
+	}
+	if (o.allow_domains && o.net_mode == NET_MODE_NONE) {
+		r = fail(reterr, "%s", "--allow-domain needs --net proxy, not --net none");
+		goto fail;
+	}
+	if (optind < argc && strcmp(argv[optind], "--") == 0)
+		optind++;
+	if (!o.help && optind >= argc) {
+		r = fail(reterr, "%s", "missing COMMAND (ward run [OPTION]... -- COMMAND [ARG]...)");
+		goto fail;
+	}
+	for (int i = optind; i < argc; i++)
+		if ((r = strv_extend(&o.argv, argv[i])) < 0)
+			goto fail;
+	*ret = o;
+	return 0;
+fail:
+	run_options_done(&o);
+	return r < 0 ? r : -EINVAL;
+}
+
+void run_options_done(RunOptions *o)
+{
+	free(o->workspace);
+	free(o->policy_file);
+	strv_free(o->presets);
+	strv_free(o->env_extra);
+	free(o->session);
+	strv_free(o->allow_domains);
+	free(o->result_file);
+	strv_free(o->argv);
+	*o = (RunOptions){ .tier = -1, .net_mode = -1, .log_level = -1 };
+}

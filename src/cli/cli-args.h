@@ -1,0 +1,30 @@
+/* `ward run` command line -> RunOptions. Pure (no I/O), so that the unit
+ * tests can drive it; docs/ward.1 documents the same options. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct RunOptions {
+	char *workspace;      /* -w DIR; NULL: the current directory */
+	char *policy_file;    /* -p FILE */
+	char **presets;       /* --preset NAME... */
+	uint64_t timeout_s;   /* --timeout SECONDS; 0 unset */
+	char **env_extra;     /* --env NAME[=VALUE]... */
+	int tier;             /* --tier N; -1 unset (T2) */
+	bool strict;          /* --strict: refuse degraded runs */
+	bool cow;             /* --cow: new copy-on-write session */
+	char *session;        /* --session ID */
+	int net_mode;         /* --net none|proxy; -1 unset */
+	char **allow_domains; /* --allow-domain HOST... (implies proxy) */
+	char *result_file;    /* --result FILE */
+	int log_level;        /* --log-level; -1 unset */
+	bool help;
+	char **argv;          /* the command */
+} RunOptions;
+
+/* Parse argv (argv[0] is "run"). On error returns -EINVAL and a message in
+ * @reterr (caller frees). */
+int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr);
+void run_options_done(RunOptions *o);
+extern const char cli_run_usage[];

@@ -1,0 +1,403 @@
+/* ward run: load the policy, pick the tier, run the command in the sandbox,
+ * record start and exit in the audit log, exit with the command's status. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "audit/audit.h"
+#include "cli/cli-args.h"
+#include "cli/commands.h"
+#include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/log.h"
+#include "common/strv.h"
+#include "config.h"
+#include "cow/cow.h"
+#include "linux/sandbox.h"
+#include "net/proxy.h"
+#include "policy/env-filter.h"
+#include "policy/policy.h"
+#include "probe/probe.h"
+#include "ward/ward.h"
+
+extern char **environ;
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(WardPolicy *, policy_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(AuditLog *, audit_close)
+DEFINE_TRIVIAL_CLEANUP_FUNC(CowSession *, cow_session_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(SandboxPlan *, sandbox_plan_free)
+
+static void run_options_donep(RunOptions *o)
+{
+	run_options_done(o);
+}
+
+static int policy_fail(const PolicyError *e)
+{
+	char buf[1400];
+	policy_error_format(e, buf, sizeof(buf));
+	log_error("Invalid policy: %s", buf);
+	return WARD_EXIT_SETUP;
+}
+
+/* Flags are the last source: apply them as a JSON document, so they get
+ * the same validation (and error messages) as a policy file. */
+static int apply_flags(WardPolicy *p, const RunOptions *o, PolicyError *e)
+{
+	_cleanup_cjson_ cJSON *doc = cJSON_CreateObject();
+	_cleanup_free_ char *text = NULL;
+	cJSON *net = NULL;
+
+	if (o->timeout_s) {
+		cJSON *lim = cJSON_AddObjectToObject(doc, "limits");
+		cJSON_AddNumberToObject(lim, "timeout_s", (double)o->timeout_s);
+	}
+	if (o->net_mode >= 0 || o->allow_domains) {
+		net = cJSON_AddObjectToObject(doc, "network");
+		cJSON_AddStringToObject(net, "mode",
+					net_mode_to_string(o->allow_domains ? NET_MODE_PROXY
+									    : (NetMode)o->net_mode));
+		if (o->allow_domains) {
+			cJSON *a = cJSON_AddArrayToObject(net, "allow");
+			STRV_FOREACH(d, o->allow_domains)
+			cJSON_AddItemToArray(a, cJSON_CreateString(*d));
+		}
+	}
+	text = cJSON_PrintUnformatted(doc);
+	if (!text)
+		return -ENOMEM;
+	return policy_merge_json(p, "<command line>", text, e);
+}
+
+static cJSON *strv_json(char *const *l)
+{
+	cJSON *a = cJSON_CreateArray();
+	STRV_FOREACH(s, l)
+	cJSON_AddItemToArray(a, cJSON_CreateString(*s));
+	return a;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Tier 0: no isolation, explicitly asked for. cwd pinned, env filtered,
+ * the timeout kills the command (not what it left behind: there is no
+ * namespace to take it down with). */
+static int run_tier0(char *const *argv, char *const *envp, const char *ws, uint64_t timeout_s,
+		     SandboxResult *res)
+{
+	uint64_t start = now_ms();
+	pid_t pid;
+	int status;
+
+	*res = (SandboxResult){ .status = -1 };
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (chdir(ws) < 0)
+			_exit(WARD_EXIT_SETUP);
+		if (timeout_s)
+			alarm((unsigned)timeout_s);
+		execvpe(argv[0], argv, envp);
+		fprintf(stderr, "ward: %s: %s\n", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	res->duration_ms = now_ms() - start;
+	if (WIFEXITED(status)) {
+		res->status = WEXITSTATUS(status);
+		res->exit_code = res->status;
+	} else {
+		res->signal = WTERMSIG(status);
+		res->timed_out = timeout_s && res->signal == SIGALRM;
+		res->exit_code = res->timed_out ? WARD_EXIT_TIMEOUT : 128 + res->signal;
+	}
+	return 0;
+}
+
+static int write_result(const char *path, cJSON *summary)
+{
+	_cleanup_free_ char *text = cJSON_Print(summary);
+	_cleanup_fclose_ FILE *f = NULL;
+
+	if (!text)
+		return -ENOMEM;
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+		return -EIO;
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	_cleanup_(run_options_donep) RunOptions o = {};
+	_cleanup_free_ char *err = NULL, *ws = NULL, *home = NULL, *state = NULL, *config = NULL,
+			    *policy_path = NULL;
+	_cleanup_(policy_freep) WardPolicy *pol = NULL;
+	_cleanup_(audit_closep) AuditLog *audit = NULL;
+	_cleanup_(cow_session_freep) CowSession *session = NULL;
+	_cleanup_(sandbox_plan_freep) SandboxPlan *plan = NULL;
+	_cleanup_strv_ char **envp = NULL;
+	PolicyError pe = {};
+	SandboxError se = {};
+	SandboxResult res = {};
+	char session_id[17], hash[65];
+	int tier, r;
+
+	r = cli_parse_run(argc, argv, &o, &err);
+	if (r < 0) {
+		log_error("%s", err ? err : "invalid arguments");
+		fprintf(stderr, "Try 'ward run --help'.\n");
+		return WARD_EXIT_SETUP;
+	}
+	if (o.help) {
+		fputs(cli_run_usage, stdout);
+		return 0;
+	}
+	if (o.log_level >= 0)
+		log_set_level(o.log_level);
+
+	tier = o.tier < 0 ? 2 : o.tier;
+	if (tier == 1 || tier == 3) {
+		log_error("Tier %d is not built yet; use --tier 2 (the default) or --tier 0 (no "
+			  "isolation)",
+			  tier);
+		return WARD_EXIT_SETUP;
+	}
+
+	if ((r = ward_home_dir(&home)) < 0 || (r = ward_state_dir(&state)) < 0 ||
+	    (r = ward_config_dir(&config)) < 0)
+		return log_error_errno(r, "Failed to find the home directory: %m"),
+		       WARD_EXIT_SETUP;
+
+	if (o.session) {
+		r = cow_session_open(state, o.session, &session);
+		if (r < 0)
+			return log_error_errno(r, "Failed to open session '%s': %m", o.session),
+			       WARD_EXIT_SETUP;
+		ws = realpath(cow_session_workspace(session), NULL);
+		if (o.workspace) {
+			_cleanup_free_ char *w = realpath(o.workspace, NULL);
+			if (!w || !ws || strcmp(w, ws) != 0) {
+				log_error("Session '%s' belongs to workspace '%s', not '%s'", o.session,
+					  cow_session_workspace(session), o.workspace);
+				return WARD_EXIT_SETUP;
+			}
+		}
+	} else
+		ws = realpath(o.workspace ? o.workspace : ".", NULL);
+	if (!ws)
+		return log_error_errno(-errno, "Failed to resolve the workspace '%s': %m",
+				       o.workspace ? o.workspace : "."),
+		       WARD_EXIT_SETUP;
+
+	/* Policy: defaults, presets, the user's file, flags. */
+	r = policy_load(o.policy_file, o.presets, &pol, &pe);
+	if (r < 0)
+		return policy_fail(&pe);
+	r = apply_flags(pol, &o, &pe);
+	if (r < 0)
+		return policy_fail(&pe);
+	PolicyContext ctx = { .home = home, .workspace = ws };
+	r = policy_finalize(pol, &ctx, &pe);
+	if (r < 0)
+		return policy_fail(&pe);
+	if (o.policy_file)
+		policy_path = realpath(o.policy_file, NULL);
+	else if (pol->sources && pol->sources[0])
+		policy_path = strdup(pol->sources[strv_length(pol->sources) - 1]);
+
+	envp = env_filter(pol, environ, o.env_extra);
+	if (!envp || strv_extend(&envp, "TMPDIR=/tmp") < 0)
+		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+	if (pol->net_mode == NET_MODE_PROXY) {
+		char http[64], socks[64];
+		snprintf(http, sizeof(http), "http://127.0.0.1:%d", WARD_PROXY_HTTP_PORT);
+		snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%d", WARD_PROXY_SOCKS_PORT);
+		const char *vars[][2] = { { "HTTP_PROXY", http },  { "http_proxy", http },
+					  { "HTTPS_PROXY", http }, { "https_proxy", http },
+					  { "ALL_PROXY", socks },  { "all_proxy", socks },
+					  { "NO_PROXY", "localhost,127.0.0.1,::1" },
+					  { "no_proxy", "localhost,127.0.0.1,::1" } };
+		for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+			char *kv = NULL;
+			if (asprintf(&kv, "%s=%s", vars[i][0], vars[i][1]) < 0 ||
+			    strv_consume(&envp, kv) < 0)
+				return WARD_EXIT_SETUP;
+		}
+	}
+
+	if (o.cow) {
+		r = cow_session_create(state, ws, true, &session);
+		if (r < 0)
+			return log_error_errno(r, "Failed to create a session: %m"), WARD_EXIT_SETUP;
+		fprintf(stderr, "ward: session %s\n", cow_session_id(session));
+	}
+	if (session) {
+		snprintf(session_id, sizeof(session_id), "%s", cow_session_id(session));
+		(void)cow_session_note_run(session);
+	} else if ((r = audit_new_session_id(session_id)) < 0)
+		return log_error_errno(r, "Failed to make a session id: %m"), WARD_EXIT_SETUP;
+
+	r = audit_open(state, session_id, &audit);
+	if (r < 0)
+		return log_error_errno(r, "Failed to open the audit log in '%s': %m", state),
+		       WARD_EXIT_SETUP;
+	if (policy_hash(pol, hash) < 0)
+		snprintf(hash, sizeof(hash), "unknown");
+
+	bool hardening = true;
+	const char *leak = NULL;
+#if WARD_TEST_HOOKS
+	/* Test-only switches (compiled in with -Dtest_hooks): recorded as
+	 * degraded in the audit log, never silent. */
+	if (getenv("WARD_TEST_NO_HARDENING"))
+		hardening = false;
+	leak = getenv("WARD_TEST_LEAK_DIR");
+#endif
+
+	cJSON *start = cJSON_CreateObject();
+	cJSON_AddItemToObject(start, "argv", strv_json(o.argv));
+	cJSON_AddStringToObject(start, "workspace", ws);
+	cJSON_AddNumberToObject(start, "tier", tier);
+	cJSON_AddStringToObject(start, "policy_hash", hash);
+	cJSON_AddItemToObject(start, "policy_sources", strv_json(pol->sources));
+	cJSON_AddStringToObject(start, "network", net_mode_to_string(pol->net_mode));
+	if (session && cow_session_is_cow(session))
+		cJSON_AddBoolToObject(start, "cow", true);
+
+	if (tier == 2) {
+		const bool cow = session && cow_session_is_cow(session);
+		(void)placeholders_cleanup_stale(state);
+		SandboxOptions so = {
+			.policy = pol,
+			.workspace = ws,
+			.home = home,
+			.argv = o.argv,
+			.envp = envp,
+			.state_dir = state,
+			.config_dir = config,
+			.policy_file = policy_path,
+			.cow_upper = cow ? cow_session_upper_dir(session) : NULL,
+			.cow_work = cow ? cow_session_work_dir(session) : NULL,
+			.session_id = session_id,
+			.hardening = hardening,
+			.test_leak_dir = leak,
+			.audit = audit,
+		};
+		r = sandbox_plan_new(&so, &plan, &se);
+		if (r < 0) {
+			log_error("Failed to prepare the sandbox (%s): %s: %s", se.step, se.detail,
+				  strerror(se.error));
+			cJSON_Delete(start);
+			return WARD_EXIT_SETUP;
+		}
+		cJSON *d = sandbox_plan_describe(plan);
+		cJSON *deg = cJSON_GetObjectItem(d, "degraded");
+		if (o.strict && cJSON_GetArraySize(deg) > 0) {
+			_cleanup_free_ char *t = cJSON_PrintUnformatted(deg);
+			log_error("Refusing to run with --strict: degraded protections %s", t);
+			cJSON_Delete(d);
+			cJSON_Delete(start);
+			return WARD_EXIT_SETUP;
+		}
+		for (cJSON *it = d->child; it;) {
+			cJSON *next = it->next;
+			cJSON_AddItemToObject(start, it->string,
+					      cJSON_DetachItemViaPointer(d, it));
+			it = next;
+		}
+		cJSON_Delete(d);
+		(void)audit_write(audit, "start", start);
+
+		r = sandbox_run(plan, pol->timeout_s, &res, &se);
+		if (r < 0) {
+			log_error("Failed to start the sandbox (%s): %s: %s", se.step, se.detail,
+				  strerror(se.error));
+			WardFeatures f;
+			if (probe_features(&f, false) >= 0)
+				probe_explain_missing(&f);
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "step", se.step);
+			cJSON_AddStringToObject(e, "error", strerror(se.error));
+			(void)audit_write(audit, "error", e);
+			return WARD_EXIT_SETUP;
+		}
+	} else {
+		cJSON_AddItemToObject(start, "enforced", cJSON_CreateArray());
+		cJSON *deg = cJSON_CreateArray();
+		cJSON_AddItemToArray(deg, cJSON_CreateString("tier-0-no-isolation"));
+		cJSON_AddItemToObject(start, "degraded", deg);
+		if (o.strict) {
+			log_error("Refusing to run with --strict: --tier 0 has no isolation");
+			cJSON_Delete(start);
+			return WARD_EXIT_SETUP;
+		}
+		(void)audit_write(audit, "start", start);
+		r = run_tier0(o.argv, envp, ws, pol->timeout_s, &res);
+		if (r < 0)
+			return log_error_errno(r, "Failed to run '%s': %m", o.argv[0]),
+			       WARD_EXIT_SETUP;
+	}
+
+	if (res.setup_failed) {
+		if (strcmp(res.error.step, "exec") == 0)
+			log_error("%s: %s", res.error.detail,
+				  res.error.error == ENOENT ? "command not found"
+							    : strerror(res.error.error));
+		else
+			log_error("Failed to set up the sandbox (%s%s%s): %s", res.error.step,
+				  res.error.detail[0] ? ": " : "", res.error.detail,
+				  strerror(res.error.error));
+	} else if (res.timed_out)
+		log_error("Timed out after %llu s; killed the command and everything it started",
+			  (unsigned long long)pol->timeout_s);
+
+	cJSON *ex = cJSON_CreateObject();
+	cJSON_AddNumberToObject(ex, "exit_code", res.exit_code);
+	if (res.status >= 0)
+		cJSON_AddNumberToObject(ex, "status", res.status);
+	else
+		cJSON_AddNullToObject(ex, "status");
+	if (res.signal)
+		cJSON_AddNumberToObject(ex, "signal", res.signal);
+	else
+		cJSON_AddNullToObject(ex, "signal");
+	cJSON_AddBoolToObject(ex, "timed_out", res.timed_out);
+	cJSON_AddNumberToObject(ex, "duration_ms", (double)res.duration_ms);
+	if (res.setup_failed) {
+		cJSON_AddStringToObject(ex, "setup_step", res.error.step);
+		cJSON_AddStringToObject(ex, "setup_error", strerror(res.error.error));
+	}
+	if (session && cow_session_is_cow(session)) {
+		cJSON *changes = NULL;
+		if (cow_session_count_changes(session, pol->fs_protected, &changes) >= 0 && changes)
+			cJSON_AddItemToObject(ex, "changes", changes);
+	}
+	if (o.result_file) {
+		cJSON *sum = cJSON_Duplicate(ex, true);
+		cJSON_AddStringToObject(sum, "session", session_id);
+		if (write_result(o.result_file, sum) < 0)
+			log_warning("Failed to write the result to '%s'", o.result_file);
+		cJSON_Delete(sum);
+	}
+	(void)audit_write(audit, "exit", ex);
+	return res.exit_code;
+}

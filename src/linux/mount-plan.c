@@ -1,0 +1,490 @@
+/* Compute the sandbox's root view from the policy (supervisor side).
+ *
+ * Every path is resolved here, on the host, before clone: the child only
+ * executes the list. Rules, in the order they are applied:
+ *   - deny wins: an allowed path at or beneath a denied one is dropped, and a
+ *     denied path that would be visible through an allowed one is masked;
+ *   - symlinks named by the policy are recreated as symlinks (their targets
+ *     must be allowed on their own), other paths are bound from their real
+ *     location;
+ *   - $HOME is an empty tmpfs unless the policy binds it or an ancestor;
+ *   - ward's state and config dirs and the policy file are masked whenever
+ *     something would make them visible;
+ *   - protected paths are read-only binds on top of the writable workspace. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/macro.h"
+#include "common/strv.h"
+#include "linux/mount-plan.h"
+
+static const char *const mount_kind_table[_MOUNT_KIND_MAX] = {
+	[MOUNT_BIND_RO] = "bind-ro",     [MOUNT_BIND_RO_EXEC] = "bind-ro-exec",
+	[MOUNT_BIND_RW] = "bind-rw",     [MOUNT_BIND_DEV] = "bind-dev",
+	[MOUNT_TMPFS] = "tmpfs",         [MOUNT_MASK_DIR] = "mask-dir",
+	[MOUNT_MASK_FILE] = "mask-file", [MOUNT_PROTECT] = "protect",
+	[MOUNT_SYMLINK] = "symlink",     [MOUNT_OVERLAY] = "overlay",
+	[MOUNT_PROC] = "proc",           [MOUNT_PROC_RO] = "proc-ro",
+	[MOUNT_SYSFS] = "sysfs",         [MOUNT_DEVPTS] = "devpts",
+	[MOUNT_DIR] = "dir",             [MOUNT_LEAK] = "leak",
+};
+
+const char *mount_kind_to_string(MountKind k)
+{
+	if (k < 0 || k >= _MOUNT_KIND_MAX)
+		return NULL;
+	return mount_kind_table[k];
+}
+
+/* Is @path equal to @dir or beneath it? Both normalized and absolute. */
+static bool path_at_or_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool path_in_list(const char *path, char *const *list)
+{
+	STRV_FOREACH(d, list)
+	if (path_at_or_below(path, *d))
+		return true;
+	return false;
+}
+
+typedef struct Builder {
+	MountPlan *plan;
+	size_t cap, ll_cap;
+	char **hidden; /* deny + ward's own dirs and files, real paths */
+	char **masked; /* what is already masked */
+} Builder;
+
+static int add_spec(Builder *b, MountKind kind, const char *src, const char *view, const char *data,
+		    bool is_file)
+{
+	MountPlan *p = b->plan;
+	MountSpec *s;
+
+	/* One mount per view path: the first (strongest, see plan order) wins. */
+	for (size_t i = 0; i < p->n_specs; i++)
+		if (strcmp(p->specs[i].view, view) == 0)
+			return 0;
+	if (p->n_specs == b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 32;
+		MountSpec *n = realloc(p->specs, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->specs = n;
+		b->cap = nc;
+	}
+	s = &p->specs[p->n_specs];
+	*s = (MountSpec){ .kind = kind, .is_file = is_file };
+	s->view = strdup(view);
+	if (asprintf(&s->dst, MP_NEWROOT "%s", strcmp(view, "/") == 0 ? "" : view) < 0)
+		s->dst = NULL;
+	s->src = src ? strdup(src) : NULL;
+	s->data = data ? strdup(data) : NULL;
+	p->n_specs++;
+	if (!s->view || !s->dst || (src && !s->src) || (data && !s->data))
+		return -ENOMEM;
+	return 0;
+}
+
+static int add_rule(Builder *b, const char *view, LandlockClass cls)
+{
+	MountPlan *p = b->plan;
+
+	if (p->n_ll_rules == b->ll_cap) {
+		size_t nc = b->ll_cap ? b->ll_cap * 2 : 32;
+		LandlockPathRule *n = realloc(p->ll_rules, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->ll_rules = n;
+		b->ll_cap = nc;
+	}
+	p->ll_rules[p->n_ll_rules].path = strdup(view);
+	p->ll_rules[p->n_ll_rules].cls = cls;
+	if (!p->ll_rules[p->n_ll_rules].path)
+		return -ENOMEM;
+	p->n_ll_rules++;
+	return 0;
+}
+
+static int add_host_bind(Builder *b, MountKind kind, LandlockClass cls, const char *src_real,
+			 const char *view, bool is_file)
+{
+	_cleanup_free_ char *src = NULL;
+	int r;
+
+	if (asprintf(&src, MP_OLDROOT "%s", src_real) < 0)
+		return -ENOMEM;
+	r = add_spec(b, kind, src, view, NULL, is_file);
+	if (r < 0)
+		return r;
+	return add_rule(b, view, cls);
+}
+
+/* A path from fs.read / read_exec / read_write. */
+static int add_policy_path(Builder *b, const char *path, MountKind kind, LandlockClass cls,
+			   const char *home)
+{
+	_cleanup_free_ char *real = NULL;
+	struct stat st;
+
+	if (path_in_list(path, b->hidden))
+		return 0; /* deny wins */
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT)
+			return -errno;
+		/* A cache the policy makes writable is created on first use
+		 * (only under $HOME, where it belongs to the user). */
+		if (kind != MOUNT_BIND_RW || !path_at_or_below(path, home) || strcmp(path, home) == 0)
+			return 0;
+		if (mkdir_p(path, 0700) < 0)
+			return 0;
+		if (lstat(path, &st) < 0)
+			return 0;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		return add_spec(b, MOUNT_SYMLINK, target, path, NULL, false);
+	}
+	real = realpath(path, NULL);
+	if (!real)
+		return -errno;
+	if (path_in_list(real, b->hidden))
+		return 0;
+	return add_host_bind(b, kind, cls, real, path, !S_ISDIR(st.st_mode));
+}
+
+static bool view_is_bound(const MountPlan *p, const char *path)
+{
+	for (size_t i = 0; i < p->n_specs; i++) {
+		const MountSpec *s = &p->specs[i];
+		switch (s->kind) {
+		case MOUNT_BIND_RO:
+		case MOUNT_BIND_RO_EXEC:
+		case MOUNT_BIND_RW:
+		case MOUNT_OVERLAY:
+		case MOUNT_PROTECT:
+		case MOUNT_LEAK:
+			if (path_at_or_below(path, s->view))
+				return true;
+			break;
+		case MOUNT_BIND_DEV:
+		case MOUNT_TMPFS:
+		case MOUNT_MASK_DIR:
+		case MOUNT_MASK_FILE:
+		case MOUNT_SYMLINK:
+		case MOUNT_PROC:
+		case MOUNT_PROC_RO:
+		case MOUNT_SYSFS:
+		case MOUNT_DEVPTS:
+		case MOUNT_DIR:
+		case _MOUNT_KIND_MAX:
+		case _MOUNT_KIND_INVALID:
+			break;
+		}
+	}
+	return false;
+}
+
+/* Mask a hidden path wherever a bind would show it. */
+static int add_mask(Builder *b, const char *path)
+{
+	_cleanup_free_ char *real = realpath(path, NULL);
+	struct stat st;
+
+	if (!real)
+		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
+	if (strv_contains(b->masked, real) || !view_is_bound(b->plan, real))
+		return 0;
+	if (stat(real, &st) < 0)
+		return 0;
+	if (strv_extend(&b->masked, real) < 0)
+		return -ENOMEM;
+	if (S_ISDIR(st.st_mode))
+		return add_spec(b, MOUNT_MASK_DIR, NULL, real, "mode=000,size=4k,nr_inodes=1", false);
+	return add_spec(b, MOUNT_MASK_FILE, NULL, real, NULL, true);
+}
+
+static int add_protected(Builder *b, const MountPlanInput *in, const char *rel, char **reterr_path)
+{
+	_cleanup_free_ char *host = NULL, *view = NULL, *src = NULL;
+	const char *base = in->cow_upper ? in->cow_upper : in->workspace;
+	struct stat st;
+
+	if (asprintf(&view, "%s/%s", in->workspace, rel) < 0)
+		return -ENOMEM;
+	if (lstat(view, &st) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			*reterr_path = TAKE_PTR(view);
+			return -ELOOP; /* cannot be made read-only: refuse rather than pretend */
+		}
+		/* It may be another live run's placeholder: say we rely on it, so
+		 * that run does not remove it under our read-only mount. */
+		if (!in->cow_upper && in->placeholder_fd >= 0 &&
+		    dprintf(in->placeholder_fd, "U %s\n", view) < 0)
+			return -EIO;
+		if (asprintf(&src, MP_OLDROOT "%s", view) < 0)
+			return -ENOMEM;
+		return add_spec(b, MOUNT_PROTECT, src, view, NULL, !S_ISDIR(st.st_mode));
+	}
+	if (errno != ENOENT)
+		return -errno;
+
+	/* Missing: a placeholder directory becomes the read-only mount point.
+	 * In CoW mode it lives in the upper layer, so the host is untouched;
+	 * otherwise on the host, recorded so a dead run's leftovers are removed. */
+	if (asprintf(&host, "%s/%s", base, rel) < 0)
+		return -ENOMEM;
+	if (lstat(host, &st) < 0) {
+		_cleanup_free_ char *p = strdup(host);
+		if (!p)
+			return -ENOMEM;
+		/* Create each missing component, recording it (outermost first). */
+		for (char *s = p + strlen(base) + 1;; s++) {
+			if (*s == '/' || *s == '\0') {
+				char c = *s;
+				*s = '\0';
+				/* Record before creating: a SIGKILL between the two leaves
+				 * a record of a path that may not exist, never the reverse. */
+				if (!in->cow_upper && access(p, F_OK) < 0 && in->placeholder_fd >= 0 &&
+				    dprintf(in->placeholder_fd, "C %s\n", p) < 0)
+					return -EIO;
+				if (mkdir(p, 0755) == 0) {
+					if (!in->cow_upper && strv_extend(&b->plan->placeholders, p) < 0)
+						return -ENOMEM;
+				} else if (errno != EEXIST) {
+					*reterr_path = strdup(p);
+					return -errno;
+				}
+				*s = c;
+				if (c == '\0')
+					break;
+			}
+		}
+	} else if (S_ISLNK(st.st_mode)) {
+		*reterr_path = TAKE_PTR(host);
+		return -ELOOP;
+	}
+	if (asprintf(&src, MP_OLDROOT "%s", host) < 0)
+		return -ENOMEM;
+	return add_spec(b, MOUNT_PROTECT, src, view, NULL, false);
+}
+
+static bool overlay_safe(const char *p)
+{
+	return !strpbrk(p, ",:\\\n");
+}
+
+static int cmp_spec(const void *a, const void *b)
+{
+	const MountSpec *x = a, *y = b;
+	int c = strcmp(x->view, y->view);
+	/* A parent sorts before its children; ties cannot happen (add_spec). */
+	return c;
+}
+
+int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_path)
+{
+	const WardPolicy *pol = in->policy;
+	const char *ws = in->workspace;
+	Builder b = { .plan = ret };
+	char buf[256];
+	int r;
+
+	*ret = (MountPlan){};
+
+	/* The workspace is writable: it must not expose the home directory,
+	 * the whole file system, or ward's own state. */
+	if (strcmp(ws, "/") == 0 || path_at_or_below(in->home, ws)) {
+		*reterr_path = strdup(ws);
+		return -EXDEV;
+	}
+	if ((in->state_dir && path_at_or_below(ws, in->state_dir)) ||
+	    (in->config_dir && path_at_or_below(ws, in->config_dir))) {
+		*reterr_path = strdup(ws);
+		return -EPERM;
+	}
+	if (in->cow_upper && (!overlay_safe(ws) || !overlay_safe(in->cow_upper) ||
+			      !overlay_safe(in->cow_work))) {
+		*reterr_path = strdup(ws);
+		return -EINVAL;
+	}
+
+	/* What must never be visible, by real path. */
+	STRV_FOREACH(d, pol->fs_deny)
+	{
+		_cleanup_free_ char *real = realpath(*d, NULL);
+		r = strv_extend(&b.hidden, *d);
+		if (r >= 0 && real && strcmp(real, *d) != 0)
+			r = strv_extend(&b.hidden, real);
+		if (r < 0)
+			goto fail;
+	}
+	const char *own[] = { in->state_dir, in->config_dir, in->policy_file };
+	for (size_t i = 0; i < ELEMENTSOF(own); i++) {
+		_cleanup_free_ char *real = NULL;
+		if (!own[i])
+			continue;
+		real = realpath(own[i], NULL);
+		if ((r = strv_extend(&b.hidden, own[i])) < 0 ||
+		    (real && (r = strv_extend(&b.hidden, real)) < 0))
+			goto fail;
+	}
+
+	/* Strongest first: add_spec keeps the first mount for a view path. */
+	if (in->cow_upper) {
+		_cleanup_free_ char *data = NULL;
+		if (asprintf(&data,
+			     "lowerdir=" MP_OLDROOT "%s,upperdir=" MP_OLDROOT "%s,workdir=" MP_OLDROOT
+			     "%s,userxattr",
+			     ws, in->cow_upper, in->cow_work) < 0) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		r = add_spec(&b, MOUNT_OVERLAY, NULL, ws, data, false);
+		if (r >= 0)
+			r = add_rule(&b, ws, LANDLOCK_CLASS_READ_WRITE);
+	} else
+		r = add_host_bind(&b, MOUNT_BIND_RW, LANDLOCK_CLASS_READ_WRITE, ws, ws, false);
+	if (r < 0)
+		goto fail;
+
+	STRV_FOREACH(p, pol->fs_read_write)
+	if ((r = add_policy_path(&b, *p, MOUNT_BIND_RW, LANDLOCK_CLASS_READ_WRITE, in->home)) < 0)
+		goto fail_path;
+	STRV_FOREACH(p, pol->fs_read_exec)
+	if ((r = add_policy_path(&b, *p, MOUNT_BIND_RO_EXEC, LANDLOCK_CLASS_READ_EXEC, in->home)) <
+	    0)
+		goto fail_path;
+	STRV_FOREACH(p, pol->fs_read)
+	if ((r = add_policy_path(&b, *p, MOUNT_BIND_RO, LANDLOCK_CLASS_READ, in->home)) < 0)
+		goto fail_path;
+
+	if (in->test_leak_dir) {
+		_cleanup_free_ char *real = realpath(in->test_leak_dir, NULL);
+		_cleanup_free_ char *src = NULL;
+		if (!real || asprintf(&src, MP_OLDROOT "%s", real) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		if ((r = add_spec(&b, MOUNT_LEAK, src, real, NULL, false)) < 0)
+			goto fail;
+	}
+
+	/* $HOME: empty unless bound (by the policy or as an ancestor). */
+	if (!view_is_bound(ret, in->home)) {
+		snprintf(buf, sizeof(buf), "mode=0700,size=%llum",
+			 (unsigned long long)(pol->tmp_mb ? pol->tmp_mb : 1024));
+		if ((r = add_spec(&b, MOUNT_TMPFS, NULL, in->home, buf, false)) < 0 ||
+		    (r = add_rule(&b, in->home, LANDLOCK_CLASS_READ_WRITE)) < 0)
+			goto fail;
+	}
+
+	/* /tmp: private, size-limited (limits.tmp_mb). */
+	snprintf(buf, sizeof(buf), "mode=1777,size=%llum",
+		 (unsigned long long)(pol->tmp_mb ? pol->tmp_mb : 1024));
+	if ((r = add_spec(&b, MOUNT_TMPFS, NULL, "/tmp", buf, false)) < 0 ||
+	    (r = add_rule(&b, "/tmp", LANDLOCK_CLASS_READ_WRITE)) < 0)
+		goto fail;
+
+	/* A minimal /dev. */
+	static const char *const devs[] = { "null", "zero", "full", "random", "urandom", "tty" };
+	if ((r = add_spec(&b, MOUNT_TMPFS, NULL, "/dev", "mode=0755,size=64k,nr_inodes=64", false)) <
+	    0)
+		goto fail;
+	for (size_t i = 0; i < ELEMENTSOF(devs); i++) {
+		char src[64], view[64];
+		snprintf(src, sizeof(src), MP_OLDROOT "/dev/%s", devs[i]);
+		snprintf(view, sizeof(view), "/dev/%s", devs[i]);
+		if ((r = add_spec(&b, MOUNT_BIND_DEV, src, view, NULL, true)) < 0)
+			goto fail;
+	}
+	if ((r = add_spec(&b, MOUNT_DEVPTS, NULL, "/dev/pts", "newinstance,ptmxmode=0666,mode=620",
+			  false)) < 0 ||
+	    (r = add_spec(&b, MOUNT_SYMLINK, "pts/ptmx", "/dev/ptmx", NULL, false)) < 0 ||
+	    (r = add_spec(&b, MOUNT_TMPFS, NULL, "/dev/shm", "mode=1777,size=64m", false)) < 0 ||
+	    (r = add_spec(&b, MOUNT_SYMLINK, "/proc/self/fd", "/dev/fd", NULL, false)) < 0 ||
+	    (r = add_spec(&b, MOUNT_SYMLINK, "/proc/self/fd/0", "/dev/stdin", NULL, false)) < 0 ||
+	    (r = add_spec(&b, MOUNT_SYMLINK, "/proc/self/fd/1", "/dev/stdout", NULL, false)) < 0 ||
+	    (r = add_spec(&b, MOUNT_SYMLINK, "/proc/self/fd/2", "/dev/stderr", NULL, false)) < 0 ||
+	    (r = add_rule(&b, "/dev", LANDLOCK_CLASS_DEVICE)) < 0 ||
+	    (r = add_rule(&b, "/dev/shm", LANDLOCK_CLASS_READ_WRITE)) < 0)
+		goto fail;
+
+	/* A fresh /proc for the new pid namespace, with the knobs that affect
+	 * the whole machine read-only (as bubblewrap does); /sys read-only. */
+	if ((r = add_spec(&b, MOUNT_PROC, NULL, "/proc", NULL, false)) < 0 ||
+	    (r = add_rule(&b, "/proc", LANDLOCK_CLASS_PROC)) < 0)
+		goto fail;
+	static const char *const proc_ro[] = { "sys", "sysrq-trigger", "irq", "bus", "fs" };
+	for (size_t i = 0; i < ELEMENTSOF(proc_ro); i++) {
+		char view[64];
+		snprintf(view, sizeof(view), "/proc/%s", proc_ro[i]);
+		if ((r = add_spec(&b, MOUNT_PROC_RO, NULL, view, NULL, false)) < 0)
+			goto fail;
+	}
+	if ((r = add_spec(&b, MOUNT_SYSFS, MP_OLDROOT "/sys", "/sys", NULL, false)) < 0 ||
+	    (r = add_rule(&b, "/sys", LANDLOCK_CLASS_READ)) < 0)
+		goto fail;
+
+	STRV_FOREACH(p, pol->fs_protected)
+	if ((r = add_protected(&b, in, *p, reterr_path)) < 0)
+		goto fail;
+
+	/* Masks last: they must see every bind above. */
+	STRV_FOREACH(d, b.hidden)
+	if ((r = add_mask(&b, *d)) < 0)
+		goto fail;
+
+	qsort(ret->specs, ret->n_specs, sizeof(MountSpec), cmp_spec);
+	ret->empty_file = strdup("/.ward-empty");
+	if (!ret->empty_file) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	strv_free(b.hidden);
+	strv_free(b.masked);
+	return 0;
+
+fail_path:
+	/* The failing path is the one being added: name it. */
+	if (!*reterr_path && ret->n_specs > 0)
+		*reterr_path = strdup(ret->specs[ret->n_specs - 1].view);
+fail:
+	strv_free(b.hidden);
+	strv_free(b.masked);
+	return r;
+}
+
+void mount_plan_done(MountPlan *plan)
+{
+	for (size_t i = 0; i < plan->n_specs; i++) {
+		free(plan->specs[i].src);
+		free(plan->specs[i].dst);
+		free(plan->specs[i].view);
+		free(plan->specs[i].data);
+	}
+	free(plan->specs);
+	for (size_t i = 0; i < plan->n_ll_rules; i++)
+		free((char *)plan->ll_rules[i].path);
+	free(plan->ll_rules);
+	strv_free(plan->placeholders);
+	free(plan->empty_file);
+	*plan = (MountPlan){};
+}

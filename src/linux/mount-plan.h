@@ -1,0 +1,76 @@
+/* The root view as data: an ordered list of mount operations computed in
+ * the supervisor (paths resolved, strings formatted), executed by the
+ * sandbox's init before pivot_root (mount-setup.c). Internal to src/linux. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "linux/landlock.h"
+#include "policy/policy.h"
+
+/* Inside the child, the host tree is at OLDROOT and the view is built at
+ * NEWROOT (both on a private tmpfs that becomes the root for a moment). */
+#define MP_OLDROOT "/oldroot"
+#define MP_NEWROOT "/newroot"
+
+typedef enum MountKind {
+	MOUNT_BIND_RO,      /* read-only, noexec: fs.read */
+	MOUNT_BIND_RO_EXEC, /* read-only: fs.read_exec */
+	MOUNT_BIND_RW,      /* writable: fs.read_write, the workspace */
+	MOUNT_BIND_DEV,     /* a device node from the host's /dev */
+	MOUNT_TMPFS,        /* data: tmpfs options */
+	MOUNT_MASK_DIR,     /* an empty read-only directory over a denied path */
+	MOUNT_MASK_FILE,    /* an empty read-only file over a denied path */
+	MOUNT_PROTECT,      /* read-only bind of a protected path (no symlink following) */
+	MOUNT_SYMLINK,      /* src: the link's target */
+	MOUNT_OVERLAY,      /* data: overlay options (copy-on-write workspace) */
+	MOUNT_PROC,
+	MOUNT_PROC_RO,      /* read-only bind of a /proc entry over itself (sys, sysrq-trigger...) */
+	MOUNT_SYSFS,
+	MOUNT_DEVPTS,
+	MOUNT_DIR,          /* just a directory (mode in data as octal) */
+	MOUNT_LEAK,         /* test switch: a host dir with no Landlock rule */
+	_MOUNT_KIND_MAX,
+	_MOUNT_KIND_INVALID = -22,
+} MountKind;
+
+const char *mount_kind_to_string(MountKind k);
+
+typedef struct MountSpec {
+	MountKind kind;
+	char *src;          /* "/oldroot/..." or a symlink target; NULL when unused */
+	char *dst;          /* "/newroot/..." */
+	char *view;         /* dst as the command sees it ("/usr") */
+	char *data;         /* mount data, NULL when none */
+	bool is_file;       /* the mount point is a file, not a directory */
+} MountSpec;
+
+typedef struct MountPlan {
+	MountSpec *specs;
+	size_t n_specs;
+	LandlockPathRule *ll_rules; /* the same view as Landlock rules (view paths) */
+	size_t n_ll_rules;
+	char **placeholders;        /* host dirs created for missing protected paths */
+	char *empty_file;           /* "/newroot/.ward-empty": source of file masks */
+} MountPlan;
+
+typedef struct MountPlanInput {
+	const WardPolicy *policy;
+	const char *workspace;
+	const char *home;
+	const char *state_dir;
+	const char *config_dir;
+	const char *policy_file;
+	const char *cow_upper;
+	const char *cow_work;
+	const char *test_leak_dir;
+	int placeholder_fd;         /* record of host placeholders, written before each mkdir */
+} MountPlanInput;
+
+/* Compute the plan. Creates host placeholders for missing protected paths
+ * (non-CoW) or placeholders in the upper dir (CoW); the caller records and
+ * removes host placeholders (placeholder.c). On error @reterr_path names
+ * the path involved (caller frees). */
+int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_path);
+void mount_plan_done(MountPlan *plan);

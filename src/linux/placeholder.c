@@ -1,0 +1,205 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/strv.h"
+#include "linux/placeholder.h"
+#include "linux/sandbox.h"
+
+/* A process's start time (field 22 of /proc/PID/stat), to tell a live
+ * owner from a recycled pid. 0 when it does not exist. */
+static unsigned long long process_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	_cleanup_close_ int fd = -EBADF;
+	unsigned long long st = 0;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* After ") " come fields 3.. ; starttime is field 22. */
+	p += 2;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (p)
+		st = strtoull(p, NULL, 10);
+	return st;
+}
+
+int placeholder_record_open(const char *state_dir, char **ret_path)
+{
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	int fd, r;
+
+	if (asprintf(&dir, "%s/placeholders", state_dir) < 0)
+		return -ENOMEM;
+	r = mkdir_p(dir, 0700);
+	if (r < 0)
+		return r;
+	if (asprintf(&path, "%s/%d", dir, (int)getpid()) < 0)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (dprintf(fd, "%llu\n", process_start_time(getpid())) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	*ret_path = TAKE_PTR(path);
+	return fd;
+}
+
+/* Read a record: its start time and its "C path" (created) and "U path"
+ * (relied on) lines. */
+static int record_read(const char *path, unsigned long long *ret_start, char ***created,
+		       char ***used)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[4096];
+
+	if (!f)
+		return -errno;
+	if (!fgets(line, sizeof(line), f))
+		return -EBADMSG;
+	*ret_start = strtoull(line, NULL, 10);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == 'C' && line[1] == ' ' && line[2] == '/' && created &&
+		    strv_extend(created, line + 2) < 0)
+			return -ENOMEM;
+		if (line[1] == ' ' && line[2] == '/' && used && strv_extend(used, line + 2) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Paths that live runs other than @self_record rely on. */
+static int live_paths(const char *dir, const char *self_record, char ***ret)
+{
+	_cleanup_closedir_ DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *path = NULL;
+		unsigned long long start = 0;
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (de->d_name[0] == '.' || *end != '\0' || pid <= 0)
+			continue;
+		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			return -ENOMEM;
+		if (strcmp(path, self_record) == 0)
+			continue;
+		_cleanup_strv_ char **paths = NULL;
+		if (record_read(path, &start, NULL, &paths) < 0)
+			continue;
+		if (start == 0 || process_start_time((pid_t)pid) != start)
+			continue; /* stale: relies on nothing any more */
+		if (strv_extend_strv(ret, paths) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int placeholder_record_finish(const char *record_path)
+{
+	_cleanup_strv_ char **created = NULL, **live = NULL;
+	_cleanup_free_ char *dir = strdup(record_path);
+	unsigned long long start;
+	int r = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	if (record_read(record_path, &start, &created, NULL) < 0) {
+		(void)unlink(record_path);
+		return 0;
+	}
+	*strrchr(dir, '/') = '\0';
+	r = live_paths(dir, record_path, &live);
+	if (r < 0)
+		return r;
+	/* Recorded outermost first: remove in reverse. rmdir only removes an
+	 * empty directory, so nothing the user put there meanwhile is lost;
+	 * a path another live run relies on stays for that run to remove. */
+	_cleanup_strv_ char **kept = NULL;
+	for (size_t i = strv_length(created); i > 0; i--) {
+		if (strv_contains(live, created[i - 1])) {
+			if (strv_extend(&kept, created[i - 1]) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		if (rmdir(created[i - 1]) < 0 && errno != ENOENT && errno != ENOTEMPTY && r == 0)
+			r = -errno;
+	}
+	if (kept) {
+		/* Keep the record for what stays: once our pid is gone it is
+		 * stale, and a later run removes it when nobody relies on it. */
+		_cleanup_fclose_ FILE *f = fopen(record_path, "we");
+		if (f) {
+			fprintf(f, "%llu\n", start);
+			for (size_t i = strv_length(kept); i > 0; i--)
+				fprintf(f, "C %s\n", kept[i - 1]);
+			return r;
+		}
+	}
+	(void)unlink(record_path);
+	return r;
+}
+
+int placeholders_cleanup_stale(const char *state_dir)
+{
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+
+	if (asprintf(&dir, "%s/placeholders", state_dir) < 0)
+		return -ENOMEM;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *path = NULL;
+		_cleanup_fclose_ FILE *f = NULL;
+		unsigned long long recorded = 0;
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (de->d_name[0] == '.' || *end != '\0' || pid <= 0)
+			continue;
+		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			return -ENOMEM;
+		f = fopen(path, "re");
+		if (!f || fscanf(f, "%llu", &recorded) != 1)
+			recorded = 0;
+		/* The owner is alive (same pid, same start time): not stale. */
+		if (recorded != 0 && process_start_time((pid_t)pid) == recorded)
+			continue;
+		(void)placeholder_record_finish(path);
+	}
+	return 0;
+}

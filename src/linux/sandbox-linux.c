@@ -1,0 +1,639 @@
+/* The T2 sandbox driver: the parent prepares a plan, clone3() creates the
+ * namespaces, and the child (pid 1 of the new pid namespace, "init") runs
+ * the steps below in order, then forks the command and reaps.
+ *
+ * Order, and why:
+ *   uid-map        first: until the map exists our uid is "nobody" inside
+ *                  and nothing can be created;
+ *   mount-base     scratch root + /oldroot before any view mount;
+ *   mount-view     the plan (mount-plan.c), while the host tree is at /oldroot;
+ *   hostname, loopback, proxy-listeners
+ *                  need CAP_SYS_ADMIN / CAP_NET_ADMIN in our namespaces;
+ *   pivot          detach the host tree: from here on only the view exists;
+ *   chdir          the workspace, as the command sees it;
+ *   rlimits        before caps go (raising a hard limit needs them);
+ *   drop-caps      nothing below needs a capability;
+ *   no-new-privs   Landlock and seccomp require it;
+ *   landlock       after pivot: rules name paths of the final view;
+ *   seccomp        last: it forbids mount, unshare, ... used above (minijail).
+ * Init itself runs under all of it; the command inherits it by fork+exec. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "common/strv.h"
+#include "linux/caps.h"
+#include "linux/landlock.h"
+#include "linux/limits.h"
+#include "linux/mount-plan.h"
+#include "linux/mount-setup.h"
+#include "linux/netns.h"
+#include "linux/placeholder.h"
+#include "linux/sandbox.h"
+#include "linux/seccomp-filter.h"
+#include "net/proxy.h"
+#include "ward/ward.h"
+
+struct SandboxPlan {
+	MountPlan mounts;
+	LandlockPlan *landlock;
+	SeccompProgram *seccomp;
+	LimitsPlan *limits;
+	char *const *argv;
+	char *const *envp;
+	char *workspace;
+	char uid_map[64], gid_map[64];
+	bool proxy;
+	const WardPolicy *policy;
+	AuditLog *audit;
+	char *program;           /* argv[0]'s base name, for network.commands */
+	char *placeholder_record;
+	char **enforced, **degraded;
+	/* Filled during the run. */
+	int status_fd;           /* child -> parent: SetupReport on failure */
+	int result_fd;           /* init -> parent: the command's wait status */
+	int proxy_sock;          /* init -> parent: the proxy listeners */
+};
+
+/* What the child reports when a step fails. Written with one write(2). */
+typedef struct SetupReport {
+	char step[32];
+	char detail[448];
+	int error;
+} SetupReport;
+
+/* ---- child side (no allocation from here to execve) ---- */
+
+static void report(int fd, const char *step, const char *detail, int error)
+{
+	SetupReport r = { .error = error < 0 ? -error : error };
+
+	strncpy(r.step, step, sizeof(r.step) - 1);
+	if (detail)
+		strncpy(r.detail, detail, sizeof(r.detail) - 1);
+	(void)!write(fd, &r, sizeof(r));
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+typedef struct SetupStep {
+	const char *name;
+	int (*run)(SandboxPlan *plan, const char **reterr_detail);
+} SetupStep;
+
+static int step_uid_map(SandboxPlan *plan, const char **detail)
+{
+	int r;
+
+	/* We may map only ourselves, and only after giving up setgroups. */
+	*detail = "/proc/self/uid_map";
+	r = write_file("/proc/self/uid_map", plan->uid_map);
+	if (r < 0)
+		return r;
+	*detail = "/proc/self/setgroups";
+	r = write_file("/proc/self/setgroups", "deny");
+	if (r < 0)
+		return r;
+	*detail = "/proc/self/gid_map";
+	return write_file("/proc/self/gid_map", plan->gid_map);
+}
+
+static int step_mount_base(SandboxPlan *plan, const char **detail)
+{
+	return mount_setup_base(&plan->mounts);
+}
+
+static int step_mount_view(SandboxPlan *plan, const char **detail)
+{
+	size_t i = 0;
+	int r = mount_setup_view(&plan->mounts, &i);
+
+	if (r < 0)
+		*detail = plan->mounts.specs[i].view;
+	return r;
+}
+
+static int step_hostname(SandboxPlan *plan, const char **detail)
+{
+	return RET_NERRNO(sethostname("ward", 4));
+}
+
+static int step_loopback(SandboxPlan *plan, const char **detail)
+{
+	return netns_loopback_up();
+}
+
+static int step_proxy_listeners(SandboxPlan *plan, const char **detail)
+{
+	int r;
+
+	if (!plan->proxy)
+		return 0;
+	r = netns_send_proxy_listeners(plan->proxy_sock, WARD_PROXY_HTTP_PORT,
+				       WARD_PROXY_SOCKS_PORT);
+	close(plan->proxy_sock);
+	plan->proxy_sock = -EBADF;
+	return r;
+}
+
+static int step_pivot(SandboxPlan *plan, const char **detail)
+{
+	return mount_setup_finish();
+}
+
+static int step_chdir(SandboxPlan *plan, const char **detail)
+{
+	*detail = plan->workspace;
+	return RET_NERRNO(chdir(plan->workspace));
+}
+
+static int step_rlimits(SandboxPlan *plan, const char **detail)
+{
+	return limits_apply_child(plan->limits);
+}
+
+static int step_drop_caps(SandboxPlan *plan, const char **detail)
+{
+	return caps_drop_all();
+}
+
+static int step_no_new_privs(SandboxPlan *plan, const char **detail)
+{
+	return RET_NERRNO(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+}
+
+static int step_landlock(SandboxPlan *plan, const char **detail)
+{
+	return plan->landlock ? landlock_plan_apply(plan->landlock) : 0;
+}
+
+static int step_seccomp(SandboxPlan *plan, const char **detail)
+{
+	return plan->seccomp ? seccomp_program_load(plan->seccomp) : 0;
+}
+
+/* clang-format off */
+static const SetupStep steps[] = {
+	{ "uid-map",         step_uid_map },
+	{ "mount-base",      step_mount_base },
+	{ "mount-view",      step_mount_view },
+	{ "hostname",        step_hostname },
+	{ "loopback",        step_loopback },
+	{ "proxy-listeners", step_proxy_listeners },
+	{ "pivot",           step_pivot },
+	{ "chdir",           step_chdir },
+	{ "rlimits",         step_rlimits },
+	{ "drop-caps",       step_drop_caps },
+	{ "no-new-privs",    step_no_new_privs },
+	{ "landlock",        step_landlock },
+	{ "seccomp",         step_seccomp },
+};
+/* clang-format on */
+
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+_noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigset_t *saved)
+{
+	sigset_t mask;
+	pid_t cmd;
+
+	/* If the supervisor dies, so do we, and with us the whole namespace. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(WARD_EXIT_SETUP);
+	struct pollfd pp = { .fd = parent_pidfd, .events = POLLIN };
+	if (poll(&pp, 1, 0) != 0) /* it died before the prctl */
+		_exit(WARD_EXIT_SETUP);
+	close(parent_pidfd);
+
+	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+		const char *detail = NULL;
+		int r = steps[i].run(plan, &detail);
+		if (r < 0) {
+			report(plan->status_fd, steps[i].name, detail, r);
+			_exit(WARD_EXIT_SETUP);
+		}
+	}
+
+	cmd = fork();
+	if (cmd < 0) {
+		report(plan->status_fd, "fork", NULL, -errno);
+		_exit(WARD_EXIT_SETUP);
+	}
+	if (cmd == 0) {
+		sigprocmask(SIG_SETMASK, saved, NULL);
+		/* Only stdin, stdout and stderr pass; the status pipe closes on
+		 * a successful exec and reports a failed one. */
+		(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+		execvpe(plan->argv[0], plan->argv, plan->envp);
+		report(plan->status_fd, "exec", plan->argv[0], -errno);
+		_exit(errno == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
+	}
+	close(plan->status_fd);
+
+	/* pid 1: forward the signals a supervisor passes on, reap everything,
+	 * leave when the command does (the kernel then kills the rest). */
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+		sigaddset(&mask, forwarded_signals[i]);
+	sigaddset(&mask, SIGCHLD);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&mask, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			(void)kill(cmd, sig);
+			continue;
+		}
+		for (;;) {
+			int status;
+			pid_t p = waitpid(-1, &status, WNOHANG);
+			if (p <= 0)
+				break;
+			if (p == cmd) {
+				(void)!write(plan->result_fd, &status, sizeof(status));
+				_exit(0);
+			}
+		}
+	}
+}
+
+/* ---- parent side ---- */
+
+static int add_name(char ***l, const char *s)
+{
+	return strv_extend_unique(l, s);
+}
+
+int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError *reterr)
+{
+	_cleanup_free_ char *errpath = NULL;
+	SandboxPlan *plan;
+	int r, record_fd = -EBADF;
+
+#define FAIL(r_, step_, ...)                                                                       \
+	do {                                                                                       \
+		snprintf(reterr->step, sizeof(reterr->step), "%s", step_);                         \
+		snprintf(reterr->detail, sizeof(reterr->detail), __VA_ARGS__);                     \
+		reterr->error = -(r_);                                                             \
+		sandbox_plan_free(plan);                                                           \
+		return (r_);                                                                       \
+	} while (0)
+
+	plan = calloc(1, sizeof(*plan));
+	if (!plan)
+		return -ENOMEM;
+	plan->status_fd = plan->result_fd = plan->proxy_sock = -EBADF;
+	plan->argv = opt->argv;
+	plan->envp = opt->envp;
+	plan->policy = opt->policy;
+	plan->audit = opt->audit;
+	plan->proxy = opt->policy->net_mode == NET_MODE_PROXY;
+	plan->workspace = strdup(opt->workspace);
+	const char *base = strrchr(opt->argv[0], '/');
+	plan->program = strdup(base ? base + 1 : opt->argv[0]);
+	if (!plan->workspace || !plan->program)
+		FAIL(-ENOMEM, "plan", "out of memory");
+	snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1\n", getuid(), getuid());
+	snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1\n", getgid(), getgid());
+
+	if (!opt->cow_upper && opt->policy->fs_protected && opt->policy->fs_protected[0]) {
+		record_fd = placeholder_record_open(opt->state_dir, &plan->placeholder_record);
+		if (record_fd < 0)
+			FAIL(record_fd, "placeholders", "%s/placeholders", opt->state_dir);
+	}
+	MountPlanInput in = {
+		.policy = opt->policy,
+		.workspace = opt->workspace,
+		.home = opt->home,
+		.state_dir = opt->state_dir,
+		.config_dir = opt->config_dir,
+		.policy_file = opt->policy_file,
+		.cow_upper = opt->cow_upper,
+		.cow_work = opt->cow_work,
+		.test_leak_dir = opt->test_leak_dir,
+		.placeholder_fd = record_fd,
+	};
+	r = mount_plan_build(&in, &plan->mounts, &errpath);
+	if (record_fd >= 0)
+		close(record_fd);
+	if (r == -EXDEV)
+		FAIL(r, "workspace",
+		     "workspace '%s' is / or contains the home directory; run ward in a project "
+		     "directory",
+		     errpath ? errpath : opt->workspace);
+	if (r == -ELOOP)
+		FAIL(r, "protected",
+		     "protected path '%s' is a symlink and cannot be made read-only",
+		     errpath ? errpath : "?");
+	if (r < 0)
+		FAIL(r, "plan", "%s", errpath ? errpath : opt->workspace);
+
+	if (opt->hardening) {
+		uint16_t ports[64];
+		size_t n_ports = 0;
+		uint16_t connect_ports[66];
+		size_t n_connect = 0;
+
+		for (size_t i = 0; i < opt->policy->n_net_local_ports && n_ports < 64; i++)
+			ports[n_ports++] = opt->policy->net_local_ports[i];
+		memcpy(connect_ports, ports, n_ports * sizeof(uint16_t));
+		n_connect = n_ports;
+		if (plan->proxy) {
+			connect_ports[n_connect++] = WARD_PROXY_HTTP_PORT;
+			connect_ports[n_connect++] = WARD_PROXY_SOCKS_PORT;
+		}
+		LandlockRequest req = {
+			.rules = plan->mounts.ll_rules,
+			.n_rules = plan->mounts.n_ll_rules,
+			.tcp_connect_ports = connect_ports,
+			.n_tcp_connect_ports = n_connect,
+			.tcp_bind_ports = ports,
+			.n_tcp_bind_ports = n_ports,
+			.restrict_tcp = true,
+		};
+		r = landlock_plan_new(&req, &plan->landlock);
+		if (r < 0)
+			FAIL(r, "landlock", "building the Landlock rules");
+		SeccompOptions so = {
+			.allow_nested_userns = opt->policy->allow_nested_sandbox,
+			.allow_ptrace = opt->policy->allow_ptrace,
+		};
+		r = seccomp_program_new(&so, &plan->seccomp);
+		if (r < 0)
+			FAIL(r, "seccomp", "compiling the seccomp filter");
+		STRV_FOREACH(s, landlock_plan_enforced(plan->landlock))
+		if (add_name(&plan->enforced, *s) < 0)
+			FAIL(-ENOMEM, "plan", "out of memory");
+		STRV_FOREACH(s, landlock_plan_degraded(plan->landlock))
+		if (add_name(&plan->degraded, *s) < 0)
+			FAIL(-ENOMEM, "plan", "out of memory");
+		if (add_name(&plan->enforced, "seccomp") < 0)
+			FAIL(-ENOMEM, "plan", "out of memory");
+	} else if (add_name(&plan->degraded, "landlock") < 0 ||
+		   add_name(&plan->degraded, "seccomp") < 0 ||
+		   add_name(&plan->degraded, "test-switch-no-hardening") < 0)
+		FAIL(-ENOMEM, "plan", "out of memory");
+	if (opt->test_leak_dir && add_name(&plan->degraded, "test-switch-leak-dir") < 0)
+		FAIL(-ENOMEM, "plan", "out of memory");
+
+	r = limits_plan_new(opt->policy, opt->session_id, &plan->limits);
+	if (r < 0)
+		FAIL(r, "limits", "setting up resource limits");
+
+	static const char *const base_enforced[] = { "userns", "mountns", "pidns", "netns",
+						     "ipcns", "utsns", "no-new-privs", "caps-dropped" };
+	for (size_t i = 0; i < ELEMENTSOF(base_enforced); i++)
+		if (add_name(&plan->enforced, base_enforced[i]) < 0)
+			FAIL(-ENOMEM, "plan", "out of memory");
+#undef FAIL
+	*ret = plan;
+	return 0;
+}
+
+SandboxPlan *sandbox_plan_free(SandboxPlan *plan)
+{
+	if (!plan)
+		return NULL;
+	if (plan->placeholder_record) {
+		(void)placeholder_record_finish(plan->placeholder_record);
+		free(plan->placeholder_record);
+	}
+	mount_plan_done(&plan->mounts);
+	landlock_plan_free(plan->landlock);
+	seccomp_program_free(plan->seccomp);
+	limits_plan_free(plan->limits);
+	free(plan->workspace);
+	free(plan->program);
+	strv_free(plan->enforced);
+	strv_free(plan->degraded);
+	free(plan);
+	return NULL;
+}
+
+static cJSON *strv_to_json(char *const *l)
+{
+	cJSON *a = cJSON_CreateArray();
+	STRV_FOREACH(s, l)
+	cJSON_AddItemToArray(a, cJSON_CreateString(*s));
+	return a;
+}
+
+cJSON *sandbox_plan_describe(const SandboxPlan *plan)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *lim = limits_describe(plan->limits);
+
+	cJSON_AddItemToObject(o, "enforced", strv_to_json(plan->enforced));
+	cJSON_AddItemToObject(o, "degraded", strv_to_json(plan->degraded));
+	cJSON_AddNumberToObject(o, "landlock_abi",
+				plan->landlock ? landlock_plan_abi(plan->landlock) : 0);
+	if (lim)
+		cJSON_AddItemToObject(o, "limits", lim);
+	return o;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static pid_t sys_clone3(struct clone_args *args)
+{
+	return (pid_t)syscall(SYS_clone3, args, sizeof(*args));
+}
+
+static void describe_exec_failure(SandboxResult *res, const SetupReport *rep)
+{
+	snprintf(res->error.step, sizeof(res->error.step), "%s", rep->step);
+	snprintf(res->error.detail, sizeof(res->error.detail), "%s", rep->detail);
+	res->error.error = rep->error;
+	res->setup_failed = true;
+	if (strcmp(rep->step, "exec") == 0)
+		res->exit_code = rep->error == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC;
+	else
+		res->exit_code = WARD_EXIT_SETUP;
+}
+
+int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, SandboxError *reterr)
+{
+	_cleanup_close_ int status_r = -EBADF, result_r = -EBADF, sfd = -EBADF, pidfd = -EBADF,
+			    self_pidfd = -EBADF, proxy_parent = -EBADF;
+	int status_p[2], result_p[2], proxy_sp[2] = { -EBADF, -EBADF };
+	sigset_t mask, saved;
+	pid_t child, proxy_pid = 0;
+	uint64_t start = now_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
+	int cgfd = limits_cgroup_fd(plan->limits);
+	SandboxResult res = { .status = -1 };
+
+	if (pipe2(status_p, O_CLOEXEC) < 0 || pipe2(result_p, O_CLOEXEC) < 0)
+		return -errno;
+	status_r = status_p[0];
+	result_r = result_p[0];
+	if (plan->proxy) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, proxy_sp) < 0)
+			return -errno;
+		proxy_parent = proxy_sp[0];
+		plan->proxy_sock = proxy_sp[1];
+	}
+	self_pidfd = pidfd_open(getpid(), 0);
+	if (self_pidfd < 0)
+		return -errno;
+
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+		sigaddset(&mask, forwarded_signals[i]);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &saved);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	plan->status_fd = status_p[1];
+	plan->result_fd = result_p[1];
+	struct clone_args args = {
+		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+			 CLONE_NEWUTS | CLONE_PIDFD | (cgfd >= 0 ? CLONE_INTO_CGROUP : 0),
+		.pidfd = (uint64_t)(uintptr_t)&pidfd,
+		.exit_signal = SIGCHLD,
+		.cgroup = cgfd >= 0 ? (uint64_t)cgfd : 0,
+	};
+	child = sys_clone3(&args);
+	if (child == 0)
+		init_main(plan, self_pidfd, &saved);
+	close(status_p[1]);
+	close(result_p[1]);
+	if (plan->proxy_sock >= 0)
+		close(plan->proxy_sock);
+	plan->proxy_sock = -EBADF;
+	if (child < 0) {
+		int e = errno;
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		snprintf(reterr->step, sizeof(reterr->step), "clone");
+		snprintf(reterr->detail, sizeof(reterr->detail),
+			 "creating the user, mount, pid, net, ipc and uts namespaces");
+		reterr->error = e;
+		return -e;
+	}
+	if (cgfd < 0)
+		(void)limits_attach(plan->limits, child);
+
+	if (plan->proxy) {
+		int hfd = -EBADF, sofd = -EBADF;
+		/* Init sends the listeners right after bringing up loopback, or
+		 * closes its end when setup fails first. */
+		if (netns_recv_proxy_listeners(proxy_parent, &hfd, &sofd) == 0) {
+			ProxyConfig pc = { .policy = plan->policy, .program = plan->program,
+					   .audit = plan->audit };
+			if (proxy_spawn(&pc, hfd, sofd, &proxy_pid) < 0)
+				proxy_pid = 0;
+			close(hfd);
+			close(sofd);
+			if (proxy_pid == 0) {
+				/* No proxy, no run: fail closed. */
+				(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+			}
+		}
+	}
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
+				       { .fd = sfd, .events = POLLIN } };
+		int timeout = -1;
+		if (deadline) {
+			uint64_t now = now_ms();
+			timeout = now >= deadline ? 0 : (int)(deadline - now);
+		}
+		int n = poll(p, 2, timeout);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n == 0 && deadline && now_ms() >= deadline && !res.timed_out) {
+			res.timed_out = true;
+			(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+			deadline = 0;
+			continue;
+		}
+		if (n > 0 && (p[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD)
+					continue;
+				/* A terminal's ^C reaches the command directly (same
+				 * process group); pass on only what was sent to us. */
+				if (si.ssi_code == SI_KERNEL)
+					continue;
+				(void)pidfd_send_signal(pidfd, (int)si.ssi_signo, NULL, 0);
+			}
+		}
+		if (n > 0 && (p[0].revents & POLLIN))
+			break;
+	}
+
+	siginfo_t info = {};
+	(void)waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED);
+	res.duration_ms = now_ms() - start;
+	if (proxy_pid > 0) {
+		(void)kill(proxy_pid, SIGTERM);
+		(void)waitpid(proxy_pid, NULL, 0);
+	}
+	/* Reap anything else (the proxy, if it died earlier) without blocking. */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+
+	SetupReport rep;
+	int wstatus;
+	if (res.timed_out) {
+		res.exit_code = WARD_EXIT_TIMEOUT;
+		res.signal = SIGKILL;
+	} else if (read(status_r, &rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
+		describe_exec_failure(&res, &rep);
+	} else if (read(result_r, &wstatus, sizeof(wstatus)) == (ssize_t)sizeof(wstatus)) {
+		if (WIFEXITED(wstatus)) {
+			res.status = WEXITSTATUS(wstatus);
+			res.exit_code = res.status;
+		} else if (WIFSIGNALED(wstatus)) {
+			res.signal = WTERMSIG(wstatus);
+			res.exit_code = WARD_EXIT_SIGNAL_BASE + res.signal;
+		}
+	} else {
+		res.setup_failed = true;
+		res.exit_code = WARD_EXIT_SETUP;
+		snprintf(res.error.step, sizeof(res.error.step), "init");
+		snprintf(res.error.detail, sizeof(res.error.detail),
+			 "the sandbox's init ended without a result (%s %d)",
+			 info.si_code == CLD_EXITED ? "exit" : "signal", info.si_status);
+		res.error.error = EPROTO;
+	}
+	*ret = res;
+	return 0;
+}

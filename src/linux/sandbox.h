@@ -1,0 +1,68 @@
+/* The T2 sandbox: user, mount, pid, net, ipc and uts namespaces, a root
+ * view built from the policy, Landlock and seccomp, a pid-1 init.
+ *
+ * Lifecycle: sandbox_plan_new() (in the supervisor: every path resolved,
+ * every string formatted, Landlock and seccomp compiled) -> sandbox_run()
+ * (clone, wait, forward signals, time out) -> sandbox_plan_free().
+ * The child side runs only the precomputed plan (src/linux/sandbox-linux.c). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "audit/audit.h"
+#include "policy/policy.h"
+
+typedef struct SandboxPlan SandboxPlan;
+
+typedef struct SandboxOptions {
+	const WardPolicy *policy;   /* finalized */
+	const char *workspace;      /* absolute, canonical */
+	const char *home;           /* absolute */
+	char *const *argv;          /* the command */
+	char *const *envp;          /* the filtered environment */
+	/* Hidden from the sandbox whatever the policy says. */
+	const char *state_dir;
+	const char *config_dir;
+	const char *policy_file;    /* may be NULL */
+	/* Copy-on-write: overlay upper and work dirs, both NULL when off. */
+	const char *cow_upper;
+	const char *cow_work;
+	const char *session_id;
+	bool hardening;             /* Landlock + seccomp (off only by a test switch) */
+	const char *test_leak_dir;  /* test switch: bind this host dir with no Landlock rule */
+	AuditLog *audit;            /* for the proxy's net events; may be NULL */
+} SandboxOptions;
+
+typedef struct SandboxError {
+	char step[64];
+	char detail[512];
+	int error;                  /* positive errno */
+} SandboxError;
+
+typedef struct SandboxResult {
+	int exit_code;              /* what ward exits with */
+	int status;                 /* the command's exit status, -1 if signalled */
+	int signal;                 /* the signal that killed it, 0 if none */
+	bool timed_out;
+	bool setup_failed;          /* exit_code is 125/126/127 from setup/exec */
+	uint64_t duration_ms;
+	SandboxError error;         /* when setup_failed */
+} SandboxResult;
+
+int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError *reterr);
+SandboxPlan *sandbox_plan_free(SandboxPlan *plan);
+
+/* What the start audit event records: {"enforced":[...],"degraded":[...],
+ * "limits":{...}}. Caller frees (cJSON_Delete). */
+struct cJSON *sandbox_plan_describe(const SandboxPlan *plan);
+
+/* Run the plan: returns 0 and fills @ret whenever the command ran or failed
+ * to start in a way that has an exit code; < 0 only for supervisor errors
+ * (e.g. clone failed: @reterr says why; probe_explain_missing() for hints). */
+int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, SandboxError *reterr);
+
+/* Placeholder directories for protected paths that did not exist: removes
+ * those left by runs that died (ward killed with SIGKILL). Call before a run. */
+int placeholders_cleanup_stale(const char *state_dir);

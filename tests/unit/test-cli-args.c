@@ -1,0 +1,139 @@
+/* The `ward run` argument parser: options, their validation, and where the
+ * command starts. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli/cli-args.h"
+#include "policy/policy.h"
+
+#define PARSE(o, err, ...)                                                                         \
+	({                                                                                         \
+		char *_argv[] = { "run", __VA_ARGS__, NULL };                                      \
+		cli_parse_run((int)(sizeof(_argv) / sizeof(_argv[0])) - 1, _argv, (o), (err));     \
+	})
+
+static void test_cli_args_full(void **state)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	assert_int_equal(PARSE(&o, &err, "-w", "/tmp", "-p", "/p.json", "--preset", "git",
+			       "--preset", "node", "--timeout", "30", "--env", "FOO=bar", "--env",
+			       "BAZ", "--tier", "2", "--strict", "--net", "proxy", "--allow-domain",
+			       "example.com", "--", "sh", "-c", "echo hi"),
+			 0);
+	assert_string_equal(o.workspace, "/tmp");
+	assert_string_equal(o.policy_file, "/p.json");
+	assert_string_equal(o.presets[0], "git");
+	assert_string_equal(o.presets[1], "node");
+	assert_null(o.presets[2]);
+	assert_int_equal(o.timeout_s, 30);
+	assert_string_equal(o.env_extra[0], "FOO=bar");
+	assert_string_equal(o.env_extra[1], "BAZ");
+	assert_int_equal(o.tier, 2);
+	assert_true(o.strict);
+	assert_int_equal(o.net_mode, NET_MODE_PROXY);
+	assert_string_equal(o.allow_domains[0], "example.com");
+	assert_string_equal(o.argv[0], "sh");
+	assert_string_equal(o.argv[1], "-c");
+	assert_string_equal(o.argv[2], "echo hi");
+	assert_null(o.argv[3]);
+	run_options_done(&o);
+}
+
+static void test_cli_args_command_options_are_not_ours(void **state)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	/* Without "--", the first non-option starts the command and what
+	 * follows belongs to it. */
+	assert_int_equal(PARSE(&o, &err, "ls", "-w", "--timeout"), 0);
+	assert_null(o.workspace);
+	assert_int_equal(o.timeout_s, 0);
+	assert_string_equal(o.argv[0], "ls");
+	assert_string_equal(o.argv[1], "-w");
+	assert_int_equal(o.tier, -1);
+	assert_int_equal(o.net_mode, -1);
+	run_options_done(&o);
+}
+
+static void expect_error(char **argv, int argc, const char *needle)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	assert_int_equal(cli_parse_run(argc, argv, &o, &err), -EINVAL);
+	assert_non_null(err);
+	if (!strstr(err, needle))
+		fail_msg("error '%s' does not mention '%s'", err, needle);
+	free(err);
+}
+
+#define EXPECT_ERROR(needle, ...)                                                                  \
+	do {                                                                                       \
+		char *_argv[] = { "run", __VA_ARGS__, NULL };                                      \
+		expect_error(_argv, (int)(sizeof(_argv) / sizeof(_argv[0])) - 1, needle);          \
+	} while (0)
+
+static void test_cli_args_errors(void **state)
+{
+	EXPECT_ERROR("--timeout", "--timeout", "abc", "--", "true");
+	EXPECT_ERROR("--timeout", "--timeout", "0", "--", "true");
+	EXPECT_ERROR("--timeout", "--timeout", "-5", "--", "true");
+	EXPECT_ERROR("--tier", "--tier", "7", "--", "true");
+	EXPECT_ERROR("--tier", "--tier", "x", "--", "true");
+	EXPECT_ERROR("--env", "--env", "1BAD=x", "--", "true");
+	EXPECT_ERROR("--env", "--env", "=x", "--", "true");
+	EXPECT_ERROR("--net", "--net", "open", "--", "true");
+	EXPECT_ERROR("unknown option", "--frobnicate", "--", "true");
+	EXPECT_ERROR("needs an argument", "--timeout");
+	EXPECT_ERROR("missing COMMAND", "--timeout", "5");
+	EXPECT_ERROR("missing COMMAND", "--");
+	EXPECT_ERROR("--session", "--cow", "--session", "abc", "--", "true");
+	EXPECT_ERROR("--allow-domain", "--net", "none", "--allow-domain", "x.org", "--", "true");
+}
+
+static void test_cli_args_help_needs_no_command(void **state)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	assert_int_equal(PARSE(&o, &err, "--help"), 0);
+	assert_true(o.help);
+	assert_null(o.argv);
+	run_options_done(&o);
+}
+
+static void test_cli_args_reparse(void **state)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	/* getopt keeps global state: a second parse must start afresh. */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(PARSE(&o, &err, "--cow", "--", "true"), 0);
+		assert_true(o.cow);
+		assert_string_equal(o.argv[0], "true");
+		run_options_done(&o);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cli_args_full),
+		cmocka_unit_test(test_cli_args_command_options_are_not_ours),
+		cmocka_unit_test(test_cli_args_errors),
+		cmocka_unit_test(test_cli_args_help_needs_no_command),
+		cmocka_unit_test(test_cli_args_reparse),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
