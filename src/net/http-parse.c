@@ -240,6 +240,8 @@ int http_parse_head(const char *buf, size_t len, HttpRequest *ret, const char **
 				return *reason = "more than one Host header", -EBADMSG;
 			req.has_host = true;
 			r = check_host_header(v, (size_t)(ve - v), &req, reason);
+			if (r == -EPERM)
+				*ret = req; /* the target, for the refusal's text */
 			if (r < 0)
 				return r;
 		}

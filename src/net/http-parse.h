@@ -39,7 +39,8 @@ typedef struct HttpRequest {
  * are needed, -E2BIG when no head ends within HTTP_HEAD_MAX bytes (431),
  * -EBADMSG when malformed (400), -EPROTONOSUPPORT for a scheme other than
  * http:// or an origin-form request (400), -EPERM when the Host header names
- * something else than the target (403). @reterr_reason is a static string
+ * something else than the target (403; @ret is filled then, to name the
+ * target in the answer). @reterr_reason is a static string
  * for the error answer's body. */
 int http_parse_head(const char *buf, size_t len, HttpRequest *ret, const char **reterr_reason);
 

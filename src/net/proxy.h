@@ -20,10 +20,24 @@ typedef struct ProxyConfig {
 	const WardPolicy *policy;   /* allow/deny/commands/hosts */
 	const char *program;        /* argv[0]'s base name, for network.commands */
 	AuditLog *audit;            /* net events; may be NULL */
+	/* Tuning; 0 means the default. For tests and benches. */
+	unsigned max_connections;    /* default policy->max_connections, else 1024 */
+	unsigned header_timeout_ms;  /* whole request head (or SOCKS handshake): 10 s */
+	unsigned idle_timeout_ms;    /* established tunnel without traffic: 300 s */
+	unsigned connect_timeout_ms; /* per upstream address: 10 s */
 } ProxyConfig;
+
+#define PROXY_DEFAULT_MAX_CONNECTIONS 1024
 
 /* Fork the proxy process serving @http_fd and @socks_fd (listening,
  * non-blocking not required). The child dies with the caller
  * (PR_SET_PDEATHSIG) and on SIGTERM closes everything and exits. The caller
  * keeps its copies of the fds and should close them. */
 int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pid);
+
+/* Run the proxy loop in the calling process until SIGTERM (blocked and read
+ * through a signalfd while it runs; the mask is restored on return). Does
+ * not take ownership of the listening fds; sets them non-blocking. Returns
+ * 0 after SIGTERM, -errno if the loop could not be set up. proxy_spawn's
+ * child runs this; tests and benches call it directly. */
+int proxy_serve(const ProxyConfig *cfg, int http_fd, int socks_fd);

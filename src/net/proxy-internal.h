@@ -1,0 +1,138 @@
+/* Shared between the proxy's loop (proxy.c), its per-connection state
+ * machine (proxy-conn.c) and the relay (proxy-relay.c). Not an interface:
+ * nothing outside src/net/ includes it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "net/http-parse.h"
+#include "net/net-match.h"
+#include "net/proxy.h"
+#include "net/resolve.h"
+#include "net/socks5.h"
+
+/* epoll data.ptr points at a struct starting with one of these. */
+enum {
+	WATCH_LISTEN_HTTP = 1,
+	WATCH_LISTEN_SOCKS = 2,
+	WATCH_SIGNAL = 3,
+	WATCH_CLIENT = 4,
+	WATCH_UPSTREAM = 5,
+	/* PROXY_WATCH_RESOLVER (7) is resolve.c's */
+};
+
+typedef struct Watch {
+	int kind;
+} Watch;
+
+typedef enum ConnState {
+	CONN_HEAD,       /* reading the request head / SOCKS handshake */
+	CONN_RESOLVING,
+	CONN_CONNECTING,
+	CONN_RELAY,
+	CONN_LINGER,     /* answer written; draining until the client closes */
+	CONN_DEAD,       /* closed, freed after the current batch of events */
+} ConnState;
+
+typedef enum ConnKind {
+	CONN_KIND_HTTP,         /* before the head is parsed */
+	CONN_KIND_HTTP_CONNECT,
+	CONN_KIND_HTTP_FORWARD,
+	CONN_KIND_SOCKS5,
+} ConnKind;
+
+/* One socket of a connection. The loop registers it edge-triggered and keeps
+ * what the kernel said in can_read/can_write until a call hits EAGAIN. */
+typedef struct Endpoint {
+	Watch w;
+	int fd;
+	bool can_read, can_write;
+	bool eof;     /* read returned 0 */
+	bool shut_wr; /* shutdown(SHUT_WR) done */
+} Endpoint;
+
+/* One direction of the relay: a pipe for splice(), and bytes to send before
+ * the pipe's (the proxy's own reply, a rewritten request head). */
+typedef struct Flow {
+	int pipe[2];
+	size_t in_pipe;
+	char *pend;
+	size_t pend_len, pend_off;
+	uint64_t bytes;
+} Flow;
+
+typedef struct Proxy Proxy;
+
+typedef struct Conn {
+	Proxy *proxy;
+	struct Conn *prev, *next; /* all open connections */
+	struct Conn *ready_next;  /* more to do without a new event */
+	bool in_ready;
+	struct Conn *dead_next;
+	bool overflow; /* over the connection limit: answered and lingering */
+
+	Endpoint client, upstream;
+	Flow up, down; /* up: client -> upstream, down: upstream -> client */
+	ConnState state;
+	ConnKind kind;
+	bool socks_greeted;
+
+	char *head; /* HTTP_HEAD_MAX bytes while in CONN_HEAD */
+	size_t head_len;
+	HttpRequest http;
+
+	char host[NET_HOST_MAX];
+	uint16_t port;
+	bool literal;
+	NetDecision decision;
+	NetVerdict verdict;
+	char rule[320];
+	char address[64];
+
+	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
+	size_t n_addrs, i_addr;
+	int last_connect_error;
+	ResolveQuery *query;
+
+	int64_t start_ms, deadline_ms, active_ms;
+} Conn;
+
+struct Proxy {
+	ProxyConfig cfg;
+	NetMatcher matcher;
+	unsigned max_conns, header_ms, idle_ms, connect_ms;
+	int epfd;
+	Watch listen_http, listen_socks, sig;
+	int http_fd, socks_fd, sigfd;
+	Resolver *resolver;
+	Conn *conns;
+	size_t n_active, n_total;
+	Conn *ready, *dead;
+	bool accept_paused;
+	int64_t accept_resume_ms;
+	int64_t now_ms;
+};
+
+int64_t proxy_now_ms(void);
+
+/* proxy-conn.c */
+Conn *conn_new(Proxy *p, int fd, ConnKind kind);
+void conn_handle_event(Conn *c, Endpoint *e, uint32_t events);
+void conn_on_timeout(Conn *c);
+void conn_close(Conn *c);
+/* Answer @fd over the limit without reading its request. */
+void conn_overflow(Conn *c);
+void conn_mark_ready(Conn *c);
+void conn_run(Conn *c);
+
+/* proxy-relay.c */
+int relay_start(Conn *c);
+/* Move bytes both ways; returns 1 when both directions are finished, 0 to
+ * wait for events, -errno on a socket error. Sets *more when a budget ran
+ * out while bytes could still move. */
+int relay_pump(Conn *c, bool *more);
+/* Write c->down.pend to the client; 1 when all written, 0 to wait, -errno. */
+int relay_flush_client(Conn *c);
+void flow_done(Flow *f);
