@@ -14,6 +14,13 @@ typedef struct WardFeatures {
 	char cgroup_path[512];   /* where, when delegated */
 	/* Why namespaces fail, as text for Hint lines; "" when they work. */
 	char userns_reason[256];
+
+	/* Added by the hardening work (compatible: new fields only). */
+	bool full;               /* namespaces and overlay were tried in test children */
+	int userns_errno;        /* full: errno of the failed user namespace, else 0 */
+	bool seccomp_filter;     /* ward's filter compiles (full: and denies in a test child) */
+	unsigned seccomp_filter_len; /* its BPF instructions */
+	char cgroup_reason[128]; /* why not delegated; "" when it is */
 } WardFeatures;
 
 /* Probe everything. Cheap enough for every run (no clone unless asked):
@@ -23,3 +30,7 @@ int probe_features(WardFeatures *ret, bool full);
 int probe_best_tier(const WardFeatures *f);
 /* Print the reasons T2 is unavailable plus Hint: lines, via log_error. */
 void probe_explain_missing(const WardFeatures *f);
+/* Landlock features for @abi as short names ("fs", "refer", "truncate",
+ * "tcp", "ioctl-dev", "scopes", "audit"): the first *ret_n entries of a
+ * static array, one per ABI level up to @abi. */
+const char *const *probe_landlock_features(int abi, size_t *ret_n);

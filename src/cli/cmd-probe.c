@@ -1,0 +1,178 @@
+/* ward probe [--json] [--quick]: what this kernel offers and the tier that
+ * results. The full probe (the default here) tries each namespace and an
+ * overlay mount in throwaway children and loads ward's seccomp filter in
+ * one; `ward run` uses the quick probe. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/commands.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "probe/probe.h"
+#include "ward/ward.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: ward probe [--json] [--quick]\n\n"
+		   "Show what this kernel offers to ward (user, mount, pid, net, ipc and uts\n"
+		   "namespaces; overlayfs in a user namespace; the Landlock ABI and its features;\n"
+		   "seccomp and whether ward's filter is in force; cgroup v2 delegation) and the\n"
+		   "tier that results. Exits 0 when tier 2 is available, 125 otherwise.\n\n"
+		   "  --json    print one JSON object instead of the table\n"
+		   "  --quick   read sysctls and /proc only, as 'ward run' does; do not try\n"
+		   "            namespaces in test children\n"
+		   "  -h, --help  show this help\n");
+}
+
+static const char *yn(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+static void print_table(const WardFeatures *f, int tier)
+{
+	const char *const *ll;
+	size_t n;
+	char feats[128] = "";
+
+	ll = probe_landlock_features(f->landlock_abi, &n);
+	for (size_t i = 0; i < n; i++) {
+		strncat(feats, i ? ", " : "", sizeof(feats) - strlen(feats) - 1);
+		strncat(feats, ll[i], sizeof(feats) - strlen(feats) - 1);
+	}
+
+	printf("%-24s %s%s\n", "user namespace", yn(f->userns),
+	       f->userns ? "" : (f->userns_reason[0] ? " (see below)" : ""));
+	printf("%-24s %s\n", "mount namespace", yn(f->mountns));
+	printf("%-24s %s\n", "pid namespace", yn(f->pidns));
+	printf("%-24s %s\n", "net namespace", yn(f->netns));
+	printf("%-24s %s\n", "ipc namespace", yn(f->ipcns));
+	printf("%-24s %s\n", "uts namespace", yn(f->utsns));
+	printf("%-24s %s\n", "overlayfs in userns", yn(f->overlay_userns));
+	if (f->landlock_abi > 0)
+		printf("%-24s ABI %d (%s)\n", "landlock", f->landlock_abi, feats);
+	else
+		printf("%-24s no (%s)\n", "landlock",
+		       f->landlock_errno == ENOSYS ? "not built in" : "not enabled");
+	if (!f->seccomp)
+		printf("%-24s no\n", "seccomp filter");
+	else
+		printf("%-24s yes; ward's filter: %s (%u BPF instructions)\n", "seccomp filter",
+		       f->seccomp_filter ? (f->full ? "in force (tested)" : "in force") : "not built",
+		       f->seccomp_filter_len);
+	if (f->cgroup_delegated)
+		printf("%-24s yes (%s)\n", "cgroup v2 delegation", f->cgroup_path);
+	else
+		printf("%-24s no (%s; limits use rlimits)\n", "cgroup v2 delegation",
+		       f->cgroup_reason);
+	printf("%-24s T%d%s\n", "tier", tier, f->full ? "" : " (quick probe)");
+}
+
+static int print_json(const WardFeatures *f, int tier)
+{
+	_cleanup_free_ char *text = NULL;
+	cJSON *o = cJSON_CreateObject(), *ns, *ll, *feats, *sc, *cg;
+	const char *const *names;
+	size_t n;
+
+	if (!o)
+		return -ENOMEM;
+	ns = cJSON_AddObjectToObject(o, "namespaces");
+	ll = cJSON_AddObjectToObject(o, "landlock");
+	sc = cJSON_AddObjectToObject(o, "seccomp");
+	cg = cJSON_AddObjectToObject(o, "cgroup");
+	if (!ns || !ll || !sc || !cg)
+		goto oom;
+	cJSON_AddBoolToObject(ns, "user", f->userns);
+	cJSON_AddBoolToObject(ns, "mount", f->mountns);
+	cJSON_AddBoolToObject(ns, "pid", f->pidns);
+	cJSON_AddBoolToObject(ns, "net", f->netns);
+	cJSON_AddBoolToObject(ns, "ipc", f->ipcns);
+	cJSON_AddBoolToObject(ns, "uts", f->utsns);
+	if (f->userns_reason[0])
+		cJSON_AddStringToObject(ns, "user_reason", f->userns_reason);
+	cJSON_AddBoolToObject(o, "overlay_userns", f->overlay_userns);
+	cJSON_AddNumberToObject(ll, "abi", f->landlock_abi);
+	if (f->landlock_abi == 0)
+		cJSON_AddStringToObject(ll, "error",
+					f->landlock_errno == ENOSYS ? "ENOSYS" : "EOPNOTSUPP");
+	feats = cJSON_AddArrayToObject(ll, "features");
+	if (!feats)
+		goto oom;
+	names = probe_landlock_features(f->landlock_abi, &n);
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(feats, cJSON_CreateString(names[i]));
+	cJSON_AddBoolToObject(sc, "available", f->seccomp);
+	cJSON_AddBoolToObject(sc, "filter", f->seccomp_filter);
+	cJSON_AddNumberToObject(sc, "instructions", f->seccomp_filter_len);
+	cJSON_AddBoolToObject(cg, "delegated", f->cgroup_delegated);
+	if (f->cgroup_delegated)
+		cJSON_AddStringToObject(cg, "path", f->cgroup_path);
+	else
+		cJSON_AddStringToObject(cg, "reason", f->cgroup_reason);
+	cJSON_AddBoolToObject(o, "full", f->full);
+	cJSON_AddNumberToObject(o, "tier", tier);
+
+	text = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!text)
+		return -ENOMEM;
+	printf("%s\n", text);
+	return 0;
+oom:
+	cJSON_Delete(o);
+	return -ENOMEM;
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	bool json = false, quick = false;
+	WardFeatures f;
+	int c, r, tier;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'q':
+			quick = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return WARD_EXIT_USAGE;
+		}
+	if (optind < argc) {
+		log_error("Unexpected argument '%s'.", argv[optind]);
+		usage(stderr);
+		return WARD_EXIT_USAGE;
+	}
+
+	r = probe_features(&f, !quick);
+	if (r < 0)
+		return log_error_errno(r, "Failed to probe the kernel: %m"), WARD_EXIT_SETUP;
+	tier = probe_best_tier(&f);
+	if (json)
+		r = print_json(&f, tier);
+	else
+		print_table(&f, tier);
+	if (r < 0)
+		return log_error_errno(r, "Failed to format the result: %m"), WARD_EXIT_SETUP;
+	if (!json && (tier < 2 || f.landlock_abi == 0 || !f.seccomp_filter))
+		probe_explain_missing(&f);
+	return tier == 2 ? 0 : WARD_EXIT_SETUP;
+}
