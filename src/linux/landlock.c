@@ -85,6 +85,7 @@ struct LandlockPlan {
 	size_t n_connect_ports;
 	uint16_t *bind_ports;
 	size_t n_bind_ports;
+	bool stdio_rules;
 	char **degraded;
 	char **enforced;
 };
@@ -232,6 +233,7 @@ int landlock_plan_new_for_abi(const LandlockRequest *req, int kernel_abi, Landlo
 	} else
 		p->kernel_errno = kernel_abi < 0 ? -kernel_abi : EOPNOTSUPP;
 
+	p->stdio_rules = !req->no_stdio_rules;
 	if (req->n_rules > 0) {
 		p->rules = calloc(req->n_rules, sizeof(LandlockPlanRule));
 		if (!p->rules)
@@ -336,6 +338,35 @@ static int add_port_rules(int ruleset_fd, const uint16_t *ports, size_t n, uint6
 	return 0;
 }
 
+/* Rules for the files behind stdin, stdout and stderr, so that reopening
+ * them by /proc/self/fd/N works: the magic link resolves to the file's own
+ * path (a host file, the harness's terminal), which no other rule covers.
+ * The rule grants only what the open fd already allows. Pipes and sockets
+ * need none (Landlock does not check internal filesystems) and the kernel
+ * refuses a rule for them, which is fine. Failures are skipped: a missing
+ * rule only means fewer rights. */
+static void add_stdio_rules(int ruleset_fd, uint64_t handled)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		WardLandlockPathBeneathAttr attr = { .parent_fd = fd };
+		struct stat st;
+		int flags = fcntl(fd, F_GETFL);
+
+		if (flags < 0 || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
+			continue;
+		if ((flags & O_ACCMODE) != O_WRONLY)
+			attr.allowed_access |= WARD_LL_FS_READ_FILE;
+		if ((flags & O_ACCMODE) != O_RDONLY)
+			attr.allowed_access |= WARD_LL_FS_WRITE_FILE | WARD_LL_FS_TRUNCATE;
+		if (S_ISCHR(st.st_mode))
+			attr.allowed_access |= WARD_LL_FS_IOCTL_DEV;
+		attr.allowed_access &= handled & LL_FS_FILE;
+		if (attr.allowed_access)
+			(void)sys_landlock_add_rule(ruleset_fd, WARD_LANDLOCK_RULE_PATH_BENEATH, &attr,
+						    0);
+	}
+}
+
 int landlock_plan_apply(const LandlockPlan *plan)
 {
 	WardLandlockRulesetAttr attr = {};
@@ -358,6 +389,8 @@ int landlock_plan_apply(const LandlockPlan *plan)
 
 	for (size_t i = 0; i < plan->n_rules && r >= 0; i++)
 		r = add_path_rule(fd, &plan->rules[i]);
+	if (r >= 0 && plan->stdio_rules)
+		add_stdio_rules(fd, plan->rights.fs);
 	if (r >= 0 && plan->rights.net) {
 		r = add_port_rules(fd, plan->connect_ports, plan->n_connect_ports,
 				   WARD_LL_NET_CONNECT_TCP);

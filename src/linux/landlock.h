@@ -36,6 +36,11 @@ typedef struct LandlockRequest {
 	size_t n_tcp_bind_ports;
 	bool restrict_tcp;                  /* handle TCP bind/connect at all */
 	int target_abi;                     /* 0: the built-in target (7) */
+	/* By default the files behind fds 0-2 at apply time (a host file or
+	 * terminal the caller redirected to) get a rule of their own, with the
+	 * rights their open mode already gives, so that reopening them through
+	 * /dev/stdout, /dev/stderr or /proc/self/fd/N keeps working. */
+	bool no_stdio_rules;
 } LandlockRequest;
 
 /* The rights each ABI adds, cumulated up to @abi (1..7); the table behind

@@ -252,6 +252,8 @@ static void mkdir_in(const char *dir, const char *name)
 	assert_int_equal(mkdir(path, 0700), 0);
 }
 
+static int child_stdio(const char *arg);
+
 static void test_landlock_apply_fs_in_child(void **state)
 {
 	if (landlock_abi_version() < 1)
@@ -263,6 +265,13 @@ static void test_landlock_apply_fs_in_child(void **state)
 	write_file(tmpdir, "ro/file", "public\n");
 	write_file(tmpdir, "secret/key", "secret\n");
 	assert_int_equal(in_child(child_fs, tmpdir), 0);
+	assert_int_equal(in_child(child_stdio, tmpdir), 0);
+	{
+		char off[300];
+
+		snprintf(off, sizeof(off), "%s+", tmpdir);
+		assert_int_equal(in_child(child_stdio, off), 0);
+	}
 	/* Host side: the child's denied create left nothing behind. */
 	assert_int_equal(access("/tmp", F_OK), 0);
 	{
@@ -277,6 +286,42 @@ static void test_landlock_apply_fs_in_child(void **state)
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 		assert_int_equal(system(cmd), 0);
 	}
+}
+
+/* fd 1 points at a file no rule covers, as when the caller redirects
+ * stdout to a host file; @dir ends in "+" when stdio rules are off. */
+static int child_stdio(const char *arg)
+{
+	char dir[256], out[300];
+	bool off = arg[strlen(arg) - 1] == '+';
+	LandlockRequest req = { .no_stdio_rules = off };
+	LandlockPlan *p = NULL;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strlen(arg) - (off ? 1 : 0)), arg);
+	snprintf(out, sizeof(out), "%s/secret/out", dir);
+	fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || dup2(fd, 1) != 1)
+		return 10;
+	close(fd);
+	if (landlock_plan_new(&req, &p) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    landlock_plan_apply(p) < 0)
+		return 11;
+	landlock_plan_free(p);
+	fd = open("/proc/self/fd/1", O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (off)
+		return fd < 0 && errno == EACCES ? 0 : 20;
+	if (fd < 0)
+		return 21; /* reopening our own stdout must work */
+	close(fd);
+	/* ... but only as it was opened: write-only, no read. */
+	if (open(out, O_RDONLY | O_CLOEXEC) >= 0 || errno != EACCES)
+		return 22;
+	/* And the directory around it is still closed. */
+	snprintf(out, sizeof(out), "%s/secret/key", dir);
+	if (open(out, O_RDONLY | O_CLOEXEC) >= 0 || errno != EACCES)
+		return 23;
+	return 0;
 }
 
 static int bind_port(uint16_t port)
