@@ -1,0 +1,626 @@
+/* Apply: the selected changes become steps (put, mkdir, unlink, rmdir,
+ * chmod), each checked for conflicts, backed up, journaled and then done
+ * atomically (temporary file beside the target, fsync, rename). Paths are
+ * resolved beneath the workspace without following any symlink.
+ *
+ * Conflicts: a workspace entry changed during the session if its ctime is
+ * not older than the session's start (ctime cannot be set from user space),
+ * or, for entries this session itself applied or restored, if its inode or
+ * ctime differ from what that step left. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "common/cleanup.h"
+#include "common/macro.h"
+#include "common/strv.h"
+#include "cow/cow-fsops.h"
+#include "cow/cow-journal.h"
+#include "cow/cow-review.h"
+
+typedef struct Step {
+	CowOpType type;
+	char *path;
+	mode_t mode;
+	size_t change; /* index into the change list */
+} Step;
+
+typedef struct Plan {
+	Step *steps;
+	size_t n, alloc;
+} Plan;
+
+static void plan_done(Plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->steps[i].path);
+	free(p->steps);
+	*p = (Plan){};
+}
+
+static int plan_add(Plan *p, CowOpType t, const char *path, mode_t mode, size_t change)
+{
+	if (p->n == p->alloc) {
+		size_t a = p->alloc ? p->alloc * 2 : 64;
+		Step *n = realloc(p->steps, a * sizeof(Step));
+		if (!n)
+			return -ENOMEM;
+		p->steps = n;
+		p->alloc = a;
+	}
+	p->steps[p->n] = (Step){ .type = t, .path = strdup(path), .mode = mode, .change = change };
+	if (!p->steps[p->n].path)
+		return -ENOMEM;
+	p->n++;
+	return 0;
+}
+
+void cow_result_done(CowResult *r)
+{
+	strv_free(r->done);
+	strv_free(r->refused);
+	strv_free(r->refused_why);
+	strv_free(r->failed);
+	strv_free(r->failed_why);
+	*r = (CowResult){};
+}
+
+static int result_refuse(CowResult *r, const char *path, const char *why)
+{
+	if (strv_extend(&r->refused, path) < 0 || strv_extend(&r->refused_why, why) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int result_fail(CowResult *r, const char *path, int error)
+{
+	if (strv_extend(&r->failed, path) < 0 || strv_extend(&r->failed_why, strerror(-error)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static char *normalize_arg(const char *a)
+{
+	char *s;
+	size_t n;
+
+	while (a[0] == '.' && a[1] == '/')
+		a += 2;
+	while (a[0] == '/' && a[1] == '/')
+		a++;
+	s = strdup(a);
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
+}
+
+static bool needs_parent(const CowChange *c)
+{
+	return S_ISDIR(c->upper_mode) && (c->kind == COW_ADDED || c->kind == COW_TYPE_CHANGED);
+}
+
+int cow_select(const CowChangeList *l, char *const *paths, bool *selected, char ***ret_unmatched)
+{
+	_cleanup_strv_ char **unmatched = NULL;
+
+	if (!paths || !paths[0]) {
+		for (size_t i = 0; i < l->n; i++)
+			selected[i] = true;
+		if (ret_unmatched)
+			*ret_unmatched = NULL;
+		return 0;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		selected[i] = false;
+	STRV_FOREACH(p, paths) {
+		_cleanup_free_ char *a = normalize_arg(*p);
+		bool any = false;
+		if (!a)
+			return -ENOMEM;
+		for (size_t i = 0; i < l->n; i++)
+			if (strcmp(a, ".") == 0 || cow_path_has_prefix(l->items[i].path, a)) {
+				selected[i] = true;
+				any = true;
+			}
+		if (!any && strv_extend(&unmatched, *p) < 0)
+			return -ENOMEM;
+	}
+	/* A selected entry inside a new directory needs that directory. The list
+	 * is in pre-order, so an ancestor comes before its descendants; walk
+	 * back from each selected entry. */
+	for (size_t i = l->n; i-- > 0;) {
+		if (!selected[i])
+			continue;
+		for (size_t k = i; k-- > 0;)
+			if (needs_parent(&l->items[k]) &&
+			    cow_path_has_prefix(l->items[i].path, l->items[k].path))
+				selected[k] = true;
+	}
+	if (ret_unmatched)
+		*ret_unmatched = TAKE_PTR(unmatched);
+	return 0;
+}
+
+typedef struct ApplyCtx {
+	CowSession *s;
+	int ws_fd;
+	int upper_fd;
+	CowBaseline baseline;
+	int64_t start_ns;
+	bool force;
+} ApplyCtx;
+
+/* Did the workspace entry at @path (with stat @st) change during the session? */
+static bool changed_since_start(ApplyCtx *c, const char *path, const struct stat *st)
+{
+	const CowBaselineEntry *b = cow_baseline_find(&c->baseline, path);
+
+	if (S_ISDIR(st->st_mode))
+		return false; /* a directory's ctime moves with every entry in it */
+	if (b)
+		return b->type != cow_type_char(st->st_mode) || b->ino != st->st_ino ||
+		       b->dev != st->st_dev || b->ctime_ns != cow_ctime_ns(st);
+	return cow_ctime_ns(st) >= c->start_ns;
+}
+
+/* Steps that remove the workspace tree at @path, children first; sets
+ * *@conflict when an entry in it changed during the session. */
+static int plan_remove_tree(ApplyCtx *c, Plan *p, int dfd, const char *name, const char *path,
+			    size_t change, int depth, bool *conflict)
+{
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_strv_ char **names = NULL;
+	struct dirent *de;
+	struct stat st;
+	int r;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		if (changed_since_start(c, path, &st))
+			*conflict = true;
+		return plan_add(p, COW_OP_UNLINK, path, 0, change);
+	}
+	if (depth > COW_MAX_DEPTH * 4)
+		return -ELOOP;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d)
+		return -errno;
+	fd = -EBADF;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			if (strv_extend(&names, de->d_name) < 0)
+				return -ENOMEM;
+	STRV_FOREACH(n, names) {
+		_cleanup_free_ char *sub = NULL;
+		if (asprintf(&sub, "%s/%s", path, *n) < 0)
+			return -ENOMEM;
+		r = plan_remove_tree(c, p, dirfd(d), *n, sub, change, depth + 1, conflict);
+		if (r < 0)
+			return r;
+	}
+	return plan_add(p, COW_OP_RMDIR, path, 0, change);
+}
+
+/* The steps for one change, appended to @p unless refused. Returns 0, or
+ * 1 with *@why set when refused. */
+static int plan_change(ApplyCtx *c, const CowChange *ch, size_t idx, Plan *p, Plan *deferred,
+		       const char **why)
+{
+	_cleanup_close_ int pfd = -EBADF;
+	_cleanup_(plan_done) Plan sub = {};
+	const char *name;
+	struct stat cur;
+	bool has_cur, conflict = false, upper_dir = S_ISDIR(ch->upper_mode);
+	mode_t mode = cow_effective_mode(ch->upper_mode);
+	int r;
+
+	pfd = cow_open_parent(c->ws_fd, ch->path, &name);
+	if (pfd == -ELOOP || pfd == -EXDEV || pfd == -ENOTDIR) {
+		*why = "escape";
+		return 1;
+	}
+	if (pfd < 0 && pfd != -ENOENT)
+		return pfd;
+	has_cur = pfd >= 0 && fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW) == 0;
+
+	/* Conflicts are judged against the workspace as it is now. */
+	if (has_cur && S_ISDIR(cur.st_mode) &&
+	    (ch->kind == COW_DELETED || (ch->kind == COW_TYPE_CHANGED && !upper_dir))) {
+		r = plan_remove_tree(c, &sub, pfd, name, ch->path, idx, 0, &conflict);
+		if (r < 0)
+			return r;
+	} else if (has_cur && ch->kind != COW_DIR_REPLACED &&
+		   !(ch->kind == COW_MODE_CHANGED && S_ISDIR(cur.st_mode))) {
+		conflict = changed_since_start(c, ch->path, &cur);
+	}
+	if (conflict && !c->force) {
+		*why = "conflict";
+		return 1;
+	}
+
+	switch (ch->kind) {
+	case COW_DELETED:
+		if (!has_cur)
+			return 0;
+		if (!S_ISDIR(cur.st_mode))
+			r = plan_add(&sub, COW_OP_UNLINK, ch->path, 0, idx);
+		else
+			r = 0;
+		break;
+	case COW_ADDED:
+	case COW_MODIFIED:
+	case COW_SYMLINK_CHANGED:
+	case COW_TYPE_CHANGED:
+		if (has_cur && !S_ISDIR(cur.st_mode) && upper_dir) {
+			r = plan_add(&sub, COW_OP_UNLINK, ch->path, 0, idx);
+			if (r < 0)
+				return r;
+		}
+		if (upper_dir) {
+			if (has_cur && S_ISDIR(cur.st_mode))
+				r = plan_add(&sub, COW_OP_CHMOD, ch->path, mode, idx);
+			else {
+				/* Created writable; its own mode is set after its
+				 * contents (a 0555 directory could not be filled). */
+				r = plan_add(&sub, COW_OP_MKDIR, ch->path, 0700, idx);
+				if (r >= 0 && mode != 0700)
+					r = plan_add(deferred, COW_OP_CHMOD, ch->path, mode, idx);
+			}
+		} else
+			r = plan_add(&sub, COW_OP_PUT, ch->path, mode, idx);
+		break;
+	case COW_MODE_CHANGED:
+	case COW_DIR_REPLACED:
+		if (ch->kind == COW_DIR_REPLACED && !(ch->flags & COW_F_MODE))
+			return 0;
+		if (upper_dir)
+			r = plan_add(deferred, COW_OP_CHMOD, ch->path, mode, idx);
+		else
+			r = plan_add(&sub, COW_OP_CHMOD, ch->path, mode, idx);
+		break;
+	case _COW_KIND_MAX:
+	case _COW_KIND_INVALID:
+	default:
+		return -EINVAL;
+	}
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < sub.n; i++) {
+		r = plan_add(p, sub.steps[i].type, sub.steps[i].path, sub.steps[i].mode, idx);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int backup_entry(int pfd, const char *name, const struct stat *st, int bfd, int i)
+{
+	char bname[32];
+	int r;
+
+	snprintf(bname, sizeof(bname), "%d", i);
+	(void)unlinkat(bfd, bname, 0);
+	/* A hard link keeps the old inode alive at no cost once the rename
+	 * replaces the name; a copy where links are impossible. */
+	if (S_ISREG(st->st_mode) && linkat(pfd, name, bfd, bname, 0) == 0)
+		r = 0;
+	else
+		r = cow_make_tmp_copy(pfd, name, st, bfd, bname, st->st_mode & 07777);
+	if (r < 0)
+		return r;
+	return RET_NERRNO(fsync(bfd));
+}
+
+static cJSON *step_line(const Step *st, int i, char old_type, mode_t old_mode)
+{
+	_cleanup_cjson_ cJSON *l = cJSON_CreateObject();
+	_cleanup_free_ char *hex = cow_hex_encode(st->path);
+	char ot[2] = { old_type, '\0' };
+
+	if (!l || !hex || !cJSON_AddNumberToObject(l, "i", i) ||
+	    !cJSON_AddStringToObject(l, "op", cow_op_to_string(st->type)) ||
+	    !cJSON_AddStringToObject(l, "p", hex) || !cJSON_AddNumberToObject(l, "m", st->mode) ||
+	    !cJSON_AddStringToObject(l, "ot", ot) || !cJSON_AddNumberToObject(l, "om", old_mode))
+		return NULL;
+	return TAKE_PTR(l);
+}
+
+/* Run step @i: look at what is there, back it up, journal, do it. */
+static int run_step(ApplyCtx *c, CowJournal *j, int bfd, const Step *st, int i)
+{
+	_cleanup_close_ int pfd = -EBADF, ufd = -EBADF;
+	const char *name, *uname;
+	char tmp[64];
+	struct stat cur, ust;
+	char old_type = 'n';
+	mode_t old_mode = 0;
+	int r;
+
+	pfd = cow_open_parent(c->ws_fd, st->path, &name);
+	if (pfd < 0)
+		return pfd;
+	if (fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW) == 0) {
+		old_type = cow_type_char(cur.st_mode);
+		old_mode = cur.st_mode & 07777;
+		if (old_type == '?')
+			return -EBADFD;
+	} else if (errno != ENOENT)
+		return -errno;
+
+	switch (st->type) {
+	case COW_OP_PUT:
+		if (old_type == 'd')
+			return -EISDIR;
+		ufd = cow_open_parent(c->upper_fd, st->path, &uname);
+		if (ufd < 0)
+			return ufd;
+		if (fstatat(ufd, uname, &ust, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		break;
+	case COW_OP_MKDIR:
+		if (old_type != 'n')
+			return -EEXIST;
+		break;
+	case COW_OP_UNLINK:
+		if (old_type == 'n')
+			return 0;
+		if (old_type == 'd')
+			return -EISDIR;
+		break;
+	case COW_OP_RMDIR:
+		if (old_type == 'n')
+			return 0;
+		if (old_type != 'd')
+			return -ENOTDIR;
+		break;
+	case COW_OP_CHMOD:
+		if (old_type == 'n')
+			return -ENOENT;
+		if (old_type == 'l')
+			return -ELOOP;
+		break;
+	case _COW_OP_MAX:
+	case _COW_OP_INVALID:
+	default:
+		return -EINVAL;
+	}
+
+	if ((st->type == COW_OP_PUT || st->type == COW_OP_UNLINK) &&
+	    (old_type == 'f' || old_type == 'l')) {
+		r = backup_entry(pfd, name, &cur, bfd, i);
+		if (r < 0)
+			return r;
+	}
+	/* Written and flushed before the workspace changes: recovery restores
+	 * from what this line names. */
+	r = cow_journal_append(j, step_line(st, i, old_type, old_mode), true);
+	if (r < 0)
+		return r;
+
+	cow_tmp_name(tmp, sizeof(tmp), j->seq, i, false);
+	switch (st->type) {
+	case COW_OP_PUT:
+		(void)unlinkat(pfd, tmp, 0);
+		r = cow_make_tmp_copy(ufd, uname, &ust, pfd, tmp, st->mode);
+		if (r < 0)
+			return r;
+		if (renameat(pfd, tmp, pfd, name) < 0) {
+			r = -errno;
+			(void)unlinkat(pfd, tmp, 0);
+			return r;
+		}
+		return 1;
+	case COW_OP_MKDIR:
+		if (mkdirat(pfd, name, 0700) < 0)
+			return -errno;
+		return 1;
+	case COW_OP_UNLINK:
+		return unlinkat(pfd, name, 0) < 0 ? -errno : 1;
+	case COW_OP_RMDIR:
+		return unlinkat(pfd, name, AT_REMOVEDIR) < 0 ? -errno : 1;
+	case COW_OP_CHMOD:
+		r = cow_chmod_at(pfd, name, st->mode);
+		return r < 0 ? r : 1;
+	case _COW_OP_MAX:
+	case _COW_OP_INVALID:
+	default:
+		return -EINVAL;
+	}
+}
+
+static int record_failure(CowJournal *j, int i, int error)
+{
+	cJSON *l = cJSON_CreateObject();
+
+	if (!l || !cJSON_AddNumberToObject(l, "f", i) || !cJSON_AddNumberToObject(l, "e", -error)) {
+		cJSON_Delete(l);
+		return -ENOMEM;
+	}
+	return cow_journal_append(j, l, false);
+}
+
+#if WARD_TEST_HOOKS
+/* Crash tests: stop dead after this many steps (WARD_TEST_COW_KILL_AFTER). */
+static void maybe_die(int step)
+{
+	const char *e = getenv("WARD_TEST_COW_KILL_AFTER");
+	if (e && atoi(e) == step)
+		_exit(99);
+}
+#else
+static void maybe_die(int step)
+{
+	(void)step;
+}
+#endif
+
+static int execute(ApplyCtx *c, const CowChangeList *l, Plan *p, CowResult *ret)
+{
+	_cleanup_close_ int bfd = -EBADF;
+	_cleanup_free_ bool *failed = NULL;
+	_cleanup_free_ bool *touched = NULL;
+	CowJournal j = { .fd = -EBADF };
+	int dfd = cow_session_dir_fd(c->s), seq, r;
+	char bname[64];
+
+	seq = cow_next_seq(dfd);
+	if (seq < 0)
+		return seq;
+	snprintf(bname, sizeof(bname), "ops/%d.d", seq);
+	if (mkdirat(dfd, bname, 0700) < 0)
+		return -errno;
+	bfd = openat(dfd, bname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (bfd < 0)
+		return -errno;
+	failed = calloc(l->n + 1, sizeof(bool));
+	touched = calloc(l->n + 1, sizeof(bool));
+	if (!failed || !touched)
+		return -ENOMEM;
+
+	cJSON *h = cJSON_CreateObject();
+	if (h && (!cJSON_AddStringToObject(h, "type", "apply") ||
+		  !cJSON_AddNumberToObject(h, "seq", seq))) {
+		cJSON_Delete(h);
+		h = NULL;
+	}
+	r = cow_journal_begin(dfd, seq, h, &j);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < p->n; i++) {
+		Step *st = &p->steps[i];
+		maybe_die((int)i);
+		r = run_step(c, &j, bfd, st, (int)i);
+		if (r < 0) {
+			if (!failed[st->change]) {
+				failed[st->change] = true;
+				int k = result_fail(ret, l->items[st->change].path, r);
+				if (k < 0)
+					goto fail;
+			}
+			r = record_failure(&j, (int)i, r);
+			if (r < 0)
+				goto fail;
+			continue;
+		}
+		if (r > 0) {
+			touched[st->change] = true;
+			r = cow_journal_result(&j, c->ws_fd, (int)i, st->path);
+			if (r < 0)
+				goto fail;
+		}
+	}
+	r = cow_journal_commit(&j);
+	if (r < 0)
+		goto fail;
+	cow_journal_close(&j);
+	ret->seq = seq;
+	for (size_t i = 0; i < l->n; i++)
+		if (touched[i] && !failed[i] && strv_extend(&ret->done, l->items[i].path) < 0)
+			return -ENOMEM;
+	return 0;
+fail:
+	/* The journal stays: the next open rolls this apply back. */
+	cow_journal_close(&j);
+	return r;
+}
+
+int cow_apply(CowSession *s, const CowApplyOptions *o, CowResult *ret)
+{
+	_cleanup_(cow_change_list_done) CowChangeList l = {};
+	_cleanup_(plan_done) Plan plan = {}, deferred = {};
+	_cleanup_strv_ char **unmatched = NULL, **refused_dirs = NULL;
+	_cleanup_free_ bool *selected = NULL;
+	_cleanup_close_ int ws_fd = -EBADF, upper_fd = -EBADF;
+	ApplyCtx c = { .s = s, .force = o->force, .start_ns = cow_session_start_ns(s) };
+	CowResult res = {};
+	int r;
+
+	if (!cow_session_is_cow(s))
+		return -EOPNOTSUPP;
+	r = cow_session_scan(s, o->protected_paths, &l);
+	if (r < 0)
+		return r;
+	selected = calloc(l.n + 1, sizeof(bool));
+	if (!selected)
+		return -ENOMEM;
+	r = cow_select(&l, o->paths, selected, &unmatched);
+	if (r < 0)
+		return r;
+	STRV_FOREACH(u, unmatched) {
+		CowPathClass k = cow_classify_path(*u, strlen(*u), o->protected_paths);
+		r = result_refuse(&res, *u,
+				  k == COW_PATH_ESCAPE      ? "escape"
+				  : k == COW_PATH_PROTECTED ? "protected"
+							    : "no-change");
+		if (r < 0)
+			goto out;
+	}
+	ws_fd = open(cow_session_workspace(s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	upper_fd = openat(cow_session_dir_fd(s), "upper",
+			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ws_fd < 0 || upper_fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	c.ws_fd = ws_fd;
+	c.upper_fd = upper_fd;
+	r = cow_baseline_load(cow_session_dir_fd(s), &c.baseline);
+	if (r < 0)
+		goto out;
+
+	for (size_t i = 0; i < l.n; i++) {
+		const CowChange *ch = &l.items[i];
+		const char *why = NULL;
+		if (!selected[i])
+			continue;
+		if (ch->refused != COW_REFUSE_NONE)
+			why = cow_refusal_to_string(ch->refused);
+		else
+			STRV_FOREACH(d, refused_dirs)
+				if (cow_path_has_prefix(ch->path, *d)) {
+					why = cow_refusal_to_string(COW_REFUSE_PARENT);
+					break;
+				}
+		if (!why) {
+			r = plan_change(&c, ch, i, &plan, &deferred, &why);
+			if (r < 0)
+				goto out;
+		}
+		if (why) {
+			r = result_refuse(&res, ch->path, why);
+			if (r >= 0 && S_ISDIR(ch->upper_mode))
+				r = strv_extend(&refused_dirs, ch->path);
+			if (r < 0)
+				goto out;
+		}
+	}
+	/* Directory modes last, deepest first, so that read-only directories are
+	 * filled before they become read-only. */
+	for (size_t i = deferred.n; i-- > 0;) {
+		r = plan_add(&plan, deferred.steps[i].type, deferred.steps[i].path,
+			     deferred.steps[i].mode, deferred.steps[i].change);
+		if (r < 0)
+			goto out;
+	}
+	r = plan.n > 0 ? execute(&c, &l, &plan, &res) : 0;
+out:
+	cow_baseline_done(&c.baseline);
+	if (r < 0) {
+		cow_result_done(&res);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}

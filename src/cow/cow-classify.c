@@ -1,0 +1,236 @@
+/* The path classifier and name quoting. Pure functions on bytes: every name
+ * here came from a directory the sandbox wrote, so nothing is assumed about
+ * it (newlines, non-UTF-8, "..", huge lengths). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/stat.h>
+
+#include "common/macro.h"
+#include "common/strv.h"
+#include "cow/cow-internal.h"
+
+static const char *const kind_table[_COW_KIND_MAX] = {
+	[COW_ADDED] = "added",
+	[COW_MODIFIED] = "modified",
+	[COW_DELETED] = "deleted",
+	[COW_TYPE_CHANGED] = "type-changed",
+	[COW_MODE_CHANGED] = "mode-changed",
+	[COW_SYMLINK_CHANGED] = "symlink-changed",
+	[COW_DIR_REPLACED] = "dir-replaced",
+};
+
+const char *cow_kind_to_string(CowKind k)
+{
+	if (k < 0 || k >= _COW_KIND_MAX)
+		return NULL;
+	return kind_table[k];
+}
+
+static const char *const refusal_table[_COW_REFUSE_MAX] = {
+	[COW_REFUSE_NONE] = "none",
+	[COW_REFUSE_PROTECTED] = "protected",
+	[COW_REFUSE_ESCAPE] = "escape",
+	[COW_REFUSE_SPECIAL] = "special-file",
+	[COW_REFUSE_TOO_DEEP] = "too-deep",
+	[COW_REFUSE_CONFLICT] = "conflict",
+	[COW_REFUSE_PARENT] = "parent-refused",
+	[COW_REFUSE_UNREADABLE] = "unreadable",
+};
+
+const char *cow_refusal_to_string(CowRefusal r)
+{
+	if (r < 0 || r >= _COW_REFUSE_MAX)
+		return NULL;
+	return refusal_table[r];
+}
+
+mode_t cow_effective_mode(mode_t m)
+{
+	if (S_ISDIR(m))
+		return m & 01777;
+	return m & 0777;
+}
+
+bool cow_path_has_prefix(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	/* A trailing slash on the prefix ("dir/") means the same as "dir". */
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	if (strncmp(path, prefix, n) != 0)
+		return false;
+	return path[n] == '\0' || path[n] == '/';
+}
+
+CowPathClass cow_classify_path(const char *path, size_t len, char *const *protected_paths)
+{
+	size_t start = 0;
+
+	if (len == 0 || len >= PATH_MAX || path[0] == '/')
+		return COW_PATH_ESCAPE;
+	if (memchr(path, '\0', len))
+		return COW_PATH_ESCAPE;
+	/* Each component must be a real name: no "", ".", "..", nothing longer
+	 * than NAME_MAX. The scanner only produces names from readdir(), so this
+	 * catches bugs and hostile command-line arguments alike. */
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && path[i] != '/')
+			continue;
+		size_t c = i - start;
+		if (c == 0 || c > NAME_MAX)
+			return COW_PATH_ESCAPE;
+		if (c == 1 && path[start] == '.')
+			return COW_PATH_ESCAPE;
+		if (c == 2 && path[start] == '.' && path[start + 1] == '.')
+			return COW_PATH_ESCAPE;
+		start = i + 1;
+	}
+	STRV_FOREACH(p, protected_paths)
+		if (cow_path_has_prefix(path, *p))
+			return COW_PATH_PROTECTED;
+	return COW_PATH_OK;
+}
+
+bool cow_path_is_protected_ancestor(const char *path, char *const *protected_paths)
+{
+	STRV_FOREACH(p, protected_paths)
+		if (!cow_path_has_prefix(path, *p) && cow_path_has_prefix(*p, path))
+			return true;
+	return false;
+}
+
+/* Length of the valid UTF-8 sequence at @s (1..4), or 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t left)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and out-of-range code points are invalid. */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	/* C1 controls and the bidi overrides could disguise a name on a terminal. */
+	if ((cp >= 0x80 && cp < 0xa0) || (cp >= 0x202a && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069))
+		return 0;
+	return n;
+}
+
+bool cow_name_is_odd(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	if (len > 0 && (s[0] == ' ' || s[len - 1] == ' '))
+		return true;
+	for (size_t i = 0; i < len;) {
+		if (s[i] < 0x20 || s[i] == 0x7f || s[i] == '"' || s[i] == '\\')
+			return true;
+		size_t n = utf8_len(s + i, len - i);
+		if (n == 0)
+			return true;
+		i += n;
+	}
+	return false;
+}
+
+char *cow_quote_path(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = strlen(str);
+	char *out, *o;
+
+	if (!cow_name_is_odd(str, len))
+		return strdup(str);
+	out = malloc(len * 4 + 3);
+	if (!out)
+		return NULL;
+	o = out;
+	*o++ = '"';
+	for (size_t i = 0; i < len;) {
+		size_t n = s[i] >= 0x20 && s[i] != 0x7f ? utf8_len(s + i, len - i) : 0;
+		switch (s[i]) {
+		case '\n': *o++ = '\\', *o++ = 'n'; i++; continue;
+		case '\t': *o++ = '\\', *o++ = 't'; i++; continue;
+		case '\r': *o++ = '\\', *o++ = 'r'; i++; continue;
+		case '"': *o++ = '\\', *o++ = '"'; i++; continue;
+		case '\\': *o++ = '\\', *o++ = '\\'; i++; continue;
+		default: break;
+		}
+		if (n == 0) {
+			o += sprintf(o, "\\%03o", s[i]);
+			i++;
+			continue;
+		}
+		memcpy(o, s + i, n);
+		o += n;
+		i += n;
+	}
+	*o++ = '"';
+	*o = '\0';
+	return out;
+}
+
+char *cow_hex_encode(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = malloc(n * 2 + 1);
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", (unsigned char)s[i]);
+	out[n * 2] = '\0';
+	return out;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+char *cow_hex_decode(const char *hex)
+{
+	size_t n = strlen(hex);
+	char *out;
+
+	if (n % 2)
+		return NULL;
+	out = malloc(n / 2 + 1);
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n / 2; i++) {
+		int a = hexval(hex[2 * i]), b = hexval(hex[2 * i + 1]);
+		if (a < 0 || b < 0 || (a == 0 && b == 0)) {
+			free(out);
+			return NULL;
+		}
+		out[i] = (char)(a << 4 | b);
+	}
+	out[n / 2] = '\0';
+	return out;
+}

@@ -1,0 +1,23 @@
+/* Symlink-proof file system primitives for apply, undo and discard. Every
+ * path is relative to a root directory fd and must stay beneath it. */
+#pragma once
+
+#include <sys/stat.h>
+
+/* An O_PATH fd for directory @path beneath @root ("" is @root itself),
+ * refusing symlinks anywhere (-ELOOP) and escapes (-EXDEV). */
+int cow_open_dir_beneath(int root, const char *path);
+/* Like cow_open_dir_beneath for @path's parent; *@ret_name points into
+ * @path at the last component. */
+int cow_open_parent(int root, const char *path, const char **ret_name);
+/* Create @tmp in @dst_dfd (O_EXCL, never followed) as a copy of the regular
+ * file or symlink @src_name in @src_dfd, with @mode (files), fsync'd. */
+int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_st, int dst_dfd,
+		      const char *tmp, mode_t mode);
+/* Copy all of @in to @out (copy_file_range, falling back to read/write). */
+int cow_copy_fd(int in, int out);
+/* chmod @name in @dfd without following a symlink (-ELOOP for one). */
+int cow_chmod_at(int dfd, const char *name, mode_t mode);
+/* Remove @name in @dfd recursively, never following symlinks, making
+ * unreadable directories (overlay's work/work, mode 000) accessible first. */
+int cow_rm_rf_at(int dfd, const char *name, int depth);

@@ -1,0 +1,442 @@
+/* The scanner: an overlayfs upper dir (written by the sandbox, so hostile)
+ * compared with the lower dir (the real workspace) becomes a list of
+ * changes. Nothing is followed: directories are opened with
+ * O_NOFOLLOW|O_DIRECTORY relative to their parent's fd and every entry is
+ * looked at with fstatat(AT_SYMLINK_NOFOLLOW).
+ *
+ * Overlay encodings handled (Documentation/filesystems/overlayfs.rst):
+ * whiteouts are 0:0 character devices, or (newer kernels, "userxattr")
+ * zero-size files carrying an overlay.whiteout xattr; an opaque directory
+ * carries overlay.opaque="y" ("x" only means "has xattr whiteouts"). There
+ * is no redirect_dir/metacopy in an unprivileged mount, so a renamed
+ * directory is a full copy plus a whiteout. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/macro.h"
+#include "common/strv.h"
+#include "cow/cow-internal.h"
+
+typedef struct ScanCtx {
+	char *const *protected_paths;
+	CowChangeList *out;
+} ScanCtx;
+
+void cow_change_list_done(CowChangeList *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		free(l->items[i].path);
+	free(l->items);
+	*l = (CowChangeList){};
+}
+
+static int list_push(CowChangeList *l, const CowChange *c)
+{
+	if (l->n == l->allocated) {
+		size_t a = l->allocated ? l->allocated * 2 : 64;
+		CowChange *n = realloc(l->items, a * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		l->items = n;
+		l->allocated = a;
+	}
+	l->items[l->n++] = *c;
+	return 0;
+}
+
+static int emit(ScanCtx *ctx, const char *path, CowKind kind, const struct stat *ust,
+		const struct stat *lst, CowRefusal refused)
+{
+	CowChange c = {
+		.kind = kind,
+		.upper_mode = ust ? ust->st_mode : 0,
+		.lower_mode = lst ? lst->st_mode : 0,
+		.upper_size = ust ? ust->st_size : 0,
+		.lower_size = lst ? lst->st_size : 0,
+		.refused = refused,
+	};
+	int r;
+
+	if (ust) {
+		if ((ust->st_mode & 06000) || (!S_ISDIR(ust->st_mode) && (ust->st_mode & 01000)))
+			c.flags |= COW_F_SETUID_STRIPPED;
+		if (S_ISREG(ust->st_mode) && ust->st_nlink > 1)
+			c.flags |= COW_F_HARDLINK;
+	}
+	if (ust && lst && (ust->st_mode & S_IFMT) == (lst->st_mode & S_IFMT) &&
+	    !S_ISLNK(ust->st_mode) && cow_effective_mode(ust->st_mode) != (lst->st_mode & 07777))
+		c.flags |= COW_F_MODE;
+	if (cow_name_is_odd(path, strlen(path)))
+		c.flags |= COW_F_ODD_NAME;
+	c.path = strdup(path);
+	if (!c.path)
+		return -ENOMEM;
+	r = list_push(ctx->out, &c);
+	if (r < 0)
+		free(c.path);
+	return r;
+}
+
+/* lgetxattr on @name inside @dirfd without following it. Returns the value
+ * length, or -errno (-ENODATA when absent). */
+static ssize_t xattr_at(int dirfd, const char *name, const char *key, char *buf, size_t size)
+{
+	char p[64 + NAME_MAX];
+
+	/* /proc/self/fd/N is a magic link to the directory itself; lgetxattr
+	 * does not follow the last component, so a symlink named @name is
+	 * examined, not its target. */
+	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", dirfd, name);
+	return RET_NERRNO(lgetxattr(p, key, buf, size));
+}
+
+static bool is_whiteout(int dirfd, const char *name, const struct stat *st)
+{
+	char v[8];
+
+	if (S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0))
+		return true;
+	if (S_ISREG(st->st_mode) && st->st_size == 0)
+		return xattr_at(dirfd, name, "user.overlay.whiteout", v, sizeof(v)) >= 0 ||
+		       xattr_at(dirfd, name, "trusted.overlay.whiteout", v, sizeof(v)) >= 0;
+	return false;
+}
+
+static bool is_opaque(int fd)
+{
+	char v[8];
+	ssize_t n;
+
+	n = fgetxattr(fd, "user.overlay.opaque", v, sizeof(v));
+	if (n < 0)
+		n = fgetxattr(fd, "trusted.overlay.opaque", v, sizeof(v));
+	return n == 1 && v[0] == 'y';
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* All names in @fd except "." and "..", sorted. The fd is not consumed. */
+static int read_names(int fd, char ***ret, size_t *ret_n)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	char **names = NULL;
+	size_t n = 0, a = 0;
+	struct dirent *de;
+	int dfd;
+
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (dfd < 0)
+		return -errno;
+	d = fdopendir(dfd);
+	if (!d) {
+		int r = -errno;
+		close(dfd);
+		return r;
+	}
+	rewinddir(d);
+	while ((errno = 0, de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n + 1 >= a) {
+			size_t na = a ? a * 2 : 16;
+			char **nn = realloc(names, na * sizeof(char *));
+			if (!nn)
+				goto oom;
+			names = nn;
+			a = na;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto oom;
+		names[++n] = NULL;
+	}
+	if (errno != 0) {
+		int r = -errno;
+		strv_free(names);
+		return r;
+	}
+	if (n > 0)
+		qsort(names, n, sizeof(char *), cmp_names);
+	*ret = names;
+	*ret_n = n;
+	return 0;
+oom:
+	strv_free(names);
+	return -ENOMEM;
+}
+
+static bool names_contain(char **names, size_t n, const char *s)
+{
+	return n > 0 && bsearch(&s, names, n, sizeof(char *), cmp_names) != NULL;
+}
+
+/* 1 when the two regular files differ in content, 0 when equal, -errno. */
+static int content_differs(int ufd, const char *name, int lfd, const struct stat *ust,
+			   const struct stat *lst)
+{
+	_cleanup_close_ int a = -EBADF, b = -EBADF;
+	_cleanup_free_ char *ba = NULL, *bb = NULL;
+	const size_t bs = 128 * 1024;
+
+	if (ust->st_size != lst->st_size)
+		return 1;
+	a = openat(ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (a < 0)
+		return -errno;
+	b = openat(lfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (b < 0)
+		return 1; /* unreadable lower: treat as changed, apply decides */
+	ba = malloc(bs);
+	bb = malloc(bs);
+	if (!ba || !bb)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t na = RETRY_EINTR(read(a, ba, bs));
+		if (na < 0)
+			return -errno;
+		if (na == 0)
+			return 0;
+		/* The lower file is the user's; read exactly as much, short
+		 * reads included. */
+		ssize_t got = 0;
+		while (got < na) {
+			ssize_t nb = RETRY_EINTR(read(b, bb + got, (size_t)(na - got)));
+			if (nb < 0)
+				return -errno;
+			if (nb == 0)
+				return 1;
+			got += nb;
+		}
+		if (memcmp(ba, bb, (size_t)na) != 0)
+			return 1;
+	}
+}
+
+/* 1 when the symlinks' targets differ. */
+static int target_differs(int ufd, int lfd, const char *name)
+{
+	char a[PATH_MAX + 1], b[PATH_MAX + 1];
+	ssize_t na, nb;
+
+	na = readlinkat(ufd, name, a, sizeof(a));
+	if (na < 0)
+		return -errno;
+	nb = readlinkat(lfd, name, b, sizeof(b));
+	if (nb < 0)
+		return 1;
+	return na != nb || memcmp(a, b, (size_t)na) != 0;
+}
+
+static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, bool opaque);
+
+/* True when the opaque upper dir @ufd hides an entry of lower dir @name: only
+ * then is it shown as "replaced" (after an apply the two hold the same names,
+ * and the opaque flag alone changes nothing one can see). */
+static bool hides_lower(int ufd, int lfd, const char *name)
+{
+	_cleanup_close_ int sub = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_strv_ char **names = NULL;
+	size_t n = 0;
+	struct stat st;
+
+	if (sub < 0 || read_names(sub, &names, &n) < 0)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (fstatat(ufd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return true;
+	return false;
+}
+
+static char *join(const char *rel, const char *name)
+{
+	char *p;
+
+	if (!rel[0])
+		return strdup(name);
+	if (asprintf(&p, "%s/%s", rel, name) < 0)
+		return NULL;
+	return p;
+}
+
+static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const char *name,
+		      int depth, bool opaque_parent)
+{
+	_cleanup_free_ char *path = join(rel, name);
+	_cleanup_close_ int sub_u = -EBADF, sub_l = -EBADF;
+	struct stat ust, lst;
+	bool has_lower = false, protected, this_opaque = false;
+	CowPathClass cls;
+	int kind = -1, r;
+
+	if (!path)
+		return -ENOMEM;
+	if (fstatat(ufd, name, &ust, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (lfd >= 0 && fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0)
+		has_lower = true;
+	cls = cow_classify_path(path, strlen(path), ctx->protected_paths);
+	protected = cls == COW_PATH_PROTECTED;
+
+	if (is_whiteout(ufd, name, &ust)) {
+		if (!has_lower)
+			return 0;
+		return emit(ctx, path, COW_DELETED, NULL, &lst,
+			    protected ? COW_REFUSE_PROTECTED : COW_REFUSE_NONE);
+	}
+
+	if (S_ISDIR(ust.st_mode)) {
+		sub_u = openat(ufd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub_u < 0)
+			return emit(ctx, path, has_lower ? COW_MODIFIED : COW_ADDED, &ust,
+				    has_lower ? &lst : NULL, COW_REFUSE_UNREADABLE);
+		this_opaque = is_opaque(sub_u);
+		if (!has_lower)
+			kind = COW_ADDED;
+		else if (!S_ISDIR(lst.st_mode))
+			kind = COW_TYPE_CHANGED;
+		else if (this_opaque && !opaque_parent && hides_lower(sub_u, lfd, name))
+			kind = COW_DIR_REPLACED;
+		else if (cow_effective_mode(ust.st_mode) != (lst.st_mode & 07777))
+			kind = COW_MODE_CHANGED;
+
+		/* Directories under a protected path are the sandbox's read-only
+		 * placeholders (or parents of them): no entry, but look inside. */
+		if (protected && (!has_lower || S_ISDIR(lst.st_mode)) && !this_opaque)
+			kind = -1;
+		else if (protected)
+			return emit(ctx, path, kind >= 0 ? kind : COW_DIR_REPLACED, &ust, has_lower ? &lst : NULL,
+				    COW_REFUSE_PROTECTED);
+		if (depth + 1 >= COW_MAX_DEPTH)
+			return emit(ctx, path, kind >= 0 ? kind : COW_MODIFIED, &ust,
+				    has_lower ? &lst : NULL, COW_REFUSE_TOO_DEEP);
+
+		size_t idx = ctx->out->n;
+		if (kind >= 0) {
+			r = emit(ctx, path, kind, &ust, has_lower ? &lst : NULL, COW_REFUSE_NONE);
+			if (r < 0)
+				return r;
+		}
+		if (has_lower && S_ISDIR(lst.st_mode))
+			sub_l = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = scan_dir(ctx, sub_u, sub_l, path, depth + 1, opaque_parent || this_opaque);
+		if (r < 0)
+			return r;
+		/* A new directory that only holds protected placeholders was made
+		 * by the sandbox's setup, not by the command. */
+		if (kind == COW_ADDED && ctx->out->n == idx + 1 &&
+		    cow_path_is_protected_ancestor(path, ctx->protected_paths)) {
+			free(ctx->out->items[idx].path);
+			ctx->out->n = idx;
+		}
+		return 0;
+	}
+
+	if (S_ISREG(ust.st_mode)) {
+		if (!has_lower)
+			kind = COW_ADDED;
+		else if (!S_ISREG(lst.st_mode))
+			kind = COW_TYPE_CHANGED;
+		else {
+			r = content_differs(ufd, name, lfd, &ust, &lst);
+			if (r < 0)
+				return emit(ctx, path, COW_MODIFIED, &ust, &lst,
+					    COW_REFUSE_UNREADABLE);
+			if (r > 0)
+				kind = COW_MODIFIED;
+			else if (cow_effective_mode(ust.st_mode) != (lst.st_mode & 07777))
+				kind = COW_MODE_CHANGED;
+		}
+	} else if (S_ISLNK(ust.st_mode)) {
+		if (!has_lower)
+			kind = COW_ADDED;
+		else if (!S_ISLNK(lst.st_mode))
+			kind = COW_TYPE_CHANGED;
+		else {
+			r = target_differs(ufd, lfd, name);
+			if (r < 0)
+				return emit(ctx, path, COW_SYMLINK_CHANGED, &ust, &lst,
+					    COW_REFUSE_UNREADABLE);
+			if (r > 0)
+				kind = COW_SYMLINK_CHANGED;
+		}
+	} else {
+		/* fifo, socket, device: never applied. */
+		return emit(ctx, path, has_lower ? COW_TYPE_CHANGED : COW_ADDED, &ust,
+			    has_lower ? &lst : NULL,
+			    protected ? COW_REFUSE_PROTECTED : COW_REFUSE_SPECIAL);
+	}
+	if (kind < 0)
+		return 0;
+	return emit(ctx, path, kind, &ust, has_lower ? &lst : NULL,
+		    protected ? COW_REFUSE_PROTECTED : COW_REFUSE_NONE);
+}
+
+static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, bool opaque)
+{
+	_cleanup_strv_ char **unames = NULL, **lnames = NULL;
+	size_t nu = 0, nl = 0;
+	int r;
+
+	r = read_names(ufd, &unames, &nu);
+	if (r < 0)
+		return r;
+	/* In an opaque directory the lower entries are hidden: every lower name
+	 * without an upper entry is deleted. */
+	if (opaque && lfd >= 0) {
+		r = read_names(lfd, &lnames, &nl);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < nl; i++) {
+			_cleanup_free_ char *path = NULL;
+			struct stat lst;
+
+			if (names_contain(unames, nu, lnames[i]))
+				continue;
+			if (fstatat(lfd, lnames[i], &lst, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			path = join(rel, lnames[i]);
+			if (!path)
+				return -ENOMEM;
+			r = emit(ctx, path, COW_DELETED, NULL, &lst,
+				 cow_classify_path(path, strlen(path), ctx->protected_paths) ==
+						 COW_PATH_PROTECTED
+					 ? COW_REFUSE_PROTECTED
+					 : COW_REFUSE_NONE);
+			if (r < 0)
+				return r;
+		}
+	}
+	for (size_t i = 0; i < nu; i++) {
+		r = scan_entry(ctx, ufd, lfd, rel, unames[i], depth, opaque);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int cow_scan(int upper_fd, int lower_fd, char *const *protected_paths, CowChangeList *ret)
+{
+	ScanCtx ctx = { .protected_paths = protected_paths, .out = ret };
+	int r;
+
+	/* The root of the upper dir is the merged root: it may be opaque too
+	 * (the whole workspace replaced). */
+	r = scan_dir(&ctx, upper_fd, lower_fd, "", 0, is_opaque(upper_fd));
+	if (r < 0)
+		cow_change_list_done(ret);
+	return r;
+}

@@ -1,0 +1,383 @@
+/* Sessions, apply, undo, journal recovery and discard on hand-built upper
+ * dirs in a temp state dir. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <sys/wait.h>
+
+#include "cow-test-util.h"
+#include "common/strv.h"
+#include "cow/cow-review.h"
+
+typedef struct Fix {
+	char *root, *state, *ws, *outside;
+	CowSession *s;
+	char id[65];
+} Fix;
+
+static int setup(void **state)
+{
+	Fix *f = calloc(1, sizeof(*f));
+	f->root = tu_mkdtemp();
+	f->state = tu_path(f->root, "state");
+	f->ws = tu_path(f->root, "ws");
+	f->outside = tu_path(f->root, "outside");
+	tu_dir(f->root, "ws", 0755);
+	tu_dir(f->root, "outside", 0755);
+	tu_file(f->outside, "secret", "outside\n", 0644);
+	tu_file(f->ws, "a", "alpha\n", 0644);
+	tu_file(f->ws, "b", "beta\n", 0600);
+	tu_dir(f->ws, "d", 0755);
+	tu_file(f->ws, "d/x", "x\n", 0644);
+	tu_symlink(f->ws, "s", "a");
+	/* Old enough that the session start is clearly later. */
+	usleep(30000);
+	assert_int_equal(cow_session_create(f->state, f->ws, true, &f->s), 0);
+	snprintf(f->id, sizeof(f->id), "%s", cow_session_id(f->s));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	Fix *f = *state;
+	cow_session_free(f->s);
+	tu_rm_rf(f->root);
+	free(f->root);
+	free(f->state);
+	free(f->ws);
+	free(f->outside);
+	free(f);
+	return 0;
+}
+
+static const char *U(Fix *f)
+{
+	return cow_session_upper_dir(f->s);
+}
+
+static void reopen(Fix *f)
+{
+	f->s = cow_session_free(f->s);
+	assert_int_equal(cow_session_open(f->state, f->id, &f->s), 0);
+}
+
+static void assert_content(const char *root, const char *rel, const char *want)
+{
+	_cleanup_free_ char *got = tu_read(root, rel);
+	assert_non_null(got);
+	assert_string_equal(got, want);
+}
+
+static void test_cow_apply_session_layout(void **state)
+{
+	Fix *f = *state;
+	struct stat st;
+	cJSON *counts = NULL;
+
+	assert_true(cow_session_is_cow(f->s));
+	assert_string_equal(cow_session_workspace(f->s), f->ws);
+	assert_int_equal(stat(cow_session_upper_dir(f->s), &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0755); /* the workspace's mode */
+	assert_int_equal(stat(cow_session_work_dir(f->s), &st), 0);
+	assert_int_equal(strncmp(cow_session_upper_dir(f->s), f->state, strlen(f->state)), 0);
+	assert_int_equal(cow_session_note_run(f->s), 0);
+	reopen(f);
+	assert_int_equal(cow_session_runs(f->s), 1);
+	assert_int_equal(cow_session_count_changes(f->s, NULL, &counts), 0);
+	assert_int_equal(cJSON_GetObjectItem(counts, "total")->valueint, 0);
+	cJSON_Delete(counts);
+	assert_int_equal(cow_session_open(f->state, "../../etc", &(CowSession *){ NULL }), -ENOENT);
+	assert_int_equal(cow_session_open(f->state, "0123456789abcdef", &(CowSession *){ NULL }),
+			 -ENOENT);
+}
+
+static void build_changes(Fix *f)
+{
+	tu_file(U(f), "a", "ALPHA\n", 0755);
+	tu_whiteout(U(f), "b");
+	tu_file(U(f), "new", "new file\n", 04755);
+	tu_dir(U(f), "nd", 0555);
+	tu_file(U(f), "nd/inner", "inner\n", 0644);
+	tu_file(U(f), "d", "d is a file now\n", 0644);
+	tu_symlink(U(f), "s", "../outside/secret");
+}
+
+static void test_cow_apply_all_then_undo(void **state)
+{
+	Fix *f = *state;
+	CowApplyOptions o = {};
+	CowResult res = {};
+	CowChangeList l = {};
+
+	build_changes(f);
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_null(res.refused);
+	assert_null(res.failed);
+	assert_int_equal(strv_length(res.done), 7);
+	cow_result_done(&res);
+
+	assert_content(f->ws, "a", "ALPHA\n");
+	assert_int_equal(tu_mode(f->ws, "a") & 07777, 0755);
+	assert_int_equal(tu_mode(f->ws, "b"), 0);
+	assert_content(f->ws, "new", "new file\n");
+	assert_int_equal(tu_mode(f->ws, "new") & 07777, 0755); /* setuid stripped */
+	assert_int_equal(tu_mode(f->ws, "nd") & 07777, 0555);
+	assert_content(f->ws, "nd/inner", "inner\n");
+	assert_true(S_ISREG(tu_mode(f->ws, "d")));
+	assert_true(S_ISLNK(tu_mode(f->ws, "s")));
+	assert_content(f->outside, "secret", "outside\n");
+
+	/* Nothing pending: the workspace now matches the merged view. */
+	assert_int_equal(cow_session_scan(f->s, NULL, &l), 0);
+	assert_int_equal(l.n, 0);
+	cow_change_list_done(&l);
+
+	assert_int_equal(cow_undo(f->s, false, &res), 0);
+	assert_null(res.refused);
+	assert_null(res.failed);
+	cow_result_done(&res);
+	assert_content(f->ws, "a", "alpha\n");
+	assert_int_equal(tu_mode(f->ws, "a") & 07777, 0644);
+	assert_content(f->ws, "b", "beta\n");
+	assert_int_equal(tu_mode(f->ws, "b") & 07777, 0600);
+	assert_int_equal(tu_mode(f->ws, "new"), 0);
+	assert_int_equal(tu_mode(f->ws, "nd"), 0);
+	assert_true(S_ISDIR(tu_mode(f->ws, "d")));
+	assert_content(f->ws, "d/x", "x\n");
+	char t[16] = "";
+	char *sp = tu_path(f->ws, "s");
+	assert_int_equal(readlink(sp, t, sizeof(t) - 1), 1);
+	free(sp);
+	assert_string_equal(t, "a");
+	/* The changes are pending again, and there is nothing more to undo. */
+	assert_int_equal(cow_session_scan(f->s, NULL, &l), 0);
+	assert_int_equal(l.n, 7);
+	cow_change_list_done(&l);
+	assert_int_equal(cow_undo(f->s, false, &res), -ENOENT);
+}
+
+static void test_cow_apply_subset(void **state)
+{
+	Fix *f = *state;
+	char *paths[] = { "nd/inner", "./a", NULL };
+	CowApplyOptions o = { .paths = paths };
+	CowResult res = {};
+
+	build_changes(f);
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_int_equal(strv_length(res.done), 3); /* a, nd (needed), nd/inner */
+	cow_result_done(&res);
+	assert_content(f->ws, "a", "ALPHA\n");
+	assert_content(f->ws, "nd/inner", "inner\n");
+	assert_content(f->ws, "b", "beta\n");
+	assert_int_equal(tu_mode(f->ws, "new"), 0);
+	assert_true(S_ISDIR(tu_mode(f->ws, "d")));
+}
+
+static void test_cow_apply_conflict(void **state)
+{
+	Fix *f = *state;
+	CowApplyOptions o = {};
+	CowResult res = {};
+
+	tu_file(U(f), "a", "sandbox\n", 0644);
+	tu_file(U(f), "b", "sandbox b\n", 0600);
+	/* The host edits "a" during the session. */
+	tu_file(f->ws, "a", "host edit\n", 0644);
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_int_equal(strv_length(res.refused), 1);
+	assert_string_equal(res.refused[0], "a");
+	assert_string_equal(res.refused_why[0], "conflict");
+	assert_int_equal(strv_length(res.done), 1);
+	cow_result_done(&res);
+	assert_content(f->ws, "a", "host edit\n");
+	assert_content(f->ws, "b", "sandbox b\n");
+
+	/* A second apply of "b" is not a conflict: the session wrote it. */
+	tu_file(U(f), "b", "sandbox b2\n", 0600);
+	o.force = false;
+	char *pb[] = { "b", NULL };
+	o.paths = pb;
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_null(res.refused);
+	cow_result_done(&res);
+	assert_content(f->ws, "b", "sandbox b2\n");
+
+	o.paths = NULL;
+	o.force = true;
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_null(res.refused);
+	cow_result_done(&res);
+	assert_content(f->ws, "a", "sandbox\n");
+}
+
+static void test_cow_apply_protected_and_escape(void **state)
+{
+	Fix *f = *state;
+	char *prot[] = { ".git", NULL };
+	CowApplyOptions o = { .protected_paths = prot };
+	CowResult res = {};
+
+	tu_dir(f->ws, ".git", 0755);
+	tu_dir(U(f), ".git", 0755);
+	tu_dir(U(f), ".git/hooks", 0755);
+	tu_file(U(f), ".git/hooks/pre-commit", "#!/bin/sh\n", 0755);
+	/* "d" becomes a symlink to outside on the host after the sandbox wrote
+	 * d/evil; apply must not write through it, even forced. */
+	tu_dir(U(f), "d", 0755);
+	tu_file(U(f), "d/evil", "pwned\n", 0644);
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_true(strv_contains(res.refused, ".git/hooks/pre-commit"));
+	cow_result_done(&res);
+	assert_int_equal(tu_mode(f->ws, ".git/hooks"), 0);
+	assert_content(f->ws, "d/evil", "pwned\n");
+
+	/* Undo, then swap d for a symlink to outside and apply forced. */
+	assert_int_equal(cow_undo(f->s, false, &res), 0);
+	cow_result_done(&res);
+	char *d = tu_path(f->ws, "d"), *dx = tu_path(f->ws, "d/x");
+	assert_int_equal(unlink(dx), 0);
+	assert_int_equal(rmdir(d), 0);
+	assert_int_equal(symlink(f->outside, d), 0);
+	o.force = true;
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	cow_result_done(&res);
+	char *evil = tu_path(f->outside, "evil");
+	assert_int_equal(access(evil, F_OK), -1);
+	free(evil);
+	/* The symlink was replaced by a real directory instead. */
+	assert_true(S_ISDIR(tu_mode(f->ws, "d")));
+	free(d);
+	free(dx);
+}
+
+/* Kill an apply (or undo) after @step steps in a child, then reopen. */
+static int run_killed(Fix *f, bool undo, int step)
+{
+	char buf[16];
+	pid_t pid;
+	int status;
+
+	f->s = cow_session_free(f->s);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		CowSession *s = NULL;
+		CowResult res = {};
+		CowApplyOptions o = {};
+		snprintf(buf, sizeof(buf), "%d", step);
+		setenv("WARD_TEST_COW_KILL_AFTER", buf, 1);
+		if (cow_session_open(f->state, f->id, &s) < 0)
+			_exit(2);
+		_exit(undo ? (cow_undo(s, false, &res) < 0) : (cow_apply(s, &o, &res) < 0));
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(cow_session_open(f->state, f->id, &f->s), 0);
+	return WEXITSTATUS(status);
+}
+
+static void test_cow_apply_crash_rolls_back(void **state)
+{
+	Fix *f = *state;
+
+	build_changes(f);
+	for (int step = 0; step < 12; step++) {
+		int st = run_killed(f, false, step);
+		assert_false(cow_session_has_journal(f->s));
+		if (st == 99) {
+			/* Rolled back: every file is its old version. */
+			assert_content(f->ws, "a", "alpha\n");
+			assert_int_equal(tu_mode(f->ws, "a") & 07777, 0644);
+			assert_content(f->ws, "b", "beta\n");
+			assert_content(f->ws, "d/x", "x\n");
+			assert_int_equal(tu_mode(f->ws, "new"), 0);
+			assert_int_equal(tu_mode(f->ws, "nd"), 0);
+			assert_int_equal(cow_session_count_undoable(f->s), 0);
+		} else {
+			/* The apply completed before the kill point: undo it. */
+			assert_int_equal(st, 0);
+			CowResult res = {};
+			assert_int_equal(cow_undo(f->s, false, &res), 0);
+			cow_result_done(&res);
+			assert_content(f->ws, "a", "alpha\n");
+			break;
+		}
+	}
+}
+
+static void test_cow_undo_crash_finishes(void **state)
+{
+	Fix *f = *state;
+	CowApplyOptions o = {};
+	CowResult res = {};
+
+	build_changes(f);
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	cow_result_done(&res);
+	assert_int_equal(run_killed(f, true, 3), 99);
+	/* Reopening finished the undo. */
+	assert_false(cow_session_has_journal(f->s));
+	assert_content(f->ws, "a", "alpha\n");
+	assert_content(f->ws, "b", "beta\n");
+	assert_content(f->ws, "d/x", "x\n");
+	assert_int_equal(tu_mode(f->ws, "new"), 0);
+	assert_int_equal(cow_session_count_undoable(f->s), 0);
+}
+
+static void test_cow_undo_refuses_changed(void **state)
+{
+	Fix *f = *state;
+	CowApplyOptions o = {};
+	CowResult res = {};
+
+	tu_file(U(f), "a", "ALPHA\n", 0644);
+	tu_file(U(f), "b", "BETA\n", 0600);
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	cow_result_done(&res);
+	usleep(20000);
+	tu_file(f->ws, "a", "edited after apply\n", 0644);
+	assert_int_equal(cow_undo(f->s, false, &res), 0);
+	assert_true(strv_contains(res.refused, "a"));
+	cow_result_done(&res);
+	assert_content(f->ws, "a", "edited after apply\n");
+	assert_content(f->ws, "b", "beta\n");
+}
+
+static void test_cow_discard_removes_everything(void **state)
+{
+	Fix *f = *state;
+	struct stat st;
+	char *dir = strdup(cow_session_dir(f->s));
+	char **ids = NULL;
+
+	build_changes(f);
+	tu_dir(cow_session_work_dir(f->s), "work", 0000);
+	assert_int_equal(cow_discard(f->s), 0);
+	assert_int_equal(stat(dir, &st), -1);
+	f->s = cow_session_free(f->s);
+	assert_int_equal(cow_session_open(f->state, f->id, &f->s), -ENOENT);
+	assert_int_equal(cow_session_list(f->state, &ids), 0);
+	assert_int_equal(strv_length(ids), 0);
+	strv_free(ids);
+	assert_content(f->ws, "a", "alpha\n");
+	free(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_cow_apply_session_layout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_apply_all_then_undo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_apply_subset, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_apply_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_apply_protected_and_escape, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_apply_crash_rolls_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_undo_crash_finishes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_undo_refuses_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_discard_removes_everything, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
