@@ -98,6 +98,8 @@ static void write_audit(Conn *c)
 	cJSON_AddStringToObject(o, "address", c->address);
 	cJSON_AddStringToObject(o, "verdict", net_verdict_to_string(c->verdict));
 	cJSON_AddStringToObject(o, "rule", c->rule);
+	if (c->decision.rule && strcmp(c->rule, c->decision.rule) == 0)
+		cJSON_AddStringToObject(o, "list", c->decision.list);
 	cJSON_AddNumberToObject(o, "bytes_up", (double)c->up.bytes);
 	cJSON_AddNumberToObject(o, "bytes_down", (double)c->down.bytes);
 	cJSON_AddNumberToObject(o, "duration_ms", (double)(proxy_now_ms() - c->start_ms));
@@ -226,9 +228,11 @@ void conn_overflow(Conn *c)
 
 static void connect_next(Conn *c);
 
-static void blocked(Conn *c, const char *why)
+/* Refuse by policy. The audit's "rule" is the pattern that decided when one
+ * did (@rule), else the reason; the answer always says why. */
+static void blocked(Conn *c, const char *rule, const char *why)
 {
-	snprintf(c->rule, sizeof(c->rule), "%s", why);
+	snprintf(c->rule, sizeof(c->rule), "%s", rule ? rule : why);
 	refuse(c, NET_VERDICT_DENY, 403, SOCKS5_REP_NOT_ALLOWED, "ward: blocked %s%s%s:%u (%s)",
 	       strchr(c->host, ':') ? "[" : "", c->host, strchr(c->host, ':') ? "]" : "", c->port, why);
 }
@@ -265,7 +269,7 @@ static void take_addresses(Conn *c, const struct sockaddr_storage *addrs, size_t
 		c->addrs[c->n_addrs++] = addrs[i];
 	}
 	if (c->n_addrs == 0) {
-		blocked(c, first ? first : "no usable address");
+		blocked(c, NULL, first ? first : "no usable address");
 		return;
 	}
 	connect_next(c);
@@ -301,7 +305,7 @@ static void decide(Conn *c)
 			snprintf(why, sizeof(why), "%s in network.deny", c->decision.rule);
 		else
 			snprintf(why, sizeof(why), "not in %s", c->decision.list);
-		blocked(c, why);
+		blocked(c, c->decision.rule, why);
 		return;
 	}
 	snprintf(c->rule, sizeof(c->rule), "%s", c->decision.rule);
@@ -515,7 +519,7 @@ static int http_step(Conn *c)
 			/* The parser filled in the target it compared against. */
 			snprintf(c->host, sizeof(c->host), "%s", c->http.host);
 			c->port = c->http.port;
-			blocked(c, reason);
+			blocked(c, NULL, reason);
 		} else {
 			snprintf(c->rule, sizeof(c->rule), "%s", reason ? reason : "malformed request");
 			refuse(c, NET_VERDICT_ERROR, status, 0, "ward: %s", c->rule);

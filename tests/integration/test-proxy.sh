@@ -1,0 +1,311 @@
+#!/usr/bin/env bash
+# The egress proxy (network.mode "proxy"): allowed names work through the
+# HTTP proxy (plain and CONNECT/TLS) and SOCKS5; denied, unlisted, IP-literal,
+# wrong-port, Host-mismatch and rebinding-to-loopback requests are refused
+# with the documented answer and never reach the servers; audit events are
+# written; limits, timeouts and descriptor hygiene hold. Part 1 drives the
+# proxy through proxy-harness on loopback; part 2 goes through
+# `ward run --net proxy` and checks that nothing gets out around the proxy.
+. "$(dirname "$0")/lib.sh"
+
+HARNESS="${WARD_HELPERS:-}/proxy-harness"
+[ -x "$HARNESS" ] || skip_all "proxy-harness not built"
+command -v curl >/dev/null || skip_all "curl missing"
+command -v python3 >/dev/null || skip_all "python3 missing"
+command -v openssl >/dev/null || skip_all "openssl missing"
+
+# --- servers the test owns: HTTP, HTTPS (self-signed), TCP echo ------------
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=secure.test \
+	-addext subjectAltName=DNS:secure.test -keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1 ||
+	skip_all "openssl cannot make a certificate"
+cat >"$T/servers.py" <<'EOF'
+import http.server, socket, socketserver, ssl, sys, threading
+d = sys.argv[1]
+log = open(d + "/requests.log", "a", buffering=1)
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        log.write("%s %s %s\n" % (self.server.name, self.headers.get("Host"), self.path))
+        body = b"hello-ward " + self.server.name.encode() + b"\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+plain = S(("127.0.0.1", 0), H); plain.name = "plain"
+tls = S(("127.0.0.1", 0), H); tls.name = "tls"
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(d + "/cert.pem", d + "/key.pem")
+tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+class E(socketserver.BaseRequestHandler):
+    def handle(self):
+        log.write("echo connect\n")
+        while True:
+            b = self.request.recv(65536)
+            if not b:
+                break
+            self.request.sendall(b)
+class ES(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+echo = ES(("127.0.0.1", 0), E)
+for s in (plain, tls, echo):
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+with open(d + "/ports.tmp", "w") as f:
+    f.write("%d %d %d\n" % (plain.server_address[1], tls.server_address[1], echo.server_address[1]))
+import os; os.rename(d + "/ports.tmp", d + "/ports")
+threading.Event().wait()
+EOF
+# socks.py PORT HOST DPORT [CMD] [ATYP]: one SOCKS5 exchange; prints the
+# reply code, then (for code 0) sends a line and prints what comes back.
+cat >"$T/socks.py" <<'EOF'
+import socket, struct, sys, ipaddress
+port, host, dport = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+cmd = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+atyp = sys.argv[5] if len(sys.argv) > 5 else "domain"
+s = socket.create_connection(("127.0.0.1", port), timeout=20)
+s.sendall(b"\x05\x01\x00")
+assert s.recv(2) == b"\x05\x00"
+if atyp == "domain":
+    addr = b"\x03" + bytes([len(host)]) + host.encode()
+elif atyp == "ipv4":
+    addr = b"\x01" + ipaddress.IPv4Address(host).packed
+else:
+    addr = b"\x04" + ipaddress.IPv6Address(host).packed
+s.sendall(b"\x05" + bytes([cmd]) + b"\x00" + addr + struct.pack(">H", dport))
+rep = b""
+while len(rep) < 10:
+    b = s.recv(10 - len(rep))
+    if not b:
+        break
+    rep += b
+print(rep[1] if len(rep) >= 2 else "closed")
+if len(rep) >= 2 and rep[1] == 0:
+    s.sendall(b"ping-through-socks\n")
+    print(s.recv(100).decode().strip())
+EOF
+# raw.py PORT: send stdin as-is, print the first response line (or "closed").
+cat >"$T/raw.py" <<'EOF'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+data = sys.stdin.buffer.read()
+if data:
+    s.sendall(data)
+buf = b""
+while b"\n" not in buf:
+    b = s.recv(4096)
+    if not b:
+        break
+    buf += b
+print(buf.split(b"\r\n")[0].decode() if buf else "closed")
+EOF
+
+python3 "$T/servers.py" "$T" &
+SERVERS=$!
+at_exit "kill $SERVERS"
+for _ in $(seq 100); do [ -e "$T/ports" ] && break; sleep 0.1; done
+[ -e "$T/ports" ] || skip_all "test servers did not start"
+read -r HP SP EP <"$T/ports"
+touch "$T/requests.log"
+
+# start_harness NAME ARGS...: run proxy-harness, set NAME_HTTP, NAME_SOCKS, NAME_PID
+start_harness() {
+	local name=$1 line
+	shift
+	"$HARNESS" "$@" >"$T/$name.out" 2>"$T/$name.err" &
+	at_exit "kill $! 2>/dev/null"
+	for _ in $(seq 100); do [ -s "$T/$name.out" ] && break; sleep 0.05; done
+	line=$(cat "$T/$name.out")
+	eval "${name}_HTTP=$(echo "$line" | sed -n 's/.*http=\([0-9]*\).*/\1/p')"
+	eval "${name}_SOCKS=$(echo "$line" | sed -n 's/.*socks=\([0-9]*\).*/\1/p')"
+	eval "${name}_PID=$(echo "$line" | sed -n 's/.*pid=\([0-9]*\).*/\1/p')"
+}
+
+mkdir -p "$T/audit"
+HOSTS=(--host site.test=127.0.0.1 --host secure.test=127.0.0.1 --host a.wild.test=127.0.0.1
+	--host denied.test=127.0.0.1 --host unlisted.test=127.0.0.1 --host gitonly.test=127.0.0.1
+	--host exact.test=127.0.0.1)
+start_harness P --audit "$T/audit" "${HOSTS[@]}" \
+	--allow "site.test:$HP" --allow "secure.test:$SP" --allow "site.test:$EP" \
+	--allow "*.wild.test:$HP" --allow "denied.test:$HP" --deny denied.test \
+	--command "git=gitonly.test:$HP"
+[ -n "${P_PID:-}" ] || skip_all "proxy-harness did not start: $(cat "$T/P.err")"
+HX="http://127.0.0.1:$P_HTTP"
+served() { wc -l <"$T/requests.log"; }
+
+# --- allowed ---------------------------------------------------------------
+check_eq "HTTP proxy: absolute-URI GET to an allowed name" "hello-ward plain" \
+	"$(curl -sS -x "$HX" "http://site.test:$HP/a")"
+check_eq "HTTP proxy: CONNECT + TLS to an allowed name (self-signed)" "hello-ward tls" \
+	"$(curl -sS --cacert "$T/cert.pem" -x "$HX" "https://secure.test:$SP/b")"
+check_eq "HTTP proxy: CONNECT tunnel for plain HTTP (-p)" "hello-ward plain" \
+	"$(curl -sS -p -x "$HX" "http://site.test:$HP/c")"
+check_eq "SOCKS5 (socks5h): plain HTTP" "hello-ward plain" \
+	"$(curl -sS --socks5-hostname "127.0.0.1:$P_SOCKS" "http://site.test:$HP/d")"
+check_eq "SOCKS5 (socks5h): TLS" "hello-ward tls" \
+	"$(curl -sS --cacert "$T/cert.pem" --socks5-hostname "127.0.0.1:$P_SOCKS" "https://secure.test:$SP/e")"
+check_eq "SOCKS5: raw TCP to an allowed name:port (echo)" "$(printf '0\nping-through-socks')" \
+	"$(python3 "$T/socks.py" "$P_SOCKS" site.test "$EP")"
+check "the servers saw the allowed requests, with the right Host" \
+	grep -q "^plain site.test:$HP /a$" "$T/requests.log"
+
+# --- refused: documented answers, and the servers saw nothing --------------
+before=$(served)
+out=$(curl -sS -x "$HX" "http://denied.test:$HP/x")
+check_eq "denied name: 403 body names host and rule" \
+	"ward: blocked denied.test:$HP (denied.test in network.deny)" "$out"
+check_eq "denied name: HTTP status 403" "403" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -x "$HX" "http://denied.test:$HP/x")"
+check_eq "unlisted name: 403 not in network.allow" \
+	"ward: blocked unlisted.test:$HP (not in network.allow)" \
+	"$(curl -sS -x "$HX" "http://unlisted.test:$HP/x")"
+check_eq "IP literal: 403" "ward: blocked 127.0.0.1:$HP (not in network.allow)" \
+	"$(curl -sS -x "$HX" "http://127.0.0.1:$HP/x")"
+check_eq "IPv6 literal: 403" "ward: blocked [::1]:$HP (not in network.allow)" \
+	"$(curl -sS -x "$HX" "http://[::1]:$HP/x")"
+check_eq "wrong port: 403" "ward: blocked site.test:$SP (not in network.allow)" \
+	"$(curl -sS -x "$HX" "http://site.test:$SP/x")"
+check_eq "CONNECT to a wrong port: 403" "403" \
+	"$(curl -s -o /dev/null -w '%{http_connect}' -p -x "$HX" "http://site.test:$SP/x")"
+check_eq "Host header / target mismatch: 403" \
+	"ward: blocked site.test:$HP (Host header does not match the request target)" \
+	"$(curl -sS -x "$HX" -H "Host: unlisted.test:$HP" "http://site.test:$HP/x")"
+check_eq "wildcard name resolving to 127.0.0.1 without an exact allow: 403" \
+	"ward: blocked a.wild.test:$HP (resolves to loopback address 127.0.0.1; needs an exact network.allow entry)" \
+	"$(curl -sS -x "$HX" "http://a.wild.test:$HP/x")"
+check_eq "network.commands lists are not in the policy's list" \
+	"ward: blocked gitonly.test:$HP (not in network.allow)" \
+	"$(curl -sS -x "$HX" "http://gitonly.test:$HP/x")"
+check_eq "SOCKS5: denied name -> 0x02 (not allowed by ruleset)" 2 \
+	"$(python3 "$T/socks.py" "$P_SOCKS" denied.test "$HP")"
+check_eq "SOCKS5: IPv4 target -> 0x02" 2 "$(python3 "$T/socks.py" "$P_SOCKS" 127.0.0.1 "$HP" 1 ipv4)"
+check_eq "SOCKS5: IPv6 target -> 0x02" 2 "$(python3 "$T/socks.py" "$P_SOCKS" ::1 "$HP" 1 ipv6)"
+check_eq "SOCKS5: name resolving to loopback -> 0x02" 2 "$(python3 "$T/socks.py" "$P_SOCKS" a.wild.test "$HP")"
+check_eq "SOCKS5: BIND -> 0x07" 7 "$(python3 "$T/socks.py" "$P_SOCKS" site.test "$HP" 2)"
+check_eq "SOCKS5: UDP ASSOCIATE -> 0x07" 7 "$(python3 "$T/socks.py" "$P_SOCKS" site.test "$HP" 3)"
+check_eq "the servers saw none of the refused requests" "$before" "$(served)"
+
+# --- malformed and oversized heads -----------------------------------------
+check_eq "malformed request: 400" "HTTP/1.1 400 Bad Request" \
+	"$(printf 'GET http://a@site.test/ HTTP/1.1\r\n\r\n' | python3 "$T/raw.py" "$P_HTTP")"
+check_eq "origin-form request to the proxy: 400" "HTTP/1.1 400 Bad Request" \
+	"$(printf 'GET / HTTP/1.1\r\nHost: site.test\r\n\r\n' | python3 "$T/raw.py" "$P_HTTP")"
+check_eq "head over 16 KiB: 431" "HTTP/1.1 431 Request Header Fields Too Large" \
+	"$(python3 -c "import sys; sys.stdout.write('GET http://site.test:$HP/ HTTP/1.1\r\nX: ' + 'a'*20000)" |
+		python3 "$T/raw.py" "$P_HTTP")"
+
+# --- network.commands: the program's own list ------------------------------
+start_harness G --program /usr/bin/git "${HOSTS[@]}" --allow "site.test:$HP" --command "git=gitonly.test:$HP"
+check_eq "network.commands: git reaches its own host" "hello-ward plain" \
+	"$(curl -sS -x "http://127.0.0.1:$G_HTTP" "http://gitonly.test:$HP/g")"
+check_eq "network.commands: git's list replaces network.allow" \
+	"ward: blocked site.test:$HP (not in network.commands.git)" \
+	"$(curl -sS -x "http://127.0.0.1:$G_HTTP" "http://site.test:$HP/g")"
+
+# --- exact allow for a name pinned to loopback -----------------------------
+start_harness X "${HOSTS[@]}" --allow "exact.test:$HP" --allow exact.test:1 --header-timeout-ms 500 --max 2
+xbase=$(ls "/proc/$X_PID/fd" | wc -l)
+check_eq "connection refused upstream: 502" "502" \
+	"$(curl -s -o /dev/null -w '%{http_code}' -x "http://127.0.0.1:$X_HTTP" "http://exact.test:1/x")"
+check_eq "an exact allow entry lets a pinned name reach loopback" "hello-ward plain" \
+	"$(curl -sS -x "http://127.0.0.1:$X_HTTP" "http://exact.test:$HP/x")"
+check_eq "slow head: cut with 408 after the header timeout" "HTTP/1.1 408 Request Timeout" \
+	"$(printf 'GET http://exact.test/ HTTP/1.1\r\nX: slow' | python3 "$T/raw.py" "$X_HTTP")"
+
+# Connection limit (2): hold two tunnels open, the third is answered 503.
+for _ in $(seq 100); do [ "$(ls "/proc/$X_PID/fd" | wc -l)" -le "$xbase" ] && break; sleep 0.1; done
+exec 7<>"/dev/tcp/127.0.0.1/$X_HTTP" 8<>"/dev/tcp/127.0.0.1/$X_HTTP"
+printf 'CONNECT exact.test:%s HTTP/1.1\r\n\r\n' "$HP" >&7
+printf 'CONNECT exact.test:%s HTTP/1.1\r\n\r\n' "$HP" >&8
+read -r l7 <&7
+read -r l8 <&8
+check_eq "limit: first tunnels are established" "HTTP/1.1 200 Connection established" "${l7%$'\r'}"
+check_eq "limit: second tunnel is established" "HTTP/1.1 200 Connection established" "${l8%$'\r'}"
+check_eq "limit: over the limit the HTTP port answers 503" "HTTP/1.1 503 Service Unavailable" \
+	"$(printf 'CONNECT exact.test:%s HTTP/1.1\r\n\r\n' "$HP" | python3 "$T/raw.py" "$X_HTTP")"
+check_eq "limit: over the limit SOCKS5 answers general failure (0x01)" 1 \
+	"$(python3 "$T/socks.py" "$X_SOCKS" exact.test "$HP")"
+exec 7>&- 8>&-
+
+# --- descriptors: thousands of connections leak nothing --------------------
+nfd() { ls "/proc/$1/fd" | wc -l; }
+settle() { # wait until the proxy's fd count stops changing at the baseline
+	for _ in $(seq 100); do [ "$(nfd "$1")" -le "$2" ] && break; sleep 0.1; done
+	nfd "$1"
+}
+base=$(nfd "$P_PID")
+python3 - "$P_HTTP" "$P_SOCKS" "$HP" "$EP" <<'EOF'
+import socket, sys, struct
+hp, sp, port, ep = (int(x) for x in sys.argv[1:])
+def http(req):
+    s = socket.create_connection(("127.0.0.1", hp)); s.sendall(req)
+    while s.recv(65536): pass
+    s.close()
+for i in range(700):
+    http(b"GET http://site.test:%d/ HTTP/1.1\r\nHost: site.test:%d\r\n\r\n" % (port, port))
+    http(b"GET http://unlisted.test:%d/ HTTP/1.1\r\n\r\n" % port)
+    s = socket.create_connection(("127.0.0.1", sp))
+    s.sendall(b"\x05\x01\x00\x05\x01\x00\x03\x09site.test" + struct.pack(">H", ep))
+    got = b""
+    while len(got) < 12: got += s.recv(12 - len(got))
+    s.sendall(b"x"); s.recv(1); s.close()
+    socket.create_connection(("127.0.0.1", hp)).close()  # no request at all
+EOF
+check_eq "no fd leak after 2800 connections (allowed, refused, socks, empty)" "$base" "$(settle "$P_PID" "$base")"
+
+# --- audit events -----------------------------------------------------------
+A="$T/audit/audit.jsonl"
+check "audit: allow event for the absolute-URI GET" python3 - "$A" "$HP" <<'EOF'
+import json, sys
+port = int(sys.argv[2])
+ev = [json.loads(l) for l in open(sys.argv[1])]
+ok = [e for e in ev if e["event"] == "net" and e["kind"] == "http" and e["host"] == "site.test"
+      and e["port"] == port and e["verdict"] == "allow" and e["rule"] == "site.test:%d" % port
+      and e["address"] == "127.0.0.1" and e["bytes_up"] > 0 and e["bytes_down"] > 0
+      and e["duration_ms"] >= 0 and e["list"] == "network.allow"]
+sys.exit(0 if ok else 1)
+EOF
+check "audit: http-connect and socks5 events with bytes both ways" python3 - "$A" <<'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+kinds = {e["kind"] for e in ev if e["verdict"] == "allow" and e["bytes_up"] > 0 and e["bytes_down"] > 0}
+sys.exit(0 if {"http-connect", "socks5", "http"} <= kinds else 1)
+EOF
+check "audit: deny events carry the deciding rule" python3 - "$A" <<'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+d = [e for e in ev if e["host"] == "denied.test" and e["verdict"] == "deny"]
+u = [e for e in ev if e["host"] == "unlisted.test" and e["verdict"] == "deny" and e["rule"] == "not in network.allow"]
+w = [e for e in ev if e["host"] == "a.wild.test" and e["verdict"] == "deny" and "loopback" in e["rule"]
+     and e["address"] == "127.0.0.1"]
+sys.exit(0 if d and d[0]["rule"] == "denied.test" and d[0]["list"] == "network.deny" and u and w else 1)
+EOF
+
+# --- the proxy process: SIGTERM, PDEATHSIG, what it holds -------------------
+start_harness S --spawn "${HOSTS[@]}" --allow "site.test:$HP" --audit "$T/audit"
+check_eq "spawned proxy works" "hello-ward plain" "$(curl -sS -x "http://127.0.0.1:$S_HTTP" "http://site.test:$HP/s")"
+check "spawned proxy: stdin/stdout/stderr are /dev/null" \
+	test "$(readlink "/proc/$S_PID/fd/0")$(readlink "/proc/$S_PID/fd/1")$(readlink "/proc/$S_PID/fd/2")" = /dev/null/dev/null/dev/null
+check_not "spawned proxy holds no descriptor of the test's files but the audit log" \
+	bash -c "ls -l /proc/$S_PID/fd | grep -v -e /dev/null -e audit.jsonl -e socket: -e anon_inode: | grep -q -- '->'"
+harness_pid=$(ps -o ppid= -p "$S_PID" | tr -d ' ')
+kill -KILL "$harness_pid"
+for _ in $(seq 50); do [ -d "/proc/$S_PID" ] || break; sleep 0.1; done
+check_not "spawned proxy dies with its parent (PR_SET_PDEATHSIG)" test -d "/proc/$S_PID"
+
+kill -TERM "$X_PID"
+wait "$X_PID"
+check_eq "SIGTERM: proxy_serve returns and the harness exits 0" 0 "$?"
+
+# --- SSH over SOCKS5 (netcat-openbsd ProxyCommand, as in docs/network.md) --
+if nc -h 2>&1 | grep -q -- '-X proxy_protocol'; then
+	out=$(printf 'ping-through-socks\n' | timeout 20 nc -N -X 5 -x "127.0.0.1:$P_SOCKS" site.test "$EP" 2>&1)
+	check_eq "nc -X 5 -x (the ssh ProxyCommand) tunnels to an allowed host" "ping-through-socks" "$out"
+else
+	ok_skip "netcat-openbsd missing"
+fi
+
+done_testing
