@@ -621,5 +621,8 @@ int policy_merge_json_as(WardPolicy *p, const char *filename, const char *source
 
 int policy_merge_json(WardPolicy *p, const char *filename, const char *text, PolicyError *reterr)
 {
-	return policy_merge_json_as(p, filename, filename, text, reterr);
+	/* "<command line>" and the like name no file: keep them out of
+	 * p->sources, which lists files (to hide them and to audit them). */
+	const char *source = filename && filename[0] != '<' ? filename : NULL;
+	return policy_merge_json_as(p, filename, source, text, reterr);
 }

@@ -96,7 +96,8 @@ WardPolicy *policy_new_empty(void);
 WardPolicy *policy_copy(const WardPolicy *p);
 WardPolicy *policy_free(WardPolicy *p);
 
-/* Parse JSON text (from @filename, used only in errors) and merge it into @p.
+/* Parse JSON text (from @filename, used in errors and recorded in p->sources
+ * unless it starts with '<', like "<command line>") and merge it into @p.
  * Lists are appended (deduplicated), scalars replace, "presets" are applied
  * at the point they appear. On failure @p is unchanged, -EINVAL and @reterr. */
 int policy_merge_json(WardPolicy *p, const char *filename, const char *text, PolicyError *reterr);

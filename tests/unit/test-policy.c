@@ -285,6 +285,14 @@ static void test_policy_merge_order_dedupe(void **state)
 	assert_int_equal(p->pids, 20); /* scalars replace */
 	assert_int_equal(p->tmp_mb, 1024); /* untouched */
 	assert_int_equal(strv_length(p->sources), 1); /* same name twice */
+	/* Pseudo-names are not files: not recorded as sources. */
+	merge_text(p, "{}");
+	{
+		PolicyError e = { 0 };
+		assert_int_equal(policy_merge_json(p, "<command line>", "{}", &e), 0);
+	}
+	assert_int_equal(strv_length(p->sources), 1);
+	assert_string_equal(p->sources[0], "t.json");
 	policy_free(p);
 }
 
