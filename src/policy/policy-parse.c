@@ -91,6 +91,16 @@ static void path_index(char *buf, size_t n, const char *path, int i)
 		buf[n - 1] = '\0';
 }
 
+/* cJSON keeps duplicate keys; they are refused instead of guessing which
+ * one wins. */
+static bool is_duplicate(const cJSON *obj, const cJSON *c)
+{
+	for (const cJSON *d = obj->child; d != c; d = d->next)
+		if (strcmp(d->string, c->string) == 0)
+			return true;
+	return false;
+}
+
 static int parse_object(Parser *ps, const char *path, cJSON *obj, const KeyHandler *h, size_t nh)
 {
 	if (!cJSON_IsObject(obj))
@@ -102,10 +112,8 @@ static int parse_object(Parser *ps, const char *path, cJSON *obj, const KeyHandl
 		int r;
 
 		path_key(sub, sizeof(sub), path, c->string);
-		/* cJSON keeps duplicates; refuse them instead of guessing which wins. */
-		for (cJSON *d = obj->child; d != c; d = d->next)
-			if (strcmp(d->string, c->string) == 0)
-				return fail(ps, sub, "duplicate key");
+		if (is_duplicate(obj, c))
+			return fail(ps, sub, "duplicate key");
 		for (size_t i = 0; i < nh; i++)
 			if (strcmp(h[i].key, c->string) == 0)
 				found = &h[i];
@@ -344,9 +352,8 @@ static int on_net_commands(Parser *ps, const char *path, cJSON *v)
 		int i = 0;
 
 		path_key(sub, sizeof(sub), path, c->string);
-		for (cJSON *d = v->child; d != c; d = d->next)
-			if (strcmp(d->string, c->string) == 0)
-				return fail(ps, sub, "duplicate key");
+		if (is_duplicate(v, c))
+			return fail(ps, sub, "duplicate key");
 		if (!policy_valid_command_name(c->string))
 			return fail(ps, sub, "expected a program name (without \"/\") as the key");
 		if (!cJSON_IsArray(c))
@@ -378,9 +385,8 @@ static int on_net_hosts(Parser *ps, const char *path, cJSON *v)
 		char sub[256], name[256];
 
 		path_key(sub, sizeof(sub), path, c->string);
-		for (cJSON *d = v->child; d != c; d = d->next)
-			if (strcmp(d->string, c->string) == 0)
-				return fail(ps, sub, "duplicate key");
+		if (is_duplicate(v, c))
+			return fail(ps, sub, "duplicate key");
 		if (strlen(c->string) >= sizeof(name) || !policy_valid_hostname(c->string, false))
 			return fail(ps, sub, "expected a host name (no wildcard, no port) as the key");
 		if (!cJSON_IsString(c) || !policy_valid_ip_literal(c->valuestring))
@@ -484,9 +490,8 @@ static int on_env_set(Parser *ps, const char *path, cJSON *v)
 		char sub[256];
 
 		path_key(sub, sizeof(sub), path, c->string);
-		for (cJSON *d = v->child; d != c; d = d->next)
-			if (strcmp(d->string, c->string) == 0)
-				return fail(ps, sub, "duplicate key");
+		if (is_duplicate(v, c))
+			return fail(ps, sub, "duplicate key");
 		if (!policy_valid_env_name(c->string))
 			return fail(ps, sub,
 				    "expected a variable name ([A-Za-z_][A-Za-z0-9_]*) as the key");

@@ -2,9 +2,11 @@
  * the user's file, flags, merged in that order into one WardPolicy. Pure data
  * and parsing: no sandbox, no mounts. See docs/policy.md for the format.
  *
- * Lifecycle: policy_new_defaults() -> policy_apply_presets()/policy_merge_file()
- * -> flags set fields directly -> policy_finalize() (expands ~ and relative
- * paths, validates) -> use -> policy_free(). */
+ * Lifecycle: policy_load() (= policy_new_defaults() -> policy_apply_preset()
+ * for each --preset -> policy_merge_file() of the user's file) -> flags
+ * (policy_merge_json() of a flags document, or fields set directly) ->
+ * policy_finalize() (expands ~ and relative paths, normalizes, validates)
+ * -> use -> policy_free(). */
 #pragma once
 
 #include <stdbool.h>
