@@ -12,6 +12,7 @@
  *     something would make them visible;
  *   - protected paths are read-only binds on top of the writable workspace. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,7 @@ static int add_protected(Builder *b, const MountPlanInput *in, const char *rel, 
 {
 	_cleanup_free_ char *host = NULL, *view = NULL, *src = NULL;
 	const char *base = in->cow_upper ? in->cow_upper : in->workspace;
+	bool is_file = false;
 	struct stat st;
 
 	if (asprintf(&view, "%s/%s", in->workspace, rel) < 0)
@@ -255,35 +257,50 @@ static int add_protected(Builder *b, const MountPlanInput *in, const char *rel, 
 		_cleanup_free_ char *p = strdup(host);
 		if (!p)
 			return -ENOMEM;
-		/* Create each missing component, recording it (outermost first). */
+		/* Missing parents become directories, the protected name itself an
+		 * empty file: creating and removing an empty file is far cheaper
+		 * than a directory on most file systems (no data block to free),
+		 * and a read-only file mount blocks mkdir, create, rename and
+		 * unlink of the name just as well. Each is recorded before it is
+		 * created: a SIGKILL in between leaves a record of a path that may
+		 * not exist, never the reverse. */
 		for (char *s = p + strlen(base) + 1;; s++) {
 			if (*s == '/' || *s == '\0') {
 				char c = *s;
+				bool last = c == '\0';
 				*s = '\0';
-				/* Record before creating: a SIGKILL between the two leaves
-				 * a record of a path that may not exist, never the reverse. */
-				if (!in->cow_upper && access(p, F_OK) < 0 && in->placeholder_fd >= 0 &&
-				    dprintf(in->placeholder_fd, "C %s\n", p) < 0)
-					return -EIO;
-				if (mkdir(p, 0755) == 0) {
-					if (!in->cow_upper && strv_extend(&b->plan->placeholders, p) < 0)
-						return -ENOMEM;
-				} else if (errno != EEXIST) {
-					*reterr_path = strdup(p);
-					return -errno;
+				if (access(p, F_OK) < 0) {
+					int fd;
+					if (!in->cow_upper && in->placeholder_fd >= 0 &&
+					    dprintf(in->placeholder_fd, "%c %s\n", last ? 'F' : 'C', p) < 0)
+						return -EIO;
+					if (last) {
+						fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+							  0444);
+						if (fd < 0) {
+							*reterr_path = strdup(p);
+							return -errno;
+						}
+						close(fd);
+					} else if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+						*reterr_path = strdup(p);
+						return -errno;
+					}
 				}
 				*s = c;
-				if (c == '\0')
+				if (last)
 					break;
 			}
 		}
+		is_file = true;
 	} else if (S_ISLNK(st.st_mode)) {
 		*reterr_path = TAKE_PTR(host);
 		return -ELOOP;
-	}
+	} else
+		is_file = !S_ISDIR(st.st_mode);
 	if (asprintf(&src, MP_OLDROOT "%s", host) < 0)
 		return -ENOMEM;
-	return add_spec(b, MOUNT_PROTECT, src, view, NULL, false);
+	return add_spec(b, MOUNT_PROTECT, src, view, NULL, is_file);
 }
 
 static bool overlay_safe(const char *p)

@@ -86,8 +86,9 @@ static int record_read(const char *path, unsigned long long *ret_start, char ***
 	*ret_start = strtoull(line, NULL, 10);
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
-		if (line[0] == 'C' && line[1] == ' ' && line[2] == '/' && created &&
-		    strv_extend(created, line + 2) < 0)
+		/* Created entries keep their type letter: "C /dir", "F /file". */
+		if ((line[0] == 'C' || line[0] == 'F') && line[1] == ' ' && line[2] == '/' &&
+		    created && strv_extend(created, line) < 0)
 			return -ENOMEM;
 		if (line[1] == ' ' && line[2] == '/' && used && strv_extend(used, line + 2) < 0)
 			return -ENOMEM;
@@ -148,12 +149,21 @@ int placeholder_record_finish(const char *record_path)
 	 * a path another live run relies on stays for that run to remove. */
 	_cleanup_strv_ char **kept = NULL;
 	for (size_t i = strv_length(created); i > 0; i--) {
-		if (strv_contains(live, created[i - 1])) {
-			if (strv_extend(&kept, created[i - 1]) < 0)
+		const char *entry = created[i - 1], *path = entry + 2;
+		struct stat st;
+
+		if (strv_contains(live, path)) {
+			if (strv_extend(&kept, entry) < 0)
 				return -ENOMEM;
 			continue;
 		}
-		if (rmdir(created[i - 1]) < 0 && errno != ENOENT && errno != ENOTEMPTY && r == 0)
+		if (lstat(path, &st) < 0)
+			continue;
+		if (entry[0] == 'F') {
+			/* Only our empty placeholder: never a file someone wrote. */
+			if (S_ISREG(st.st_mode) && st.st_size == 0 && unlink(path) < 0 && r == 0)
+				r = -errno;
+		} else if (S_ISDIR(st.st_mode) && rmdir(path) < 0 && errno != ENOTEMPTY && r == 0)
 			r = -errno;
 	}
 	if (kept) {
@@ -163,7 +173,7 @@ int placeholder_record_finish(const char *record_path)
 		if (f) {
 			fprintf(f, "%llu\n", start);
 			for (size_t i = strv_length(kept); i > 0; i--)
-				fprintf(f, "C %s\n", kept[i - 1]);
+				fprintf(f, "%s\n", kept[i - 1]);
 			return r;
 		}
 	}
