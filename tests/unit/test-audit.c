@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,16 @@ static void check_ts(const char *ts)
 			assert_true(ts[i] >= '0' && ts[i] <= '9');
 		}
 	}
+}
+
+static void check_ts_prefix(const char *ts)
+{
+	char buf[25];
+
+	assert_true(strlen(ts) > 24 && ts[24] == '"');
+	memcpy(buf, ts, 24);
+	buf[24] = '\0';
+	check_ts(buf);
 }
 
 static void test_audit_creates_dir_and_file_modes(void **state)
@@ -201,6 +212,53 @@ static void test_audit_rejects_bad_input(void **state)
 	assert_int_equal(audit_open(dir, NULL, &a), -ELOOP);
 }
 
+/* Byte-for-byte against tests/data/expected/audit-run.jsonl, with the
+ * timestamps replaced by "<TS>". */
+static void test_audit_golden(void **state)
+{
+	char dir[128], path[160], *lines[4] = { 0 }, *want[4] = { 0 };
+	AuditLog *a = NULL;
+	cJSON *f, *argv;
+	size_t n;
+
+	snprintf(dir, sizeof(dir), "%s/golden", tmpdir);
+	assert_int_equal(audit_open(dir, "0123456789abcdef", &a), 0);
+	f = cJSON_CreateObject();
+	argv = cJSON_AddArrayToObject(f, "argv");
+	cJSON_AddItemToArray(argv, cJSON_CreateString("sh"));
+	cJSON_AddItemToArray(argv, cJSON_CreateString("-c"));
+	cJSON_AddItemToArray(argv, cJSON_CreateString("echo \"hi\"\n"));
+	cJSON_AddStringToObject(f, "workspace", "/w");
+	cJSON_AddNumberToObject(f, "tier", 2);
+	cJSON_AddStringToObject(f, "policy_hash",
+				"abababababababababababababababababababababababababababababababab");
+	assert_int_equal(audit_write(a, "start", f), 0);
+	f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "exit_code", 0);
+	cJSON_AddNumberToObject(f, "status", 0);
+	cJSON_AddNullToObject(f, "signal");
+	cJSON_AddBoolToObject(f, "timed_out", false);
+	cJSON_AddNumberToObject(f, "duration_ms", 12);
+	assert_int_equal(audit_write(a, "exit", f), 0);
+	audit_close(a);
+
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	n = read_lines(path, lines, 4);
+	assert_int_equal(read_lines(TEST_DATA_DIR "/expected/audit-run.jsonl", want, 4), n);
+	for (size_t i = 0; i < n; i++) {
+		char *ts = strstr(lines[i], "\"ts\":\"");
+		char norm[8192];
+
+		assert_non_null(ts);
+		ts += 6;
+		check_ts_prefix(ts);
+		snprintf(norm, sizeof(norm), "%.*s<TS>%s", (int)(ts - lines[i]), lines[i], ts + 24);
+		assert_string_equal(norm, want[i]);
+		free(lines[i]);
+		free(want[i]);
+	}
+}
+
 static void test_audit_session_id(void **state)
 {
 	char a[17], b[17];
@@ -219,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_audit_line_format),
 		cmocka_unit_test(test_audit_no_session_and_append),
 		cmocka_unit_test(test_audit_rejects_bad_input),
+		cmocka_unit_test(test_audit_golden),
 		cmocka_unit_test(test_audit_session_id),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
