@@ -211,7 +211,8 @@ static int add_mask(Builder *b, const char *path)
 
 	if (!real)
 		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
-	if (strv_contains(b->masked, real) || !view_is_bound(b->plan, real))
+	/* Beneath a path masked already: gone from the view with it. */
+	if (path_in_list(real, b->masked) || !view_is_bound(b->plan, real))
 		return 0;
 	if (stat(real, &st) < 0)
 		return 0;
@@ -306,6 +307,11 @@ static int add_protected(Builder *b, const MountPlanInput *in, const char *rel, 
 static bool overlay_safe(const char *p)
 {
 	return !strpbrk(p, ",:\\\n");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int cmp_spec(const void *a, const void *b)
@@ -464,7 +470,10 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	if ((r = add_protected(&b, in, *p, reterr_path)) < 0)
 		goto fail;
 
-	/* Masks last: they must see every bind above. */
+	/* Masks last: they must see every bind above. Ancestors first, so a
+	 * path beneath a masked directory is not masked again (its mount
+	 * point would no longer exist). */
+	qsort(b.hidden, strv_length(b.hidden), sizeof(char *), cmp_str);
 	STRV_FOREACH(d, b.hidden)
 	if ((r = add_mask(&b, *d)) < 0)
 		goto fail;

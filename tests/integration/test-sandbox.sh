@@ -59,8 +59,8 @@ done
 # removes the placeholders the dead run left.
 "$WARD" run -- sh -c 'sleep 1234' &
 wpid=$!
-for _ in $(seq 50); do [ -d "$WS/.ward" ] && pgrep -f 'sleep 1234' >/dev/null && break; sleep 0.1; done
-check "placeholder exists while a run is alive" test -d "$WS/.ward"
+for _ in $(seq 50); do [ -e "$WS/.ward" ] && pgrep -f 'sleep 1234' >/dev/null && break; sleep 0.1; done
+check "placeholder exists while a run is alive" test -e "$WS/.ward"
 kill -KILL "$wpid"
 wait "$wpid" 2>/dev/null
 for _ in $(seq 50); do pgrep -f 'sleep 1234' >/dev/null || break; sleep 0.1; done
