@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Startup cost of a sandboxed /bin/true, measured in one run against the
+# references: bare /bin/true and bubblewrap with an equivalent
+# configuration (read-only system dirs, writable workspace, fresh /dev,
+# /proc and /tmp, every namespace unshared, the fake home hidden).
+# Also ward without Landlock and seccomp (test switch), to price them.
+#   bench/startup.sh [WARD] [REPETITIONS]
+set -euo pipefail
+WARD=${1:-build/ward}
+N=${2:-300}
+WARD=$(realpath "$WARD")
+command -v bwrap >/dev/null || { echo "bwrap not installed (apt-get install bubblewrap)"; exit 1; }
+
+T=$(mktemp -d /tmp/ward-bench.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/home/.ssh" "$T/ws"
+echo secret >"$T/home/.ssh/id_rsa"
+export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config
+cd "$T/ws"
+
+bwrap_args=(--unshare-all --die-with-parent --new-session
+	--ro-bind /usr /usr --ro-bind /etc /etc)
+for l in bin lib lib64 lib32 sbin; do
+	if [ -L "/$l" ]; then bwrap_args+=(--symlink "$(readlink "/$l")" "/$l");
+	elif [ -d "/$l" ]; then bwrap_args+=(--ro-bind "/$l" "/$l"); fi
+done
+[ -d /opt ] && bwrap_args+=(--ro-bind /opt /opt)
+bwrap_args+=(--dev /dev --proc /proc --tmpfs /tmp --tmpfs "$HOME" --bind "$T/ws" "$T/ws"
+	--chdir "$T/ws" /bin/true)
+
+# Sanity: each variant runs.
+/bin/true
+bwrap "${bwrap_args[@]}"
+"$WARD" run -- /bin/true
+WARD_TEST_NO_HARDENING=1 "$WARD" run -- /bin/true
+
+python3 - "$N" "$WARD" -- "${bwrap_args[@]}" <<'PY'
+import os, statistics, subprocess, sys, time
+n = int(sys.argv[1]); ward = sys.argv[2]; bw = sys.argv[4:]
+variants = {
+    "bare /bin/true": (["/bin/true"], None),
+    "bwrap": (["bwrap"] + bw, None),
+    "ward (Landlock+seccomp)": ([ward, "run", "--", "/bin/true"], None),
+    "ward (neither, test switch)": ([ward, "run", "--", "/bin/true"], {"WARD_TEST_NO_HARDENING": "1"}),
+}
+times = {k: [] for k in variants}
+base_env = dict(os.environ)
+for i in range(n):
+    # Interleaved, so that machine noise hits every variant alike.
+    for name, (argv, extra) in variants.items():
+        env = dict(base_env, **extra) if extra else base_env
+        t0 = time.perf_counter_ns()
+        r = subprocess.run(argv, env=env)
+        t1 = time.perf_counter_ns()
+        if r.returncode != 0:
+            sys.exit(f"{name} failed with {r.returncode}")
+        times[name].append((t1 - t0) / 1e6)
+med = {k: statistics.median(v) for k, v in times.items()}
+print(f"startup, median of {n} runs (ms):")
+for k, v in med.items():
+    print(f"  {k:30s} {v:7.3f}")
+w, b, nh = med["ward (Landlock+seccomp)"], med["bwrap"], med["ward (neither, test switch)"]
+print(f"ratio ward/bwrap:                 {w / b:.3f}  (target <= 1.0)")
+print(f"Landlock+seccomp cost:            {w - nh:.3f} ms  (target < 0.3)")
+print(f"ward over bare exec:              {w - med['bare /bin/true']:.3f} ms")
+PY
