@@ -219,6 +219,26 @@ static void test_policy_defaults(void **state)
 	policy_free(p);
 }
 
+/* The defaults are a security decision: pin them to a golden file, so a
+ * change shows up in review (regenerate: HOME=/home/u XDG_CONFIG_HOME=/none
+ * ward policy show -w /tmp > tests/data/expected/policy-defaults.json). */
+static void test_policy_defaults_golden(void **state)
+{
+	_cleanup_fclose_ FILE *f = fopen(TEST_DATA_DIR "/expected/policy-defaults.json", "re");
+	_cleanup_free_ char *want = calloc(1, 65536), *got = NULL;
+	WardPolicy *p = policy_new_defaults();
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(want, 1, 65535, f);
+	assert_true(n > 0 && want[n - 1] == '\n');
+	want[n - 1] = '\0';
+	finalize_ok(p);
+	got = policy_to_json(p);
+	assert_string_equal(got, want);
+	policy_free(p);
+}
+
 static void test_policy_parse_full(void **state)
 {
 	WardPolicy *p = load_file("valid-full.json");
@@ -584,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_policy_data_dir_complete),
 		cmocka_unit_test(test_policy_error_format),
 		cmocka_unit_test(test_policy_defaults),
+		cmocka_unit_test(test_policy_defaults_golden),
 		cmocka_unit_test(test_policy_parse_full),
 		cmocka_unit_test(test_policy_parse_network),
 		cmocka_unit_test(test_policy_merge_order_dedupe),
