@@ -13,9 +13,3 @@
 		return WARD_EXIT_SETUP;                                                            \
 	}
 
-STUB(cmd_session)
-STUB(cmd_sessions)
-STUB(cmd_diff)
-STUB(cmd_apply)
-STUB(cmd_undo)
-STUB(cmd_discard)

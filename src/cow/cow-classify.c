@@ -95,6 +95,14 @@ CowPathClass cow_classify_path(const char *path, size_t len, char *const *protec
 	return COW_PATH_OK;
 }
 
+bool cow_path_is_protected_exact(const char *path, char *const *protected_paths)
+{
+	STRV_FOREACH(p, protected_paths)
+		if (cow_path_has_prefix(path, *p) && strlen(path) <= strlen(*p))
+			return true;
+	return false;
+}
+
 bool cow_path_is_protected_ancestor(const char *path, char *const *protected_paths)
 {
 	STRV_FOREACH(p, protected_paths)

@@ -99,6 +99,8 @@ typedef enum CowPathClass {
 
 /* Classify @path (@len bytes, may hold any byte but NUL counts as escape). */
 CowPathClass cow_classify_path(const char *path, size_t len, char *const *protected_paths);
+/* True when @path is one of the protected paths itself. */
+bool cow_path_is_protected_exact(const char *path, char *const *protected_paths);
 /* True when @path is a strict ancestor of some protected path. */
 bool cow_path_is_protected_ancestor(const char *path, char *const *protected_paths);
 /* True when @name needs quoting for display: control chars, '"', '\\',

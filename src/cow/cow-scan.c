@@ -345,6 +345,12 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 		return 0;
 	}
 
+	/* The sandbox's placeholder for a protected path that did not exist: an
+	 * empty file (or directory, above) that the read-only bind covers. */
+	if (protected && !has_lower && S_ISREG(ust.st_mode) && ust.st_size == 0 &&
+	    cow_path_is_protected_exact(path, ctx->protected_paths))
+		return 0;
+
 	if (S_ISREG(ust.st_mode)) {
 		if (!has_lower)
 			kind = COW_ADDED;

@@ -20,6 +20,7 @@
 #include "common/cleanup.h"
 #include "common/dirs.h"
 #include "common/macro.h"
+#include "common/strv.h"
 #include "cow/cow-internal.h"
 #include "cow/cow-review.h"
 
@@ -33,6 +34,7 @@ struct CowSession {
 	bool cow;
 	int runs;
 	int64_t start_ns;
+	char **protected_paths;
 	int dir_fd;
 	int lock_fd;
 };
@@ -47,6 +49,7 @@ CowSession *cow_session_free(CowSession *s)
 	free(s->upper);
 	free(s->work);
 	free(s->created);
+	strv_free(s->protected_paths);
 	if (s->dir_fd >= 0)
 		close(s->dir_fd);
 	/* Closing the last fd of the lock's open file releases the flock. */
@@ -120,6 +123,11 @@ static int write_meta(CowSession *s)
 	    !cJSON_AddStringToObject(j, "workspace", s->workspace) ||
 	    !cJSON_AddBoolToObject(j, "cow", s->cow) || !cJSON_AddNumberToObject(j, "runs", s->runs))
 		return -ENOMEM;
+	cJSON *prot = cJSON_AddArrayToObject(j, "protected");
+	if (!prot)
+		return -ENOMEM;
+	STRV_FOREACH(p, s->protected_paths)
+		cJSON_AddItemToArray(prot, cJSON_CreateString(*p));
 	text = cJSON_Print(j);
 	if (!text)
 		return -ENOMEM;
@@ -190,6 +198,12 @@ static int read_meta(CowSession *s)
 	s->cow = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "cow"));
 	v = cJSON_GetObjectItemCaseSensitive(j, "runs");
 	s->runs = cJSON_IsNumber(v) ? v->valueint : 0;
+	s->protected_paths = calloc(1, sizeof(char *));
+	if (!s->protected_paths)
+		return -ENOMEM;
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(j, "protected"))
+		if (cJSON_IsString(v) && strv_extend_unique(&s->protected_paths, v->valuestring) < 0)
+			return -ENOMEM;
 	return 0;
 }
 
@@ -363,6 +377,20 @@ int cow_session_open(const char *state_dir, const char *id, CowSession **ret)
 int cow_session_open_unlocked(const char *state_dir, const char *id, CowSession **ret)
 {
 	return session_load(state_dir, id, false, ret);
+}
+
+int cow_session_note_protected(CowSession *s, char *const *protected_paths)
+{
+	STRV_FOREACH(p, protected_paths)
+		if (strv_extend_unique(&s->protected_paths, *p) < 0)
+			return -ENOMEM;
+	return write_meta(s);
+}
+
+char *const *cow_session_protected(const CowSession *s)
+{
+	static char *const empty[] = { NULL };
+	return s->protected_paths ? s->protected_paths : empty;
 }
 
 int cow_session_note_run(CowSession *s)

@@ -27,5 +27,11 @@ const char *cow_session_work_dir(const CowSession *s);   /* absolute */
 
 /* Note one more run (for `ward sessions`). */
 int cow_session_note_run(CowSession *s);
+/* Record the run's protected paths (relative to the workspace) in the
+ * session, so that diff/apply refuse them even when they run with another
+ * policy. Merged with what earlier runs recorded. */
+int cow_session_note_protected(CowSession *s, char *const *protected_paths);
+/* The protected paths recorded so far (NULL-terminated, may be empty). */
+char *const *cow_session_protected(const CowSession *s);
 /* Count pending changes: {"added":N,"modified":N,"deleted":N,...} */
 int cow_session_count_changes(CowSession *s, char *const *protected_paths, cJSON **ret);

@@ -125,7 +125,7 @@ static void test_cow_scan_mode_symlink_type(void **state)
 static void test_cow_scan_protected(void **state)
 {
 	Fix *f = *state;
-	char *prot[] = { ".git", ".ward", "sub/.harness", NULL };
+	char *prot[] = { ".git", ".ward", "sub/.harness", ".codex", ".agents", NULL };
 	CowChangeList l = {};
 	const CowChange *c;
 
@@ -134,6 +134,8 @@ static void test_cow_scan_protected(void **state)
 	tu_file(f->lower, ".git/config", "[core]\n", 0644);
 	/* Placeholders the sandbox makes for protected paths: ignored. */
 	tu_dir(f->upper, ".ward", 0755);
+	tu_file(f->upper, ".codex", "", 0444);
+	tu_file(f->upper, ".agents", "not empty", 0444);
 	tu_dir(f->upper, "sub", 0755);
 	tu_dir(f->upper, "sub/.harness", 0755);
 	/* Anything else under a protected path: refused. */
@@ -156,7 +158,10 @@ static void test_cow_scan_protected(void **state)
 	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
 	assert_non_null(c = tu_find(&l, ".gitignore"));
 	assert_int_equal(c->refused, COW_REFUSE_NONE);
-	assert_int_equal(l.n, 3);
+	assert_null(tu_find(&l, ".codex"));
+	assert_non_null(c = tu_find(&l, ".agents"));
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
+	assert_int_equal(l.n, 4);
 	cow_change_list_done(&l);
 }
 
