@@ -68,8 +68,13 @@ void policy_quote(const char *s, char *buf, size_t n)
 		unsigned char c = (unsigned char)s[i];
 
 		if (i >= max_chars || o + 6 >= n) {
-			/* Leave room for the ellipsis and the closing quote. */
+			/* Leave room for the ellipsis and the closing quote, and do
+			 * not cut a UTF-8 sequence in half. */
 			o = o + 5 < n ? o : n - 5;
+			while (o > 1 && ((unsigned char)buf[o - 1] & 0xc0) == 0x80)
+				o--;
+			if (o > 1 && (unsigned char)buf[o - 1] >= 0xc0)
+				o--;
 			memcpy(buf + o, "...", 3);
 			o += 3;
 			break;
