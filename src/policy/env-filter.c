@@ -68,14 +68,14 @@ static int put(char ***l, char *kv)
 	return strv_consume(l, kv);
 }
 
-char **env_filter(const WardPolicy *p, char *const *environ, char *const *extra)
+char **env_filter(const WardPolicy *p, char *const *envp, char *const *extra)
 {
 	_cleanup_strv_ char **out = calloc(1, sizeof(char *));
 
 	if (!out)
 		return NULL;
 
-	STRV_FOREACH(e, environ) {
+	STRV_FOREACH(e, envp) {
 		const char *eq = strchr(*e, '=');
 		_cleanup_free_ char *name = NULL;
 
@@ -102,14 +102,14 @@ char **env_filter(const WardPolicy *p, char *const *environ, char *const *extra)
 				return NULL;
 			continue;
 		}
-		/* A bare NAME copies the variable from @environ; of duplicates the
+		/* A bare NAME copies the variable from @envp; of duplicates the
 		 * last wins, as in the filtering above. */
 		size_t n = strlen(*x);
 		const char *found = NULL;
 
 		if (n == 0)
 			continue;
-		STRV_FOREACH(e, environ)
+		STRV_FOREACH(e, envp)
 			if (strncmp(*e, *x, n) == 0 && (*e)[n] == '=')
 				found = *e;
 		if (found && put(&out, strdup(found)) < 0)

@@ -5,10 +5,10 @@
 
 #include "policy/policy.h"
 
-/* Build the filtered environment from @environ under @p. @extra are
- * "NAME=VALUE" (set) or "NAME" (pass this one from @environ) from --env,
+/* Build the filtered environment from @envp under @p. @extra are
+ * "NAME=VALUE" (set) or "NAME" (pass this one from @envp) from --env,
  * applied last and not subject to env.strip (the user asked explicitly).
  * Returns a new strv (caller frees) or NULL on OOM. */
-char **env_filter(const WardPolicy *p, char *const *environ, char *const *extra);
+char **env_filter(const WardPolicy *p, char *const *envp, char *const *extra);
 /* Does @name match the glob @pattern ('*' only)? */
 bool env_name_matches(const char *pattern, const char *name);

@@ -37,8 +37,8 @@ check_eq "unknown --preset exits 125" 125 "$(status_of "$WARD" policy show --pre
 # the user's default file is read; -p replaces it
 mkdir -p "$XDG_CONFIG_HOME/ward"
 echo '{ "limits": { "pids": 77 } }' >"$XDG_CONFIG_HOME/ward/policy.json"
-check "show reads \$XDG_CONFIG_HOME/ward/policy.json" \
-	sh -c '"$0" policy show | grep -q "\"pids\":[[:space:]]*77"' "$WARD"
+out=$("$WARD" policy show)
+check "show reads \$XDG_CONFIG_HOME/ward/policy.json" grep -q '"pids":[[:space:]]*77' <<<"$out"
 echo '{ "limits": { "pids": 88 } }' >"$T/other.json"
 out=$("$WARD" policy show -p "$T/other.json")
 check "-p FILE is used" grep -q '"pids":[[:space:]]*88' <<<"$out"
