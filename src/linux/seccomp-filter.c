@@ -33,6 +33,31 @@ SeccompProgram *seccomp_program_free(SeccompProgram *p)
 	return NULL;
 }
 
+int seccomp_program_from_insns(const void *insns, size_t len, SeccompProgram **ret)
+{
+	SeccompProgram *p;
+
+	if (!insns || len == 0 || len > BPF_MAXINSNS)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->insns = malloc(len * sizeof(struct sock_filter));
+	if (!p->insns) {
+		free(p);
+		return -ENOMEM;
+	}
+	memcpy(p->insns, insns, len * sizeof(struct sock_filter));
+	p->len = len;
+	*ret = p;
+	return 0;
+}
+
+const void *seccomp_program_insns(const SeccompProgram *p)
+{
+	return p ? p->insns : NULL;
+}
+
 size_t seccomp_program_len(const SeccompProgram *p)
 {
 	return p ? p->len : 0;
@@ -304,7 +329,7 @@ int seccomp_program_dump(const SeccompOptions *opt, int fd)
 	return seccomp_export_pfc(ctx, fd);
 }
 
-int seccomp_program_new(const SeccompOptions *opt, SeccompProgram **ret)
+int seccomp_program_compile(const SeccompOptions *opt, SeccompProgram **ret)
 {
 	_cleanup_seccomp_ scmp_filter_ctx ctx = NULL;
 	_cleanup_close_ int fd = -EBADF;
@@ -352,7 +377,7 @@ int seccomp_program_new(const SeccompOptions *opt, SeccompProgram **ret)
 
 #else /* !HAVE_SECCOMP */
 
-int seccomp_program_new(const SeccompOptions *opt, SeccompProgram **ret)
+int seccomp_program_compile(const SeccompOptions *opt, SeccompProgram **ret)
 {
 	return -EOPNOTSUPP;
 }

@@ -13,9 +13,17 @@ typedef struct SeccompOptions {
 	bool allow_ptrace;          /* policy sandbox.allow_ptrace */
 } SeccompOptions;
 
-/* Compile the filter to BPF (in memory). -EOPNOTSUPP when built without
- * libseccomp (-Dseccomp=disabled). */
+/* The filter for @opt. Compiled at build time (seccomp-gen.c runs
+ * seccomp_program_compile for every option combination), so a run does
+ * not pay libseccomp's ~1.3 ms; falls back to compiling. */
 int seccomp_program_new(const SeccompOptions *opt, SeccompProgram **ret);
+/* Compile the filter to BPF with libseccomp, now. -EOPNOTSUPP when built
+ * without libseccomp (-Dseccomp=disabled). */
+int seccomp_program_compile(const SeccompOptions *opt, SeccompProgram **ret);
+/* A program from @len struct sock_filter instructions (copied). */
+int seccomp_program_from_insns(const void *insns, size_t len, SeccompProgram **ret);
+/* The instructions (struct sock_filter[seccomp_program_len()]). */
+const void *seccomp_program_insns(const SeccompProgram *p);
 /* Number of BPF instructions (for `ward probe` and the tests). */
 size_t seccomp_program_len(const SeccompProgram *p);
 /* Write the filter as libseccomp pseudo-code (PFC) to @fd, for debugging
