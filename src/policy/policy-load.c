@@ -22,7 +22,9 @@ static int read_file(const char *path, char **ret, PolicyError *e)
 	struct stat st;
 	size_t n = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO given as the policy must fail the S_ISREG check
+	 * below, not hang in open(); it does not affect regular files. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		int r = -errno;
 		return policy_error_set(e, path, "", "cannot open: %s", strerror(-r)), r;

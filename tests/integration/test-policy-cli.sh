@@ -22,6 +22,9 @@ check_eq "the error names file, JSON path and expectation" \
 
 check_eq "check of a missing file exits 125" 125 "$(status_of "$WARD" policy check "$T/nope.json")"
 check_eq "check without a file is a usage error" 2 "$(status_of "$WARD" policy check)"
+check_eq "a directory is not a policy" 125 "$(status_of "$WARD" policy check "$T")"
+mkfifo "$T/fifo"
+check_eq "a FIFO is refused, not waited on" 125 "$(status_of timeout 20 "$WARD" policy check "$T/fifo")"
 check "policy --help works" quiet "$WARD" policy --help
 check "policy show --help works" quiet "$WARD" policy show --help
 check "policy check --help works" quiet "$WARD" policy check --help
