@@ -49,6 +49,7 @@ static const LandlockAbiRights abi_adds[LANDLOCK_TARGET_ABI] = {
 /* Rights per class, before masking with what the ABI handles. */
 static const uint64_t class_rights[_LANDLOCK_CLASS_MAX] = {
 	[LANDLOCK_CLASS_READ] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR,
+	[LANDLOCK_CLASS_LIST] = WARD_LL_FS_READ_DIR,
 	[LANDLOCK_CLASS_READ_EXEC] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR | WARD_LL_FS_EXECUTE,
 	[LANDLOCK_CLASS_READ_WRITE] = UINT64_MAX,
 	[LANDLOCK_CLASS_DEVICE] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR | WARD_LL_FS_WRITE_FILE |
@@ -62,6 +63,7 @@ static const uint64_t class_rights[_LANDLOCK_CLASS_MAX] = {
 };
 
 static const char *const class_names[_LANDLOCK_CLASS_MAX] = {
+	[LANDLOCK_CLASS_LIST] = "list",
 	[LANDLOCK_CLASS_READ] = "read",
 	[LANDLOCK_CLASS_READ_EXEC] = "read_exec",
 	[LANDLOCK_CLASS_READ_WRITE] = "read_write",

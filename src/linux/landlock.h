@@ -16,6 +16,8 @@ typedef enum LandlockClass {
 	LANDLOCK_CLASS_PROC,        /* /proc: read, plus write/truncate of existing files
 	                             * (/proc/self/{oom_score_adj,comm,uid_map,...});
 	                             * never exec, never create. docs/hardening.md */
+	LANDLOCK_CLASS_LIST,        /* list directories only (the root: `ls /`); no file
+	                             * is readable through it */
 	_LANDLOCK_CLASS_MAX,
 	_LANDLOCK_CLASS_INVALID = -22,
 } LandlockClass;

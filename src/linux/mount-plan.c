@@ -370,6 +370,12 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 			goto fail;
 	}
 
+	/* The root holds only mount points: listing it is allowed (Landlock
+	 * grants per hierarchy, so this lists every directory, but reads no
+	 * file: docs/hardening.md). */
+	if ((r = add_rule(&b, "/", LANDLOCK_CLASS_LIST)) < 0)
+		goto fail;
+
 	/* Strongest first: add_spec keeps the first mount for a view path. */
 	if (in->cow_upper) {
 		_cleanup_free_ char *data = NULL;
