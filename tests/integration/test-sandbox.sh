@@ -186,6 +186,20 @@ check "the error names the JSON path" grep -q 'fs.read\[1\]' <<<"$err"
 check_not "...and nothing ran" test -e "$WS/ran"
 check_eq "an unknown tier is an error" 125 "$(status_of "$WARD" run --tier 1 -- true)"
 
+# --- fail closed when the kernel cannot give T2 --------------------------
+# user.max_user_namespaces is per user namespace: set it to 0 in a
+# throwaway one, so ward's clone fails as on a host with userns disabled.
+if unshare -U -r true 2>/dev/null; then
+	err=$(unshare -U -r sh -c "echo 0 > /proc/sys/user/max_user_namespaces && '$WARD' run -- touch '$WS/ran-t2'" 2>&1)
+	st=$?
+	check_eq "no user namespaces: ward exits 125" 125 "$st"
+	check "...says what is missing" grep -q 'max_user_namespaces' <<<"$err"
+	check "...with a Hint: line" grep -q 'Hint:' <<<"$err"
+	check_not "...and runs nothing (no silent fallback)" test -e "$WS/ran-t2"
+else
+	ok_skip "cannot make a user namespace to simulate a kernel without them"
+fi
+
 # --- the audit log --------------------------------------------------------
 "$WARD" run -- sh -c 'exit 5'
 last_start=$(grep '"event":"start"' "$XDG_STATE_HOME/ward/audit.jsonl" | tail -1)
