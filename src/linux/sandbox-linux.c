@@ -496,6 +496,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	uint64_t start = now_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
 	int cgfd = limits_cgroup_fd(plan->limits);
 	SandboxResult res = { .status = -1 };
+	bool proxy_failed = false;
 
 	if (pipe2(status_p, O_CLOEXEC) < 0 || pipe2(result_p, O_CLOEXEC) < 0)
 		return -errno;
@@ -549,19 +550,24 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 
 	if (plan->proxy) {
 		int hfd = -EBADF, sofd = -EBADF;
+		struct pollfd pw[2] = { { .fd = proxy_parent, .events = POLLIN },
+					{ .fd = pidfd, .events = POLLIN } };
+		bool ok = false;
+
 		/* Init sends the listeners right after bringing up loopback, or
-		 * closes its end when setup fails first. */
-		if (netns_recv_proxy_listeners(proxy_parent, &hfd, &sofd) == 0) {
+		 * dies first. No proxy, no run: anything else fails closed. */
+		if (RETRY_EINTR(poll(pw, 2, deadline ? (int)(deadline - now_ms()) : -1)) > 0 &&
+		    (pw[0].revents & POLLIN) &&
+		    netns_recv_proxy_listeners(proxy_parent, &hfd, &sofd) == 0) {
 			ProxyConfig pc = { .policy = plan->policy, .program = plan->program,
 					   .audit = plan->audit };
-			if (proxy_spawn(&pc, hfd, sofd, &proxy_pid) < 0)
-				proxy_pid = 0;
+			ok = proxy_spawn(&pc, hfd, sofd, &proxy_pid) >= 0;
 			close(hfd);
 			close(sofd);
-			if (proxy_pid == 0) {
-				/* No proxy, no run: fail closed. */
-				(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
-			}
+		}
+		if (!ok) {
+			proxy_failed = true;
+			(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
 		}
 	}
 
@@ -615,6 +621,15 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	if (res.timed_out) {
 		res.exit_code = WARD_EXIT_TIMEOUT;
 		res.signal = SIGKILL;
+	} else if (proxy_failed && read(status_r, &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {
+		res.setup_failed = true;
+		res.exit_code = WARD_EXIT_SETUP;
+		snprintf(res.error.step, sizeof(res.error.step), "proxy");
+		snprintf(res.error.detail, sizeof(res.error.detail),
+			 "could not start the egress proxy; the command was not run");
+		res.error.error = EPROTO;
+	} else if (proxy_failed) {
+		describe_exec_failure(&res, &rep);
 	} else if (read(status_r, &rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
 		describe_exec_failure(&res, &rep);
 	} else if (read(result_r, &wstatus, sizeof(wstatus)) == (ssize_t)sizeof(wstatus)) {
