@@ -1,9 +1,10 @@
 /* Resource limits: a cgroup v2 subtree (ward.slice/<session>) under the
- * nearest cgroup this user may write and that offers the controllers, else
- * the nearest rlimit. Decided and created in the parent; the child only calls
- * setrlimit. The cgroup is the stronger mechanism: it counts the whole tree
+ * nearest cgroup this user may write and that offers the controllers; for
+ * root on a hybrid host the v1 pids/memory hierarchies; else the nearest
+ * rlimit. Decided and created in the parent; the child only calls
+ * setrlimit. A cgroup is the stronger mechanism: it counts the whole tree
  * (rlimits are per process, or per uid in the user namespace for NPROC) and
- * lets the kernel kill what is left when the run ends (cgroup.kill). */
+ * the run's leftovers are killed through it when the run ends. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,21 +19,31 @@
 
 #include "common/cleanup.h"
 #include "common/macro.h"
+#include "linux/limits-cgroup.h"
 #include "linux/limits.h"
 
 typedef enum LimitMech {
 	MECH_NONE,
 	MECH_CGROUP,
+	MECH_CGROUP_V1,
 	MECH_RLIMIT,
 	MECH_TMPFS,
 	MECH_TIMER,
+	MECH_UNENFORCED, /* asked for, but nothing here can hold it */
 	_MECH_MAX,
 } LimitMech;
 
+/* clang-format off */
 static const char *const mech_names[_MECH_MAX] = {
-	[MECH_NONE] = NULL,     [MECH_CGROUP] = "cgroup", [MECH_RLIMIT] = "rlimit",
-	[MECH_TMPFS] = "tmpfs", [MECH_TIMER] = "timer",
+	[MECH_NONE] = NULL,
+	[MECH_CGROUP] = "cgroup",
+	[MECH_CGROUP_V1] = "cgroup-v1",
+	[MECH_RLIMIT] = "rlimit",
+	[MECH_TMPFS] = "tmpfs",
+	[MECH_TIMER] = "timer",
+	[MECH_UNENFORCED] = "none",
 };
+/* clang-format on */
 
 typedef enum LimitId {
 	LIM_PIDS,
@@ -68,205 +79,9 @@ struct LimitsPlan {
 	uint64_t requested[_LIM_MAX]; /* as the policy asked */
 	LimitMech mech[_LIM_MAX];
 	struct rlimit rlim[_LIM_MAX]; /* precomputed for the child */
-	char *cgroup_path;
-	int cgroup_fd;
-	int cgroup_errno; /* why no cgroup, for the audit event */
-	bool attached;
+	const char *why[_LIM_MAX];    /* for MECH_UNENFORCED */
+	LimitsCgroup cg;
 };
-
-/* Read a small file into @buf (NUL-terminated). */
-static int read_text(const char *path, char *buf, size_t size)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t n = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
-		len += (size_t)n;
-	if (n < 0)
-		return -errno;
-	buf[len] = '\0';
-	return (int)len;
-}
-
-static int write_at(int dirfd, const char *name, const char *text)
-{
-	_cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
-	size_t len = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
-		return -errno;
-	return 0;
-}
-
-int limits_parse_self_cgroup(const char *text, char *ret, size_t n)
-{
-	for (const char *l = text; l && *l;) {
-		const char *e = strchrnul(l, '\n');
-
-		if (strncmp(l, "0::", 3) == 0) {
-			size_t len = (size_t)(e - l - 3);
-
-			if (len == 0 || len >= n || l[3] != '/')
-				return -EINVAL;
-			memcpy(ret, l + 3, len);
-			ret[len] = '\0';
-			return 0;
-		}
-		l = *e ? e + 1 : e;
-	}
-	return -ENOENT;
-}
-
-/* Mount points in mountinfo escape space, tab, newline and backslash as \ooo. */
-static int unescape_into(const char *s, size_t len, char *ret, size_t n)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-
-		if (c == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3') {
-			c = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
-			i += 3;
-		}
-		if (o + 1 >= n)
-			return -ENAMETOOLONG;
-		ret[o++] = c;
-	}
-	ret[o] = '\0';
-	return 0;
-}
-
-int limits_parse_cgroup2_mount(const char *mountinfo, char *ret, size_t n)
-{
-	for (const char *l = mountinfo; l && *l;) {
-		const char *e = strchrnul(l, '\n');
-		const char *sep = strstr(l, " - ");
-
-		if (sep && sep < e && strncmp(sep + 3, "cgroup2 ", 8) == 0) {
-			/* Fields: id parent major:minor root mountpoint ... */
-			const char *f = l;
-
-			for (int i = 0; i < 4 && f; i++) {
-				f = memchr(f, ' ', (size_t)(e - f));
-				f = f ? f + 1 : NULL;
-			}
-			if (f) {
-				const char *fe = memchr(f, ' ', (size_t)(e - f));
-
-				if (fe)
-					return unescape_into(f, (size_t)(fe - f), ret, n);
-			}
-		}
-		l = *e ? e + 1 : e;
-	}
-	return -ENOENT;
-}
-
-bool limits_controllers_have(const char *list, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (const char *p = list; p && *p;) {
-		while (*p == ' ' || *p == '\n')
-			p++;
-		if (strncmp(p, name, len) == 0 && (p[len] == ' ' || p[len] == '\n' || !p[len]))
-			return true;
-		p = strpbrk(p, " \n");
-	}
-	return false;
-}
-
-/* Can ward create ward.slice/<session> under @base with the pids and
- * memory controllers? Only the root cgroup may have processes and enable
- * controllers for its children at once ("no internal processes"). */
-static int base_usable(const char *base, bool is_root)
-{
-	char path[4096 + 64], buf[512];
-	int r;
-
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", base);
-	r = read_text(path, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	if (!limits_controllers_have(buf, "pids") || !limits_controllers_have(buf, "memory"))
-		return -EOPNOTSUPP;
-	if (access(base, W_OK | X_OK) < 0)
-		return -EACCES;
-	snprintf(path, sizeof(path), "%s/cgroup.procs", base);
-	if (access(path, W_OK) < 0)
-		return -EACCES;
-	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", base);
-	if (access(path, W_OK) < 0)
-		return -EACCES;
-	if (is_root)
-		return 0;
-	r = read_text(path, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	if (limits_controllers_have(buf, "pids") && limits_controllers_have(buf, "memory"))
-		return 0;
-	/* Not enabled yet: possible only if no process lives there. */
-	snprintf(path, sizeof(path), "%s/cgroup.procs", base);
-	r = read_text(path, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	return r == 0 ? 0 : -EBUSY;
-}
-
-int limits_cgroup_find_base(char *ret, size_t n)
-{
-	char text[4096], mnt[1024], self[2048], base[4096];
-	int r, best = -EOPNOTSUPP;
-
-	{
-		/* mountinfo can be long in a container: 1 MiB is plenty. */
-		_cleanup_free_ char *mi = malloc(1 << 20);
-
-		if (!mi)
-			return -ENOMEM;
-		r = read_text("/proc/self/mountinfo", mi, 1 << 20);
-		if (r >= 0)
-			r = limits_parse_cgroup2_mount(mi, mnt, sizeof(mnt));
-		if (r < 0)
-			return -ENOENT;
-	}
-	r = read_text("/proc/self/cgroup", text, sizeof(text));
-	if (r < 0)
-		return r;
-	r = limits_parse_self_cgroup(text, self, sizeof(self));
-	if (r < 0)
-		return -ENOENT;
-
-	/* Root may use the top of its cgroup namespace; everyone tries the
-	 * ancestors of their own cgroup, nearest first (a delegated
-	 * user@.service subtree, a container's delegated root). */
-	if (geteuid() == 0) {
-		r = base_usable(mnt, true);
-		if (r == 0) {
-			snprintf(ret, n, "%s", mnt);
-			return 0;
-		}
-		best = r;
-	}
-	for (char *slash = strrchr(self, '/'); slash && slash != self; slash = strrchr(self, '/')) {
-		*slash = '\0';
-		snprintf(base, sizeof(base), "%s%s", mnt, self);
-		r = base_usable(base, false);
-		if (r == 0) {
-			snprintf(ret, n, "%s", base);
-			return 0;
-		}
-		if (r != -ENOENT)
-			best = r;
-	}
-	return best;
-}
 
 static bool session_id_valid(const char *s)
 {
@@ -279,137 +94,39 @@ static bool session_id_valid(const char *s)
 	return strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }
 
-static int enable_controllers(const char *dir)
-{
-	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r;
-
-	if (fd < 0)
-		return -errno;
-	r = write_at(fd, "cgroup.subtree_control", "+pids");
-	if (r >= 0)
-		r = write_at(fd, "cgroup.subtree_control", "+memory");
-	return r;
-}
-
-/* Remove session cgroups a killed ward left behind. Only empty ones go
- * (rmdir fails on a populated cgroup), and only older than a minute, so a
- * concurrent run's cgroup between mkdir and clone is not taken. */
-static void remove_stale(const char *slice)
-{
-	_cleanup_closedir_ DIR *d = opendir(slice);
-	struct dirent *de;
-	time_t now = time(NULL);
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    now - st.st_mtime < 60)
-			continue;
-		(void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
-	}
-}
-
-static int cgroup_create(LimitsPlan *p, const char *session_id)
-{
-	char base[4096], path[4096 + 256], num[32];
-	_cleanup_close_ int fd = -EBADF;
-	int r;
-
-	r = limits_cgroup_find_base(base, sizeof(base));
-	if (r < 0)
-		return r;
-	r = enable_controllers(base);
-	if (r < 0)
-		return r;
-	snprintf(path, sizeof(path), "%s/ward.slice", base);
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	r = enable_controllers(path);
-	if (r < 0)
-		return r;
-	remove_stale(path);
-	snprintf(path, sizeof(path), "%s/ward.slice/%s", base, session_id);
-	if (mkdir(path, 0755) < 0) {
-		if (errno != EEXIST)
-			return -errno;
-		/* Left by an earlier run of this session; gone if empty. */
-		if (rmdir(path) < 0 || mkdir(path, 0755) < 0)
-			return -errno;
-	}
-	p->cgroup_path = strdup(path);
-	if (!p->cgroup_path) {
-		(void)rmdir(path);
-		return -ENOMEM;
-	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (p->requested[LIM_PIDS]) {
-		snprintf(num, sizeof(num), "%llu", (unsigned long long)p->requested[LIM_PIDS]);
-		r = write_at(fd, "pids.max", num);
-		if (r < 0)
-			return r;
-	}
-	if (p->requested[LIM_MEMORY]) {
-		snprintf(num, sizeof(num), "%llu",
-			 (unsigned long long)p->requested[LIM_MEMORY] * 1024 * 1024);
-		r = write_at(fd, "memory.max", num);
-		if (r < 0)
-			return r;
-		/* Without this the hog moves to swap instead of stopping;
-		 * absent when the kernel has no swap accounting. */
-		(void)write_at(fd, "memory.swap.max", "0");
-	}
-	p->cgroup_fd = TAKE_FD(fd);
-	return 0;
-}
-
-static void cgroup_destroy(LimitsPlan *p)
-{
-	if (!p->cgroup_path)
-		return;
-	if (p->cgroup_fd >= 0 && write_at(p->cgroup_fd, "cgroup.kill", "1") < 0) {
-		/* Before Linux 5.14: kill what cgroup.procs lists. */
-		char buf[4096];
-		char path[4096 + 32];
-
-		snprintf(path, sizeof(path), "%s/cgroup.procs", p->cgroup_path);
-		if (read_text(path, buf, sizeof(buf)) > 0)
-			for (char *s = buf, *e; *s; s = e) {
-				long pid = strtol(s, &e, 10);
-
-				if (e == s)
-					break;
-				if (pid > 0)
-					(void)kill((pid_t)pid, SIGKILL);
-			}
-	}
-	/* rmdir fails with EBUSY until the killed tasks are gone; they go
-	 * quickly, so a bounded retry is enough (a leftover empty cgroup is
-	 * removed by the next run's remove_stale). */
-	for (int i = 0; i < 200 && rmdir(p->cgroup_path) < 0 && errno == EBUSY; i++) {
-		struct timespec ts = { 0, 5 * 1000 * 1000 };
-
-		(void)nanosleep(&ts, NULL);
-	}
-}
-
 LimitsPlan *limits_plan_free(LimitsPlan *plan)
 {
 	if (!plan)
 		return NULL;
-	cgroup_destroy(plan);
-	if (plan->cgroup_fd >= 0)
-		(void)close(plan->cgroup_fd);
-	free(plan->cgroup_path);
+	limits_cgroup_destroy(&plan->cg);
 	free(plan);
 	return NULL;
+}
+
+/* pids and memory: v2, else (root on a hybrid host) v1, else rlimits. */
+static void plan_cgroups(LimitsPlan *p, const char *session_id)
+{
+	uint64_t mem = p->requested[LIM_MEMORY] * 1024 * 1024;
+	int r;
+
+	r = limits_cgroup_v2_create(&p->cg, session_id, p->requested[LIM_PIDS], mem);
+	if (r >= 0) {
+		for (LimitId id = LIM_PIDS; id <= LIM_MEMORY; id++)
+			if (p->requested[id])
+				p->mech[id] = MECH_CGROUP;
+		return;
+	}
+	limits_cgroup_destroy(&p->cg);
+	p->cg.v2_error = -r;
+
+	for (LimitId id = LIM_PIDS; id <= LIM_MEMORY; id++) {
+		uint64_t v = id == LIM_MEMORY ? mem : p->requested[id];
+
+		if (v && limits_cgroup_v1_create(&p->cg, limit_info[id].controller, session_id,
+						 v) >= 0)
+			p->mech[id] = MECH_CGROUP_V1;
+	}
+	/* A v1 cgroup that failed half-way keeps its path for destroy. */
 }
 
 int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **ret)
@@ -422,7 +139,7 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->cgroup_fd = -EBADF;
+	p->cg = (LimitsCgroup)LIMITS_CGROUP_INIT;
 	p->requested[LIM_PIDS] = pol->pids;
 	p->requested[LIM_MEMORY] = pol->memory_mb;
 	p->requested[LIM_NOFILE] = pol->nofile;
@@ -436,31 +153,24 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 	if (pol->timeout_s)
 		p->mech[LIM_TIMEOUT] = MECH_TIMER;
 
-	if (pol->pids || pol->memory_mb) {
-		int r = cgroup_create(p, session_id);
-
-		if (r < 0) {
-			p->cgroup_errno = -r;
-			cgroup_destroy(p);
-			free(p->cgroup_path);
-			p->cgroup_path = NULL;
-			if (p->cgroup_fd >= 0)
-				(void)close(p->cgroup_fd);
-			p->cgroup_fd = -EBADF;
-		}
-	}
+	if (pol->pids || pol->memory_mb)
+		plan_cgroups(p, session_id);
 	for (LimitId id = LIM_PIDS; id <= LIM_MEMORY; id++) {
-		if (!p->requested[id])
-			continue;
-		if (p->cgroup_path)
-			p->mech[id] = MECH_CGROUP;
-		else {
-			rlim_t v = id == LIM_MEMORY ? (rlim_t)p->requested[id] * 1024 * 1024
-						    : (rlim_t)p->requested[id];
+		rlim_t v = id == LIM_MEMORY ? (rlim_t)p->requested[id] * 1024 * 1024
+					    : (rlim_t)p->requested[id];
 
-			p->mech[id] = MECH_RLIMIT;
-			p->rlim[id] = (struct rlimit){ v, v };
+		if (!p->requested[id] || p->mech[id] != MECH_NONE)
+			continue;
+		if (id == LIM_PIDS && getuid() == 0) {
+			/* fork() exempts the global root user from
+			 * RLIMIT_NPROC (kernel/fork.c: INIT_USER), user
+			 * namespace or not: an rlimit would be a pretence. */
+			p->mech[id] = MECH_UNENFORCED;
+			p->why[id] = "RLIMIT_NPROC does not apply to uid 0 and no cgroup is usable";
+			continue;
 		}
+		p->mech[id] = MECH_RLIMIT;
+		p->rlim[id] = (struct rlimit){ v, v };
 	}
 	if (pol->nofile) {
 		/* The hard limit cannot be raised without CAP_SYS_RESOURCE in
@@ -480,34 +190,36 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 
 int limits_cgroup_fd(const LimitsPlan *plan)
 {
-	return plan && plan->cgroup_fd >= 0 ? plan->cgroup_fd : -1;
+	return plan && plan->cg.v2_fd >= 0 ? plan->cg.v2_fd : -1;
 }
 
 const char *limits_cgroup_path(const LimitsPlan *plan)
 {
-	return plan ? plan->cgroup_path : NULL;
+	if (!plan)
+		return NULL;
+	return plan->cg.v2_path ? plan->cg.v2_path
+	       : plan->cg.v1_pids ? plan->cg.v1_pids
+				  : plan->cg.v1_memory;
 }
 
 int limits_attach(LimitsPlan *plan, pid_t pid)
 {
-	char num[32];
-	int r;
-
 	if (!plan || pid <= 0)
 		return -EINVAL;
-	if (plan->cgroup_fd < 0 || plan->attached)
-		return 0;
-	snprintf(num, sizeof(num), "%d", (int)pid);
-	r = write_at(plan->cgroup_fd, "cgroup.procs", num);
-	if (r >= 0)
-		plan->attached = true;
-	return r;
+	/* Also after clone3(CLONE_INTO_CGROUP): moving a task into the
+	 * cgroup it is already in changes nothing. */
+	return limits_cgroup_attach(&plan->cg, pid);
 }
 
 int limits_apply_child(const LimitsPlan *plan)
 {
+	int r;
+
 	if (!plan)
 		return -EINVAL;
+	r = limits_cgroup_join_self(&plan->cg);
+	if (r < 0)
+		return r;
 	for (LimitId id = 0; id < _LIM_MAX; id++) {
 		if (plan->mech[id] != MECH_RLIMIT)
 			continue;
@@ -545,14 +257,18 @@ cJSON *limits_describe(const LimitsPlan *plan)
 		if (plan->mech[id] == MECH_RLIMIT &&
 		    !cJSON_AddStringToObject(e, "rlimit", limit_info[id].rlimit_name))
 			goto oom;
+		if (plan->mech[id] == MECH_UNENFORCED &&
+		    !cJSON_AddStringToObject(e, "reason", plan->why[id]))
+			goto oom;
 		if (plan->value[id] != plan->requested[id] && id != LIM_CORE &&
 		    !cJSON_AddNumberToObject(e, "requested", (double)plan->requested[id]))
 			goto oom;
 	}
-	if (plan->cgroup_path && !cJSON_AddStringToObject(o, "cgroup", plan->cgroup_path))
+	if (limits_cgroup_path(plan) &&
+	    !cJSON_AddStringToObject(o, "cgroup", limits_cgroup_path(plan)))
 		goto oom;
-	if (!plan->cgroup_path && plan->cgroup_errno &&
-	    !cJSON_AddStringToObject(o, "cgroup_unavailable", strerror(plan->cgroup_errno)))
+	if (plan->cg.v2_error &&
+	    !cJSON_AddStringToObject(o, "cgroup_v2_unavailable", strerror(plan->cg.v2_error)))
 		goto oom;
 	return o;
 oom:
@@ -585,10 +301,10 @@ cJSON *limits_events(const LimitsPlan *plan)
 	long oom, pmax;
 	cJSON *o;
 
-	if (!plan || plan->cgroup_fd < 0)
+	if (!plan || plan->cg.v2_fd < 0)
 		return NULL;
-	oom = events_value(plan->cgroup_fd, "memory.events", "oom_kill");
-	pmax = events_value(plan->cgroup_fd, "pids.events", "max");
+	oom = events_value(plan->cg.v2_fd, "memory.events", "oom_kill");
+	pmax = events_value(plan->cg.v2_fd, "pids.events", "max");
 	o = cJSON_CreateObject();
 	if (!o)
 		return NULL;

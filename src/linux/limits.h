@@ -23,7 +23,9 @@ LimitsPlan *limits_plan_free(LimitsPlan *plan);
 int limits_cgroup_fd(const LimitsPlan *plan);
 /* Parent side, after clone: move @pid into the cgroup if clone3 did not. */
 int limits_attach(LimitsPlan *plan, pid_t pid);
-/* Child side: setrlimit for the limits held by rlimits, RLIMIT_CORE=0. No allocation. */
+/* Child side, before the command is forked: join the run's cgroups (so
+ * nothing can start outside them, whatever limits_attach raced with), then
+ * setrlimit for the limits held by rlimits, RLIMIT_CORE=0. No allocation. */
 int limits_apply_child(const LimitsPlan *plan);
 /* {"pids":{"value":N,"mechanism":"cgroup"|"rlimit"}, ...} for the start event. */
 cJSON *limits_describe(const LimitsPlan *plan);

@@ -108,6 +108,7 @@ static void test_limits_mechanisms_and_child_rlimits(void **state)
 	WardPolicy *pol = policy_with(64, 300, 256, 100);
 	LimitsPlan *p = NULL;
 	const char *pm;
+	char cgpath[4096] = "";
 	cJSON *d;
 	int status;
 	pid_t pid;
@@ -115,9 +116,21 @@ static void test_limits_mechanisms_and_child_rlimits(void **state)
 	assert_int_equal(limits_plan_new(pol, "test-mech", &p), 0);
 	pm = limits_mechanism(p, "pids");
 	assert_non_null(pm);
-	assert_true(strcmp(pm, "cgroup") == 0 || strcmp(pm, "rlimit") == 0);
-	/* Both are held by the same mechanism: the cgroup needs both. */
-	assert_string_equal(limits_mechanism(p, "memory_mb"), pm);
+	/* Root without a usable cgroup cannot hold pids at all (fork()
+	 * exempts uid 0 from RLIMIT_NPROC): "none", said so, not "rlimit". */
+	if (getuid() == 0)
+		assert_true(strcmp(pm, "cgroup") == 0 || strcmp(pm, "cgroup-v1") == 0 ||
+			    strcmp(pm, "none") == 0);
+	else
+		assert_true(strcmp(pm, "cgroup") == 0 || strcmp(pm, "rlimit") == 0);
+	if (strcmp(pm, "cgroup") == 0)
+		assert_string_equal(limits_mechanism(p, "memory_mb"), "cgroup");
+	if (strncmp(pm, "cgroup", 6) == 0) {
+		/* The cgroup exists while the plan does, and not after. */
+		assert_non_null(limits_cgroup_path(p));
+		assert_int_equal(access(limits_cgroup_path(p), F_OK), 0);
+		snprintf(cgpath, sizeof(cgpath), "%s", limits_cgroup_path(p));
+	}
 	assert_string_equal(limits_mechanism(p, "nofile"), "rlimit");
 	assert_string_equal(limits_mechanism(p, "tmp_mb"), "tmpfs");
 	assert_null(limits_mechanism(p, "timeout_s"));
@@ -143,18 +156,20 @@ static void test_limits_mechanisms_and_child_rlimits(void **state)
 			_exit(2);
 		if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur != 256 || rl.rlim_max != 256)
 			_exit(3);
-		if (strcmp(pm, "rlimit") == 0) {
-			if (getrlimit(RLIMIT_NPROC, &rl) < 0 || rl.rlim_cur != 64)
-				_exit(4);
-			if (getrlimit(RLIMIT_DATA, &rl) < 0 || rl.rlim_cur != 300ULL << 20)
-				_exit(5);
-		}
+		if (strcmp(pm, "rlimit") == 0 &&
+		    (getrlimit(RLIMIT_NPROC, &rl) < 0 || rl.rlim_cur != 64))
+			_exit(4);
+		if (strcmp(limits_mechanism(p, "memory_mb"), "rlimit") == 0 &&
+		    (getrlimit(RLIMIT_DATA, &rl) < 0 || rl.rlim_cur != 300ULL << 20))
+			_exit(5);
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	limits_plan_free(p);
+	if (cgpath[0])
+		assert_int_equal(access(cgpath, F_OK), -1);
 	policy_free(pol);
 }
 

@@ -1,0 +1,524 @@
+/* The run's cgroups for limits.c: cgroup v2 first, the v1 pids and memory
+ * hierarchies as root's fallback on a hybrid host. See limits-cgroup.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/macro.h"
+#include "linux/limits-cgroup.h"
+#include "linux/limits.h"
+
+/* Read a small file into @buf (NUL-terminated). */
+int limits_read_text(const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	if (n < 0)
+		return -errno;
+	buf[len] = '\0';
+	return (int)len;
+}
+
+int limits_write_at(int dirfd, const char *name, const char *text)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+int limits_parse_self_cgroup(const char *text, char *ret, size_t n)
+{
+	for (const char *l = text; l && *l;) {
+		const char *e = strchrnul(l, '\n');
+
+		if (strncmp(l, "0::", 3) == 0) {
+			size_t len = (size_t)(e - l - 3);
+
+			if (len == 0 || len >= n || l[3] != '/')
+				return -EINVAL;
+			memcpy(ret, l + 3, len);
+			ret[len] = '\0';
+			return 0;
+		}
+		l = *e ? e + 1 : e;
+	}
+	return -ENOENT;
+}
+
+/* Mount points in mountinfo escape space, tab, newline and backslash as \ooo. */
+static int unescape_into(const char *s, size_t len, char *ret, size_t n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (c == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3') {
+			c = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+			i += 3;
+		}
+		if (o + 1 >= n)
+			return -ENAMETOOLONG;
+		ret[o++] = c;
+	}
+	ret[o] = '\0';
+	return 0;
+}
+
+int limits_parse_cgroup2_mount(const char *mountinfo, char *ret, size_t n)
+{
+	for (const char *l = mountinfo; l && *l;) {
+		const char *e = strchrnul(l, '\n');
+		const char *sep = strstr(l, " - ");
+
+		if (sep && sep < e && strncmp(sep + 3, "cgroup2 ", 8) == 0) {
+			/* Fields: id parent major:minor root mountpoint ... */
+			const char *f = l;
+
+			for (int i = 0; i < 4 && f; i++) {
+				f = memchr(f, ' ', (size_t)(e - f));
+				f = f ? f + 1 : NULL;
+			}
+			if (f) {
+				const char *fe = memchr(f, ' ', (size_t)(e - f));
+
+				if (fe)
+					return unescape_into(f, (size_t)(fe - f), ret, n);
+			}
+		}
+		l = *e ? e + 1 : e;
+	}
+	return -ENOENT;
+}
+
+bool limits_controllers_have(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (strncmp(p, name, len) == 0 && (p[len] == ' ' || p[len] == '\n' || !p[len]))
+			return true;
+		p = strpbrk(p, " \n");
+	}
+	return false;
+}
+
+/* Can ward create ward.slice/<session> under @base with the pids and
+ * memory controllers? Only the root cgroup may have processes and enable
+ * controllers for its children at once ("no internal processes"). */
+static int base_usable(const char *base, bool is_root)
+{
+	char path[4096 + 64], buf[512];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", base);
+	r = limits_read_text(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	if (!limits_controllers_have(buf, "pids") || !limits_controllers_have(buf, "memory"))
+		return -EOPNOTSUPP;
+	if (access(base, W_OK | X_OK) < 0)
+		return -EACCES;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", base);
+	if (access(path, W_OK) < 0)
+		return -EACCES;
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", base);
+	if (access(path, W_OK) < 0)
+		return -EACCES;
+	if (is_root)
+		return 0;
+	r = limits_read_text(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	if (limits_controllers_have(buf, "pids") && limits_controllers_have(buf, "memory"))
+		return 0;
+	/* Not enabled yet: possible only if no process lives there. */
+	snprintf(path, sizeof(path), "%s/cgroup.procs", base);
+	r = limits_read_text(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	return r == 0 ? 0 : -EBUSY;
+}
+
+int limits_cgroup_find_base(char *ret, size_t n)
+{
+	char text[4096], mnt[1024], self[2048], base[4096];
+	int r, best = -EOPNOTSUPP;
+
+	{
+		/* mountinfo can be long in a container: 1 MiB is plenty. */
+		_cleanup_free_ char *mi = malloc(1 << 20);
+
+		if (!mi)
+			return -ENOMEM;
+		r = limits_read_text("/proc/self/mountinfo", mi, 1 << 20);
+		if (r >= 0)
+			r = limits_parse_cgroup2_mount(mi, mnt, sizeof(mnt));
+		if (r < 0)
+			return -ENOENT;
+	}
+	r = limits_read_text("/proc/self/cgroup", text, sizeof(text));
+	if (r < 0)
+		return r;
+	r = limits_parse_self_cgroup(text, self, sizeof(self));
+	if (r < 0)
+		return -ENOENT;
+
+	/* Root may use the top of its cgroup namespace; everyone tries the
+	 * ancestors of their own cgroup, nearest first (a delegated
+	 * user@.service subtree, a container's delegated root). */
+	if (geteuid() == 0) {
+		r = base_usable(mnt, true);
+		if (r == 0) {
+			snprintf(ret, n, "%s", mnt);
+			return 0;
+		}
+		best = r;
+	}
+	for (char *slash = strrchr(self, '/'); slash && slash != self; slash = strrchr(self, '/')) {
+		*slash = '\0';
+		snprintf(base, sizeof(base), "%s%s", mnt, self);
+		r = base_usable(base, false);
+		if (r == 0) {
+			snprintf(ret, n, "%s", base);
+			return 0;
+		}
+		if (r != -ENOENT)
+			best = r;
+	}
+	return best;
+}
+
+static int enable_controllers(const char *dir)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = limits_write_at(fd, "cgroup.subtree_control", "+pids");
+	if (r >= 0)
+		r = limits_write_at(fd, "cgroup.subtree_control", "+memory");
+	return r;
+}
+
+/* Remove session cgroups a killed ward left behind. Only empty ones go
+ * (rmdir fails on a populated cgroup), and only older than a minute, so a
+ * concurrent run's cgroup between mkdir and clone is not taken. */
+static void remove_stale_prefixed(const char *slice, const char *prefix)
+{
+	_cleanup_closedir_ DIR *d = opendir(slice);
+	struct dirent *de;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
+		    strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    now - st.st_mtime < 60)
+			continue;
+		(void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+}
+
+int limits_cgroup_v2_create(LimitsCgroup *cg, const char *session_id, uint64_t pids,
+			    uint64_t memory_bytes)
+{
+	char base[4096], path[4096 + 256], num[32];
+	_cleanup_close_ int fd = -EBADF;
+	int r;
+
+	r = limits_cgroup_find_base(base, sizeof(base));
+	if (r < 0)
+		return r;
+	r = enable_controllers(base);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/ward.slice", base);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	r = enable_controllers(path);
+	if (r < 0)
+		return r;
+	remove_stale_prefixed(path, "");
+	snprintf(path, sizeof(path), "%s/ward.slice/%s", base, session_id);
+	if (mkdir(path, 0755) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		/* Left by an earlier run of this session; gone if empty. */
+		if (rmdir(path) < 0 || mkdir(path, 0755) < 0)
+			return -errno;
+	}
+	cg->v2_path = strdup(path);
+	if (!cg->v2_path) {
+		(void)rmdir(path);
+		return -ENOMEM;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* From here on a failure leaves cg->v2_path set: the caller's
+	 * limits_cgroup_destroy removes the directory. */
+	if (pids) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)pids);
+		r = limits_write_at(fd, "pids.max", num);
+		if (r < 0)
+			return r;
+	}
+	if (memory_bytes) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)memory_bytes);
+		r = limits_write_at(fd, "memory.max", num);
+		if (r < 0)
+			return r;
+		/* Without this the hog moves to swap instead of stopping;
+		 * absent when the kernel has no swap accounting. */
+		(void)limits_write_at(fd, "memory.swap.max", "0");
+	}
+	cg->v2_fd = TAKE_FD(fd);
+	return 0;
+}
+
+/* Kill every pid listed in @dir/cgroup.procs; returns how many were listed. */
+static int kill_listed(const char *dir)
+{
+	char buf[8192], path[4096 + 32];
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (limits_read_text(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (char *s = buf, *e; *s; s = e) {
+		long pid = strtol(s, &e, 10);
+
+		if (e == s)
+			break;
+		if (pid > 0) {
+			(void)kill((pid_t)pid, SIGKILL);
+			n++;
+		}
+	}
+	return n;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000 * 1000 };
+
+	(void)nanosleep(&ts, NULL);
+}
+
+/* Empty @dir of processes and remove it. cgroup.kill (v2, Linux 5.14) is
+ * atomic against forks; otherwise kill what is listed until nothing is
+ * (a fork racing the kill shows up on the next read). rmdir fails with
+ * EBUSY until the killed tasks are gone; that takes moments, so a bounded
+ * retry is enough, and a leftover empty v2 cgroup goes with the next run's
+ * remove_stale. */
+static void destroy_dir(const char *dir, int fd)
+{
+	if (!dir)
+		return;
+	if (fd < 0 || limits_write_at(fd, "cgroup.kill", "1") < 0)
+		for (int i = 0; i < 100 && kill_listed(dir) > 0; i++)
+			sleep_ms(2);
+	for (int i = 0; i < 200 && rmdir(dir) < 0 && errno == EBUSY; i++)
+		sleep_ms(5);
+}
+
+void limits_cgroup_destroy(LimitsCgroup *cg)
+{
+	destroy_dir(cg->v2_path, cg->v2_fd);
+	destroy_dir(cg->v1_pids, -1);
+	destroy_dir(cg->v1_memory, -1);
+	if (cg->v2_fd >= 0)
+		(void)close(cg->v2_fd);
+	if (cg->v1_pids_fd >= 0)
+		(void)close(cg->v1_pids_fd);
+	if (cg->v1_memory_fd >= 0)
+		(void)close(cg->v1_memory_fd);
+	free(cg->v2_path);
+	free(cg->v1_pids);
+	free(cg->v1_memory);
+	*cg = (LimitsCgroup)LIMITS_CGROUP_INIT;
+}
+
+/* "N:pids:/path" or "N:cpu,cpuacct:/path" in /proc/self/cgroup. */
+static int v1_self_path(const char *text, const char *controller, char *ret, size_t n)
+{
+	size_t clen = strlen(controller);
+
+	for (const char *l = text; l && *l;) {
+		const char *e = strchrnul(l, '\n'), *c1 = memchr(l, ':', (size_t)(e - l));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(e - c1 - 1)) : NULL;
+
+		if (c2)
+			for (const char *t = c1 + 1; t < c2;) {
+				const char *te = memchr(t, ',', (size_t)(c2 - t));
+
+				te = te ? te : c2;
+				if ((size_t)(te - t) == clen && strncmp(t, controller, clen) == 0) {
+					int w = snprintf(ret, n, "%.*s", (int)(e - c2 - 1), c2 + 1);
+
+					return w > 0 && (size_t)w < n ? 0 : -ENAMETOOLONG;
+				}
+				t = te + 1;
+			}
+		l = *e ? e + 1 : e;
+	}
+	return -ENOENT;
+}
+
+/* The mount point of the v1 hierarchy holding @controller. */
+static int v1_mount(const char *mountinfo, const char *controller, char *ret, size_t n)
+{
+	size_t clen = strlen(controller);
+
+	for (const char *l = mountinfo; l && *l;) {
+		const char *e = strchrnul(l, '\n'), *sep = strstr(l, " - ");
+
+		if (sep && sep < e && strncmp(sep + 3, "cgroup ", 7) == 0) {
+			/* "- cgroup SOURCE OPTIONS": find @controller in OPTIONS. */
+			const char *src = sep + 10, *opts = memchr(src, ' ', (size_t)(e - src));
+
+			for (const char *t = opts ? opts + 1 : e; t < e;) {
+				const char *te = memchr(t, ',', (size_t)(e - t));
+
+				te = te ? te : e;
+				if ((size_t)(te - t) == clen && strncmp(t, controller, clen) == 0) {
+					const char *f = l;
+
+					for (int i = 0; i < 4 && f; i++) {
+						f = memchr(f, ' ', (size_t)(e - f));
+						f = f ? f + 1 : NULL;
+					}
+					const char *fe = f ? memchr(f, ' ', (size_t)(e - f)) : NULL;
+
+					if (!fe)
+						return -EINVAL;
+					return unescape_into(f, (size_t)(fe - f), ret, n);
+				}
+				t = te + 1;
+			}
+		}
+		l = *e ? e + 1 : e;
+	}
+	return -ENOENT;
+}
+
+int limits_cgroup_v1_create(LimitsCgroup *cg, const char *controller, const char *session,
+			    uint64_t value)
+{
+	char self[2048], mnt[1024], dir[4096], num[32], text[4096];
+	_cleanup_free_ char *mi = malloc(1 << 20);
+	_cleanup_close_ int fd = -EBADF;
+	bool mem = strcmp(controller, "memory") == 0;
+	char **slot = mem ? &cg->v1_memory : &cg->v1_pids;
+	int *slot_fd = mem ? &cg->v1_memory_fd : &cg->v1_pids_fd;
+	int r;
+
+	if (!mi)
+		return -ENOMEM;
+	r = limits_read_text("/proc/self/mountinfo", mi, 1 << 20);
+	if (r < 0)
+		return r;
+	r = v1_mount(mi, controller, mnt, sizeof(mnt));
+	if (r < 0)
+		return r;
+	r = limits_read_text("/proc/self/cgroup", text, sizeof(text));
+	if (r < 0)
+		return r;
+	r = v1_self_path(text, controller, self, sizeof(self));
+	if (r < 0)
+		return r;
+	/* A child of ward's own cgroup: whatever limits the machine set on
+	 * ward's cgroup keep covering the run (v1 has no "no internal
+	 * processes" rule, so this is allowed). */
+	snprintf(dir, sizeof(dir), "%s%s", mnt, strcmp(self, "/") == 0 ? "" : self);
+	if (access(dir, W_OK | X_OK) < 0)
+		return -errno;
+	remove_stale_prefixed(dir, "ward-");
+	r = snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/ward-%s", session);
+	if (r < 0 || (size_t)r >= sizeof(dir) - 1)
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0755) < 0 && (errno != EEXIST || rmdir(dir) < 0 || mkdir(dir, 0755) < 0))
+		return -errno;
+	*slot = strdup(dir);
+	if (!*slot) {
+		(void)rmdir(dir);
+		return -ENOMEM;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)value);
+	r = limits_write_at(fd, mem ? "memory.limit_in_bytes" : "pids.max", num);
+	if (r < 0)
+		return r;
+	/* memory+swap as well, where swap accounting exists. */
+	if (mem)
+		(void)limits_write_at(fd, "memory.memsw.limit_in_bytes", num);
+	*slot_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int limits_cgroup_join_self(const LimitsCgroup *cg)
+{
+	const int fds[] = { cg->v2_fd, cg->v1_pids_fd, cg->v1_memory_fd };
+
+	/* "0" is the writing process. Joining before the command is forked
+	 * means nothing it starts can be outside the limit, whatever the
+	 * parent's limits_cgroup_attach raced with. */
+	for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+		int fd, r;
+
+		if (fds[i] < 0)
+			continue;
+		fd = openat(fds[i], "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		r = write(fd, "0", 1) == 1 ? 0 : -errno;
+		(void)close(fd);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int limits_cgroup_attach(LimitsCgroup *cg, pid_t pid)
+{
+	const int fds[] = { cg->v2_fd, cg->v1_pids_fd, cg->v1_memory_fd };
+	char num[32];
+	int r = 0;
+
+	snprintf(num, sizeof(num), "%d", (int)pid);
+	for (size_t i = 0; i < ELEMENTSOF(fds) && r >= 0; i++)
+		if (fds[i] >= 0)
+			r = limits_write_at(fds[i], "cgroup.procs", num);
+	return r;
+}
