@@ -156,17 +156,15 @@ static int parse_str_list(Parser *ps, const char *path, cJSON *v,
 static int get_uint(Parser *ps, const char *path, cJSON *v, uint64_t min, uint64_t max,
 		    uint64_t *ret)
 {
-	double d;
-
-	if (!cJSON_IsNumber(v))
-		goto bad;
-	d = v->valuedouble;
-	if (!(d >= (double)min && d <= (double)max) || d != (double)(uint64_t)d)
-		goto bad;
-	*ret = (uint64_t)d;
-	return 0;
-bad:;
 	char exp[96];
+	double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+
+	/* In range first, so that the cast below is defined; then integral. */
+	if (cJSON_IsNumber(v) && d >= (double)min && d <= (double)max &&
+	    d == (double)(uint64_t)d) {
+		*ret = (uint64_t)d;
+		return 0;
+	}
 	snprintf(exp, sizeof(exp), "an integer from %llu to %llu", (unsigned long long)min,
 		 (unsigned long long)max);
 	return fail_type(ps, path, exp, v);
