@@ -312,12 +312,11 @@ static int backup_entry(int pfd, const char *name, const struct stat *st, int bf
 
 	snprintf(bname, sizeof(bname), "%d", i);
 	(void)unlinkat(bfd, bname, 0);
-	/* A hard link keeps the old inode alive at no cost once the rename
-	 * replaces the name; a copy where links are impossible. */
-	if (S_ISREG(st->st_mode) && linkat(pfd, name, bfd, bname, 0) == 0)
-		r = 0;
-	else
-		r = cow_make_tmp_copy(pfd, name, st, bfd, bname, st->st_mode & 07777);
+	/* A copy, not a hard link: link(2) bumps the old inode's ctime, and if
+	 * the apply dies before journaling this step that file would look
+	 * edited during the session (a conflict) forever after. Reading leaves
+	 * ctime alone. */
+	r = cow_make_tmp_copy(pfd, name, st, bfd, bname, st->st_mode & 07777);
 	if (r < 0)
 		return r;
 	return RET_NERRNO(fsync(bfd));

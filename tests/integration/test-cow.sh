@@ -6,6 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 
 require_t2
+# Overlay leaves work/work with mode 000 in each session: let the cleanup in.
+at_exit 'chmod -R u+rwx "$XDG_STATE_HOME" 2>/dev/null'
 
 STATE="$XDG_STATE_HOME/ward"
 mkdir -p "$T/outside"
