@@ -38,7 +38,7 @@ int relay_start(Conn *c)
 		/* A larger pipe halves the syscalls of a bulk transfer. Best
 		 * effort: past pipe-user-pages-soft the kernel refuses, and the
 		 * default 64 KiB still works. */
-		(void)fcntl(flows[i]->pipe[1], F_SETPIPE_SZ, 256 * 1024);
+		(void)fcntl(flows[i]->pipe[1], F_SETPIPE_SZ, 1024 * 1024);
 	}
 	return 0;
 }

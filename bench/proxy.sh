@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Egress proxy benchmark, one run, printing ratios against direct loopback:
+#   1. throughput of a BYTES transfer (default 1 GiB) through SOCKS5 and HTTP
+#      CONNECT vs the same transfer direct (best of RUNS each; target >= 0.8)
+#   2. connection setup latency (connect + handshake + 1-byte echo) through
+#      the proxy vs direct
+#   3. CONNS (default 1000) concurrent connections held through the proxy,
+#      then closed: errors and the proxy's descriptors before/while/after
+#   4. `ward run` startup with network.mode proxy vs none (when it works)
+#
+#   bench/proxy.sh [BUILD_DIR]    (default: build; use a release build)
+# Env: BENCH_BYTES, BENCH_RUNS, BENCH_CONNS, BENCH_LAT_N, BENCH_STARTUP_N.
+set -eu
+
+BUILD=${1:-build}
+H="$BUILD/tests/helpers"
+WARD="$BUILD/ward"
+BYTES=${BENCH_BYTES:-1073741824}
+RUNS=${BENCH_RUNS:-3}
+CONNS=${BENCH_CONNS:-1000}
+LAT_N=${BENCH_LAT_N:-1000}
+STARTUP_N=${BENCH_STARTUP_N:-30}
+
+for b in "$H/proxy-bench" "$H/proxy-harness"; do
+	[ -x "$b" ] || { echo "missing $b (build with -Dtests=true)" >&2; exit 1; }
+done
+T=$(mktemp -d /tmp/ward-bench-proxy.XXXXXX)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+"$H/proxy-bench" serve >"$T/port" &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
+BP=$(cat "$T/port")
+"$H/proxy-harness" --allow "src.test:$BP" --host src.test=127.0.0.1 --max $((CONNS + 64)) >"$T/proxy" &
+HAR=$!
+pids+=($HAR)
+for _ in $(seq 50); do [ -s "$T/proxy" ] && break; sleep 0.1; done
+PH=$(sed -n 's/.*http=\([0-9]*\).*/\1/p' "$T/proxy")
+PS=$(sed -n 's/.*socks=\([0-9]*\).*/\1/p' "$T/proxy")
+DIRECT="direct:$BP"
+SOCKS="socks:$PS:src.test:$BP"
+HTTPC="http:$PH:src.test:$BP"
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+best() { sort -g | head -1; }
+
+echo "# ward egress proxy benchmark ($(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg))"
+
+# 1. throughput: interleave the three so that load changes hit all alike
+: >"$T/d"; : >"$T/s"; : >"$T/h"
+for _ in $(seq "$RUNS"); do
+	"$H/proxy-bench" fetch "$DIRECT" "$BYTES" >>"$T/d"
+	"$H/proxy-bench" fetch "$SOCKS" "$BYTES" >>"$T/s"
+	"$H/proxy-bench" fetch "$HTTPC" "$BYTES" >>"$T/h"
+done
+td=$(best <"$T/d"); ts=$(best <"$T/s"); th=$(best <"$T/h")
+gbs() { awk -v b="$BYTES" -v t="$1" 'BEGIN { printf "%.2f", b / t / 1e9 }'; }
+echo "throughput ($BYTES bytes, best of $RUNS): direct $(gbs "$td") GB/s," \
+	"socks5 $(gbs "$ts") GB/s, http-connect $(gbs "$th") GB/s"
+echo "throughput ratio (proxy/direct): socks5 $(ratio "$td" "$ts"), http-connect $(ratio "$td" "$th")  (target >= 0.8)"
+
+# 2. connection setup latency
+ld=$("$H/proxy-bench" latency "$DIRECT" "$LAT_N")
+ls_=$("$H/proxy-bench" latency "$SOCKS" "$LAT_N")
+lh=$("$H/proxy-bench" latency "$HTTPC" "$LAT_N")
+echo "setup latency (connect + handshake + 1-byte echo, mean of $LAT_N): direct ${ld} us," \
+	"socks5 ${ls_} us, http-connect ${lh} us"
+echo "setup latency ratio (proxy/direct): socks5 $(ratio "$ls_" "$ld"), http-connect $(ratio "$lh" "$ld")"
+
+# 3. concurrent connections, held then closed
+nfd() { ls "/proc/$HAR/fd" | wc -l; }
+base=$(nfd)
+"$H/proxy-bench" hold "$SOCKS" "$CONNS" 3 >"$T/hold" &
+hold=$!
+for _ in $(seq 600); do [ -s "$T/hold" ] && break; sleep 0.1; done
+during=$(nfd)
+wait "$hold" && hold_rc=0 || hold_rc=$?
+for _ in $(seq 100); do [ "$(nfd)" -le "$base" ] && break; sleep 0.1; done
+after=$(nfd)
+echo "concurrency: $(cat "$T/hold") (exit $hold_rc); proxy fds before $base, while held $during, after $after" \
+	"($([ "$after" -le "$base" ] && echo "no leak" || echo "LEAK"))"
+
+# 4. startup cost of mode proxy vs none through the real CLI
+if [ -x "$WARD" ] && "$WARD" run --net proxy -- /bin/true >/dev/null 2>&1; then
+	run_ms() { # mean wall ms of STARTUP_N runs of: ward run ARGS -- /bin/true
+		local t0 t1
+		t0=$(date +%s%N)
+		for _ in $(seq "$STARTUP_N"); do "$WARD" run "$@" -- /bin/true >/dev/null 2>&1; done
+		t1=$(date +%s%N)
+		awk -v a="$t0" -v b="$t1" -v n="$STARTUP_N" 'BEGIN { printf "%.2f", (b - a) / n / 1e6 }'
+	}
+	sn=$(run_ms --net none); sp=$(run_ms --net proxy)
+	sn2=$(run_ms --net none); sp2=$(run_ms --net proxy)
+	sn=$(printf '%s\n%s\n' "$sn" "$sn2" | best); sp=$(printf '%s\n%s\n' "$sp" "$sp2" | best)
+	echo "startup (ward run -- /bin/true, mean of $STARTUP_N, best of 2): none ${sn} ms, proxy ${sp} ms," \
+		"proxy costs $(awk -v a="$sp" -v b="$sn" 'BEGIN { printf "%+.2f", a - b }') ms (target < 0.5)," \
+		"ratio $(ratio "$sp" "$sn")"
+else
+	echo "startup: skipped, '$WARD run --net proxy' does not work here"
+fi
