@@ -308,4 +308,125 @@ else
 	ok_skip "netcat-openbsd missing"
 fi
 
+# === part 2: through the real CLI, `ward run` with network.mode proxy =======
+if ! wout=$("$WARD" run --net proxy -- /bin/true 2>&1); then
+	if [ -n "${WARD_MUST_WORK:-}" ]; then
+		not_ok "ward run --net proxy works here: $wout"
+	else
+		ok_skip "ward run --net proxy does not work here: $wout"
+	fi
+	done_testing
+	exit
+fi
+export PATH=/usr/local/bin:/usr/bin:/bin
+HOSTIP=$(hostname -I 2>/dev/null | awk '{print $1}')
+# Host-side sentinels on every address: a TCP listener and a UDP socket
+# (which doubles as a DNS server) that log whatever reaches them.
+cat >"$T/sentinel.py" <<'EOF'
+import socket, sys, threading
+d = sys.argv[1]
+log = open(d + "/sentinel.log", "a", buffering=1)
+t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+t.bind(("0.0.0.0", 0)); t.listen(16)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("0.0.0.0", 0))
+def tcp():
+    while True:
+        c, a = t.accept(); log.write("tcp %s\n" % (a,)); c.close()
+def udp():
+    while True:
+        b, a = u.recvfrom(4096); log.write("udp %s %r\n" % (a, b[:16]))
+threading.Thread(target=tcp, daemon=True).start()
+threading.Thread(target=udp, daemon=True).start()
+open(d + "/sentinel.tmp", "w").write("%d %d\n" % (t.getsockname()[1], u.getsockname()[1]))
+import os; os.rename(d + "/sentinel.tmp", d + "/sentinel")
+threading.Event().wait()
+EOF
+python3 "$T/sentinel.py" "$T" &
+at_exit "kill $!"
+for _ in $(seq 100); do [ -e "$T/sentinel" ] && break; sleep 0.1; done
+read -r TPORT UPORT <"$T/sentinel"
+touch "$T/sentinel.log"
+cp "$T/cert.pem" "$T/socks.py" "$WS/"
+cat >"$T/pol.json" <<EOF
+{ "version": 1,
+  "network": { "mode": "proxy",
+    "allow": ["site.test:$HP", "secure.test:$SP", "*.wild.test:$HP", "denied.test:$HP"],
+    "deny": ["denied.test"],
+    "hosts": { "site.test": "127.0.0.1", "secure.test": "127.0.0.1", "a.wild.test": "127.0.0.1",
+               "denied.test": "127.0.0.1", "unlisted.test": "127.0.0.1", "gitonly.test": "127.0.0.1" },
+    "commands": { "git": ["gitonly.test:$HP"] } } }
+EOF
+W=("$WARD" run -p "$T/pol.json" --)
+check_eq "ward run: proxy variables point at the in-sandbox ports" \
+	"http://127.0.0.1:3128 http://127.0.0.1:3128 socks5h://127.0.0.1:1080 localhost,127.0.0.1,::1" \
+	"$("${W[@]}" sh -c 'echo $HTTP_PROXY $https_proxy $ALL_PROXY $NO_PROXY')"
+check_eq "ward run: curl through HTTP_PROXY to an allowed name" "hello-ward plain" \
+	"$("${W[@]}" curl -sS "http://site.test:$HP/w1" 2>&1)"
+check_eq "ward run: curl through HTTPS_PROXY (CONNECT + TLS)" "hello-ward tls" \
+	"$("${W[@]}" curl -sS --cacert cert.pem "https://secure.test:$SP/w2" 2>&1)"
+check_eq "ward run: curl --socks5-hostname through the SOCKS5 port" "hello-ward plain" \
+	"$("${W[@]}" curl -sS --socks5-hostname 127.0.0.1:1080 "http://site.test:$HP/w3" 2>&1)"
+check "ward run: the host servers saw the allowed requests" \
+	bash -c "grep -q '^plain site.test:$HP /w1$' '$T/requests.log' && grep -q '^tls secure.test:$SP /w2$' '$T/requests.log'"
+before=$(served)
+check_eq "ward run: denied name refused with the documented answer" \
+	"ward: blocked denied.test:$HP (denied.test in network.deny)" \
+	"$("${W[@]}" curl -sS "http://denied.test:$HP/x" 2>&1)"
+check_eq "ward run: unlisted name refused" "ward: blocked unlisted.test:$HP (not in network.allow)" \
+	"$("${W[@]}" curl -sS "http://unlisted.test:$HP/x" 2>&1)"
+check_eq "ward run: IP literal through the proxy refused" "ward: blocked 127.0.0.1:$HP (not in network.allow)" \
+	"$("${W[@]}" curl -sS --noproxy '' -x http://127.0.0.1:3128 "http://127.0.0.1:$HP/x" 2>&1)"
+check_eq "ward run: wrong port refused" "ward: blocked site.test:$SP (not in network.allow)" \
+	"$("${W[@]}" curl -sS "http://site.test:$SP/x" 2>&1)"
+check_eq "ward run: Host mismatch refused" \
+	"ward: blocked site.test:$HP (Host header does not match the request target)" \
+	"$("${W[@]}" curl -sS -H "Host: unlisted.test:$HP" "http://site.test:$HP/x" 2>&1)"
+check_eq "ward run: a name resolving to 127.0.0.1 without an exact allow is refused" \
+	"ward: blocked a.wild.test:$HP (resolves to loopback address 127.0.0.1; needs an exact network.allow entry)" \
+	"$("${W[@]}" curl -sS "http://a.wild.test:$HP/x" 2>&1)"
+check_eq "ward run: SOCKS5 refusal is 0x02" 2 "$("${W[@]}" python3 socks.py 1080 unlisted.test "$HP" 2>&1)"
+check_not "ward run: direct connect to the host's 127.0.0.1 server (ignoring the proxy) fails" \
+	"${W[@]}" curl -sS --noproxy '*' --max-time 10 "http://127.0.0.1:$HP/direct"
+if [ -n "$HOSTIP" ]; then
+	check_not "ward run: direct TCP connect to the host address $HOSTIP fails" \
+		"${W[@]}" curl -sS --noproxy '*' --max-time 10 "http://$HOSTIP:$TPORT/direct"
+	check_not "ward run: a UDP datagram to the host address fails" \
+		"${W[@]}" python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'ward-udp', ('$HOSTIP', $UPORT))"
+	check_not "ward run: a DNS query to a resolver on the host address fails" \
+		"${W[@]}" python3 -c "
+import socket, struct
+q = struct.pack('>HHHHHH', 0x1234, 0x0100, 1, 0, 0, 0) + b'\x07example\x03com\x00' + struct.pack('>HH', 1, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+s.sendto(q, ('$HOSTIP', $UPORT)); s.recv(512)"
+else
+	ok_skip "no non-loopback host address for the direct/UDP/DNS checks"
+fi
+check_not "ward run: the system resolver gets no answer inside" \
+	"${W[@]}" python3 -c "import socket; socket.getaddrinfo('example.com', 443)"
+"${W[@]}" python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'ward-udp-lo', ('127.0.0.1', $UPORT))" >/dev/null 2>&1
+check_eq "ward run: the host servers saw none of the refused or direct attempts" "$before" "$(served)"
+check_eq "ward run: the host sentinels (TCP, UDP/DNS) saw nothing" "" "$(cat "$T/sentinel.log")"
+cp "$(command -v curl)" "$WS/git"
+check_eq "ward run: network.commands gives git its own list" \
+	"ward: blocked site.test:$HP (not in network.commands.git)" \
+	"$("${W[@]}" ./git -sS "http://site.test:$HP/x" 2>&1)"
+check_eq "ward run: ... and git reaches its own host" "hello-ward plain" \
+	"$("${W[@]}" ./git -sS "http://gitonly.test:$HP/g" 2>&1)"
+rm -f "$WS/git"
+check "ward run: net audit events in the state dir's audit log" \
+	python3 - "$XDG_STATE_HOME/ward/audit.jsonl" "$HP" <<'EOF'
+import json, sys
+port = int(sys.argv[2])
+ev = [json.loads(l) for l in open(sys.argv[1])]
+net = [e for e in ev if e.get("event") == "net"]
+a = [e for e in net if e["host"] == "site.test" and e["port"] == port and e["verdict"] == "allow"
+     and e["kind"] == "http" and e["address"] == "127.0.0.1" and e["bytes_down"] > 0 and e.get("program") == "curl"]
+t = [e for e in net if e["host"] == "secure.test" and e["kind"] == "http-connect" and e["verdict"] == "allow"]
+s = [e for e in net if e["kind"] == "socks5" and e["verdict"] == "allow"]
+d = [e for e in net if e["host"] == "denied.test" and e["verdict"] == "deny" and e["rule"] == "denied.test"]
+g = [e for e in net if e["host"] == "site.test" and e.get("program") == "git" and e["verdict"] == "deny"
+     and e["rule"] == "not in network.commands.git"]
+sys.exit(0 if a and t and s and d and g and all("session" in e for e in net) else 1)
+EOF
+
 done_testing
