@@ -99,9 +99,17 @@ static int text_load(int root, const char *path, size_t max, Text *t, bool *ret_
 		*ret_large = true;
 		return 0;
 	}
-	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
+	if ((size_t)st.st_size > max) {
+		*ret_large = true;
+		return 0;
+	}
 	t->buf = malloc((size_t)st.st_size + 1);
 	if (!t->buf)
 		return -ENOMEM;

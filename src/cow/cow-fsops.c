@@ -139,7 +139,7 @@ int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_
 	struct stat st;
 	int r;
 
-	in = openat(src_dfd, src_name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	in = openat(src_dfd, src_name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
 	/* The entry may have been swapped since it was examined. */

@@ -194,12 +194,18 @@ static int content_differs(int ufd, const char *name, int lfd, const struct stat
 
 	if (ust->st_size != lst->st_size)
 		return 1;
-	a = openat(ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	a = openat(ufd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (a < 0)
 		return -errno;
-	b = openat(lfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	b = openat(lfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (b < 0)
 		return 1; /* unreadable lower: treat as changed, apply decides */
+	/* What was opened must still be what was examined. */
+	struct stat sa, sb;
+	if (fstat(a, &sa) < 0 || fstat(b, &sb) < 0)
+		return -errno;
+	if (!S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode))
+		return -EBADFD;
 	ba = malloc(bs);
 	bb = malloc(bs);
 	if (!ba || !bb)
