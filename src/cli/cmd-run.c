@@ -148,8 +148,8 @@ static int write_result(const char *path, cJSON *summary)
 int cmd_run(int argc, char **argv)
 {
 	_cleanup_(run_options_donep) RunOptions o = {};
-	_cleanup_free_ char *err = NULL, *ws = NULL, *home = NULL, *state = NULL, *config = NULL,
-			    *policy_path = NULL;
+	_cleanup_free_ char *err = NULL, *ws = NULL, *home = NULL, *state = NULL, *config = NULL;
+	_cleanup_strv_ char **policy_files = NULL;
 	_cleanup_(policy_freep) WardPolicy *pol = NULL;
 	_cleanup_(audit_closep) AuditLog *audit = NULL;
 	_cleanup_(cow_session_freep) CowSession *session = NULL;
@@ -219,10 +219,14 @@ int cmd_run(int argc, char **argv)
 	r = policy_finalize(pol, &ctx, &pe);
 	if (r < 0)
 		return policy_fail(&pe);
-	if (o.policy_file)
-		policy_path = realpath(o.policy_file, NULL);
-	else if (pol->sources && pol->sources[0])
-		policy_path = strdup(pol->sources[strv_length(pol->sources) - 1]);
+	/* Every file the policy came from is hidden from the sandbox. */
+	if (strv_extend_strv(&policy_files, pol->sources) < 0)
+		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+	if (o.policy_file) {
+		char *real = realpath(o.policy_file, NULL);
+		if (real && strv_consume(&policy_files, real) < 0)
+			return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+	}
 
 	envp = env_filter(pol, environ, o.env_extra);
 	if (!envp || strv_extend(&envp, "TMPDIR=/tmp") < 0)
@@ -294,7 +298,7 @@ int cmd_run(int argc, char **argv)
 			.envp = envp,
 			.state_dir = state,
 			.config_dir = config,
-			.policy_file = policy_path,
+			.policy_files = policy_files,
 			.cow_upper = cow ? cow_session_upper_dir(session) : NULL,
 			.cow_work = cow ? cow_session_work_dir(session) : NULL,
 			.session_id = session_id,

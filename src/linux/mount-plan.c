@@ -359,13 +359,17 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 		if (r < 0)
 			goto fail;
 	}
-	const char *own[] = { in->state_dir, in->config_dir, in->policy_file };
-	for (size_t i = 0; i < ELEMENTSOF(own); i++) {
-		_cleanup_free_ char *real = NULL;
-		if (!own[i])
-			continue;
-		real = realpath(own[i], NULL);
-		if ((r = strv_extend(&b.hidden, own[i])) < 0 ||
+	_cleanup_strv_ char **own = NULL;
+	if ((in->state_dir && strv_extend(&own, in->state_dir) < 0) ||
+	    (in->config_dir && strv_extend(&own, in->config_dir) < 0) ||
+	    strv_extend_strv(&own, in->policy_files) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	STRV_FOREACH(o, own)
+	{
+		_cleanup_free_ char *real = realpath(*o, NULL);
+		if ((r = strv_extend(&b.hidden, *o)) < 0 ||
 		    (real && (r = strv_extend(&b.hidden, real)) < 0))
 			goto fail;
 	}

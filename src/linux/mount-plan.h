@@ -61,7 +61,7 @@ typedef struct MountPlanInput {
 	const char *home;
 	const char *state_dir;
 	const char *config_dir;
-	const char *policy_file;
+	char *const *policy_files;
 	const char *cow_upper;
 	const char *cow_work;
 	const char *test_leak_dir;

@@ -337,7 +337,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		.home = opt->home,
 		.state_dir = opt->state_dir,
 		.config_dir = opt->config_dir,
-		.policy_file = opt->policy_file,
+		.policy_files = opt->policy_files,
 		.cow_upper = opt->cow_upper,
 		.cow_work = opt->cow_work,
 		.test_leak_dir = opt->test_leak_dir,

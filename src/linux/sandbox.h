@@ -25,7 +25,7 @@ typedef struct SandboxOptions {
 	/* Hidden from the sandbox whatever the policy says. */
 	const char *state_dir;
 	const char *config_dir;
-	const char *policy_file;    /* may be NULL */
+	char *const *policy_files;  /* every policy file merged; may be NULL */
 	/* Copy-on-write: overlay upper and work dirs, both NULL when off. */
 	const char *cow_upper;
 	const char *cow_work;
