@@ -14,7 +14,7 @@
 #include "cow/cow-review.h"
 
 #define CONTEXT 3
-#define MAX_EDIT 3000 /* beyond this edit distance, show a whole replacement */
+#define MAX_EDIT 1000 /* beyond this edit distance, show a whole replacement */
 
 typedef struct Line {
 	const char *s;
