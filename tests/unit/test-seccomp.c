@@ -139,6 +139,15 @@ static int child_default(void)
 	EXPECT_ERRNO(syscall(SYS_socket, 0x100000000UL | AF_VSOCK, SOCK_STREAM, 0), EPERM, 33);
 	EXPECT_ERRNO(socket(1000, SOCK_STREAM, 0), EPERM, 34);
 	EXPECT_ERRNO(socket(-1, SOCK_STREAM, 0), EPERM, 35);
+	/* The edges of the allowed set {1, 2, 10, 16}. */
+	EXPECT_ERRNO(socket(AF_UNSPEC, SOCK_STREAM, 0), EPERM, 47);
+	EXPECT_ERRNO(socket(3, SOCK_STREAM, 0), EPERM, 48);
+	EXPECT_ERRNO(socket(9, SOCK_STREAM, 0), EPERM, 49);
+	EXPECT_ERRNO(socket(11, SOCK_STREAM, 0), EPERM, 50);
+	EXPECT_ERRNO(socket(15, SOCK_STREAM, 0), EPERM, 51);
+	EXPECT_ERRNO(socket(17, SOCK_STREAM, 0), EPERM, 52);
+	/* Garbage above bit 31 is refused even around an allowed family. */
+	EXPECT_ERRNO(syscall(SYS_socket, 0x100000000UL | AF_INET, SOCK_STREAM, 0), EPERM, 53);
 	{
 		int sv[2];
 
