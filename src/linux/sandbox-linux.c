@@ -19,6 +19,7 @@
  * Init itself runs under all of it; the command inherits it by fork+exec. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
@@ -30,6 +31,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -326,7 +328,18 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1\n", getuid(), getuid());
 	snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1\n", getgid(), getgid());
 
-	if (!opt->cow_upper && opt->policy->fs_protected && opt->policy->fs_protected[0]) {
+	/* A record only when a placeholder will be needed: creating and
+	 * removing it is a file system round trip on every run otherwise. */
+	bool need_record = false;
+	STRV_FOREACH(pp, opt->cow_upper ? NULL : opt->policy->fs_protected)
+	{
+		char path[PATH_MAX];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/%s", opt->workspace, *pp);
+		if (lstat(path, &st) < 0 && errno == ENOENT)
+			need_record = true;
+	}
+	if (need_record) {
 		record_fd = placeholder_record_open(opt->state_dir, &plan->placeholder_record);
 		if (record_fd < 0)
 			FAIL(record_fd, "placeholders", "%s/placeholders", opt->state_dir);
