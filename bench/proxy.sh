@@ -64,6 +64,25 @@ gbs() { awk -v b="$BYTES" -v t="$1" 'BEGIN { printf "%.2f", b / t / 1e9 }'; }
 echo "throughput ($BYTES bytes, best of $RUNS): direct $(gbs "$td") GB/s," \
 	"socks5 $(gbs "$ts") GB/s, http-connect $(gbs "$th") GB/s"
 echo "throughput ratio (proxy/direct): socks5 $(ratio "$td" "$ts"), http-connect $(ratio "$td" "$th")  (target >= 0.8)"
+# A reference relay: socat with 1 MiB buffers (read/write), the same path
+# minus policy, to tell the cost of any user-space hop on this machine
+# (three busy processes instead of two) from the proxy's own.
+if command -v socat >/dev/null; then
+	socat -b 1048576 TCP-LISTEN:0,bind=127.0.0.1,fork TCP:127.0.0.1:"$BP" 2>/dev/null &
+	pids+=($!)
+	sp=""
+	for _ in $(seq 50); do
+		sp=$(ss -Hltnp 2>/dev/null | awk -v p="pid=$!," '$0 ~ p { n = split($4, a, ":"); print a[n]; exit }')
+		[ -n "$sp" ] && break
+		sleep 0.1
+	done
+	if [ -n "$sp" ]; then
+		: >"$T/r"
+		for _ in $(seq "$RUNS"); do "$H/proxy-bench" fetch "direct:$sp" "$BYTES" >>"$T/r"; done
+		tr_=$(best <"$T/r")
+		echo "reference relay (socat -b 1MiB): $(gbs "$tr_") GB/s, ratio $(ratio "$td" "$tr_")"
+	fi
+fi
 
 # 2. connection setup latency
 ld=$("$H/proxy-bench" latency "$DIRECT" "$LAT_N")
@@ -86,7 +105,9 @@ after=$(nfd)
 echo "concurrency: $(cat "$T/hold") (exit $hold_rc); proxy fds before $base, while held $during, after $after" \
 	"($([ "$after" -le "$base" ] && echo "no leak" || echo "LEAK"))"
 
-# 4. startup cost of mode proxy vs none through the real CLI
+# 4. startup cost of mode proxy vs none through the real CLI, and the
+# proxy's own share: proxy_spawn + SIGTERM + waitpid in isolation
+echo "proxy process start+stop (proxy_spawn, SIGTERM, waitpid; mean of 200): $("$H/proxy-harness" --spawn-cost 200) us"
 if [ -x "$WARD" ] && "$WARD" run --net proxy -- /bin/true >/dev/null 2>&1; then
 	run_ms() { # mean wall ms of STARTUP_N runs of: ward run ARGS -- /bin/true
 		local t0 t1

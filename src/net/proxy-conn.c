@@ -53,7 +53,6 @@ Conn *conn_new(Proxy *p, int fd, ConnKind kind)
 	c->kind = kind;
 	c->client = (Endpoint){ .w.kind = WATCH_CLIENT, .fd = fd };
 	c->upstream = (Endpoint){ .w.kind = WATCH_UPSTREAM, .fd = -1 };
-	c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -1;
 	c->verdict = NET_VERDICT_ERROR;
 	snprintf(c->rule, sizeof(c->rule), "closed before a request");
 	c->start_ms = c->active_ms = p->now_ms;
@@ -130,8 +129,8 @@ void conn_close(Conn *c)
 	(void)close(c->client.fd);
 	c->client.fd = -1;
 	close_upstream(c);
-	flow_done(&c->up);
-	flow_done(&c->down);
+	flow_done(c, &c->up);
+	flow_done(c, &c->down);
 	free(c->head);
 	c->head = NULL;
 	if (c->prev)

@@ -53,13 +53,13 @@ typedef struct Endpoint {
 	bool shut_wr; /* shutdown(SHUT_WR) done */
 } Endpoint;
 
-/* One direction of the relay: a pipe for splice(), and bytes to send before
- * the pipe's (the proxy's own reply, a rewritten request head). */
+/* One direction of the relay: bytes to send first (the proxy's own reply, a
+ * rewritten request head), then a buffer that grows with the flow. */
 typedef struct Flow {
-	int pipe[2];
-	size_t in_pipe;
 	char *pend;
 	size_t pend_len, pend_off;
+	char *buf;
+	size_t buf_cap, buf_len, buf_off;
 	uint64_t bytes;
 } Flow;
 
@@ -110,6 +110,7 @@ struct Proxy {
 	Conn *conns;
 	size_t n_active, n_total;
 	Conn *ready, *dead;
+	size_t relay_bytes; /* relay buffer memory in use, bounded */
 	bool accept_paused;
 	int64_t accept_resume_ms;
 	int64_t now_ms;
@@ -135,4 +136,4 @@ int relay_start(Conn *c);
 int relay_pump(Conn *c, bool *more);
 /* Write c->down.pend to the client; 1 when all written, 0 to wait, -errno. */
 int relay_flush_client(Conn *c);
-void flow_done(Flow *f);
+void flow_done(Conn *c, Flow *f);

@@ -120,8 +120,8 @@ static void collect(Proxy *p)
 static void raise_nofile(unsigned max_conns)
 {
 	struct rlimit rl;
-	/* Client, upstream and two pipes per connection. */
-	rlim_t want = (rlim_t)max_conns * 6 + OVERFLOW_SLACK + 64;
+	/* Client and upstream socket per connection. */
+	rlim_t want = (rlim_t)max_conns * 2 + OVERFLOW_SLACK + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;

@@ -7,11 +7,13 @@
  *                 [--command PROG=P1,P2]... [--program NAME] [--policy FILE]
  *                 [--audit DIR] [--max N] [--header-timeout-ms N]
  *                 [--idle-timeout-ms N] [--http-port N] [--socks-port N]
- *                 [--spawn]
+ *                 [--spawn] [--spawn-cost N]
  *
  * --spawn runs the proxy through proxy_spawn() (a child with
  * PR_SET_PDEATHSIG) and prints the child's pid; the harness then waits, so
- * killing the harness must take the proxy with it. */
+ * killing the harness must take the proxy with it. --spawn-cost N starts
+ * and stops (SIGTERM, waitpid) the proxy N times and prints the mean
+ * microseconds of one start+stop, the proxy's share of a run's startup. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
@@ -102,6 +105,7 @@ int main(int argc, char **argv)
 	AuditLog *audit = NULL;
 	int http_port = 0, socks_port = 0, hfd, sfd, r;
 	bool spawn = false;
+	int spawn_cost = 0;
 	PolicyError err;
 
 	if (!p)
@@ -111,6 +115,11 @@ int main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--spawn") == 0) {
 			spawn = true;
+			continue;
+		}
+		if (strcmp(a, "--spawn-cost") == 0 && v) {
+			spawn_cost = atoi(v);
+			i++;
 			continue;
 		}
 		if (!v)
@@ -159,6 +168,22 @@ int main(int argc, char **argv)
 	cfg.audit = audit;
 	(void)signal(SIGPIPE, SIG_IGN);
 
+	if (spawn_cost > 0) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int k = 0; k < spawn_cost; k++) {
+			pid_t pid;
+			if (proxy_spawn(&cfg, hfd, sfd, &pid) < 0)
+				return 1;
+			kill(pid, SIGTERM);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("%.1f\n", ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) /
+				       spawn_cost);
+		return 0;
+	}
 	if (spawn) {
 		pid_t pid;
 		int status;
