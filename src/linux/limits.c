@@ -80,6 +80,7 @@ struct LimitsPlan {
 	LimitMech mech[_LIM_MAX];
 	struct rlimit rlim[_LIM_MAX]; /* precomputed for the child */
 	const char *why[_LIM_MAX];    /* for MECH_UNENFORCED */
+	char *degraded[_LIM_MAX + 1]; /* static strings, NULL-terminated */
 	LimitsCgroup cg;
 };
 
@@ -167,6 +168,7 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 			 * namespace or not: an rlimit would be a pretence. */
 			p->mech[id] = MECH_UNENFORCED;
 			p->why[id] = "RLIMIT_NPROC does not apply to uid 0 and no cgroup is usable";
+			p->degraded[0] = (char *)"limit-pids";
 			continue;
 		}
 		p->mech[id] = MECH_RLIMIT;
@@ -186,6 +188,11 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 	}
 	*ret = p;
 	return 0;
+}
+
+char *const *limits_plan_degraded(const LimitsPlan *plan)
+{
+	return plan ? plan->degraded : NULL;
 }
 
 int limits_cgroup_fd(const LimitsPlan *plan)

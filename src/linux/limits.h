@@ -19,6 +19,11 @@ typedef struct LimitsPlan LimitsPlan;
 int limits_plan_new(const WardPolicy *p, const char *session_id, LimitsPlan **ret);
 /* Remove the run's cgroup (killing anything left in it). Accepts NULL. */
 LimitsPlan *limits_plan_free(LimitsPlan *plan);
+/* Limits asked for that nothing here can hold, as stable names
+ * ("limit-pids"), NULL-terminated, owned by plan; for the start event's
+ * degraded list (and --strict). Today only pids for uid 0 without a usable
+ * cgroup: fork() exempts root from RLIMIT_NPROC. */
+char *const *limits_plan_degraded(const LimitsPlan *plan);
 /* A cgroup dir fd for clone3(CLONE_INTO_CGROUP), or -1 when none. */
 int limits_cgroup_fd(const LimitsPlan *plan);
 /* Parent side, after clone: move @pid into the cgroup if clone3 did not. */

@@ -125,6 +125,9 @@ static void test_limits_mechanisms_and_child_rlimits(void **state)
 		assert_true(strcmp(pm, "cgroup") == 0 || strcmp(pm, "rlimit") == 0);
 	if (strcmp(pm, "cgroup") == 0)
 		assert_string_equal(limits_mechanism(p, "memory_mb"), "cgroup");
+	/* "none" is always named as degraded, anything else never. */
+	assert_int_equal(strcmp(pm, "none") == 0,
+			 limits_plan_degraded(p)[0] && strcmp(limits_plan_degraded(p)[0], "limit-pids") == 0);
 	if (strncmp(pm, "cgroup", 6) == 0) {
 		/* The cgroup exists while the plan does, and not after. */
 		assert_non_null(limits_cgroup_path(p));
