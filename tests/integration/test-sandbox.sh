@@ -150,6 +150,29 @@ check_eq "a command reads stdin to EOF" "100000" "$("$WARD" run -- wc -l <"$T/bi
 out=$(script -qec "$WARD run -- sh -c 'test -t 0 && test -t 1 && echo ON-A-TTY'" /dev/null </dev/null 2>&1)
 check "an interactive terminal stays a terminal" grep -q ON-A-TTY <<<"$out"
 
+# A shell prompt with job control, ^C, and vi, through tmux (its own pty).
+if command -v tmux >/dev/null && command -v vi >/dev/null; then
+	sock="$T/tmux.sock"
+	tmux -S "$sock" new-session -d -x 100 -y 20 "$WARD run -- bash --norc -i; echo ward-exit=\$? > $T/tmux-exit; sleep 30"
+	at_exit "tmux -S '$sock' kill-server 2>/dev/null"
+	sleep 2
+	tmux -S "$sock" send-keys 'sleep 100' Enter
+	sleep 1
+	tmux -S "$sock" send-keys C-c
+	sleep 0.5
+	tmux -S "$sock" send-keys 'vi vi-notes.txt' Enter
+	sleep 1.5
+	tmux -S "$sock" send-keys 'ihello from vi' Escape ':wq' Enter
+	sleep 1
+	tmux -S "$sock" send-keys 'exit 4' Enter
+	for _ in $(seq 50); do [ -s "$T/tmux-exit" ] && break; sleep 0.1; done
+	check_eq "an interactive shell: ^C, then vi edits a file" "hello from vi" "$(cat "$WS/vi-notes.txt" 2>/dev/null)"
+	check_eq "...and ward exits with the shell's status" "ward-exit=4" "$(cat "$T/tmux-exit" 2>/dev/null)"
+	tmux -S "$sock" kill-server 2>/dev/null
+else
+	ok_skip "tmux or vi not installed"
+fi
+
 # --- the view -----------------------------------------------------------
 out=$("$WARD" run -- ls /dev 2>&1 | tr '\n' ' ')
 check_eq "/dev is minimal" "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero " "$out"
