@@ -89,6 +89,9 @@ static void test_landlock_class_rights_stripped_per_abi(void **state)
 	assert_false(landlock_class_access(LANDLOCK_CLASS_PROC, 7) &
 		     (WARD_LL_FS_EXECUTE | WARD_LL_FS_MAKE_REG | WARD_LL_FS_REMOVE_FILE));
 
+	/* list: directories only, never a file's contents. */
+	assert_int_equal(landlock_class_access(LANDLOCK_CLASS_LIST, 7), WARD_LL_FS_READ_DIR);
+
 	assert_int_equal(landlock_class_access(_LANDLOCK_CLASS_MAX, 7), 0);
 	assert_int_equal(landlock_class_access(LANDLOCK_CLASS_READ, 0), 0);
 	assert_string_equal(landlock_class_to_string(LANDLOCK_CLASS_READ_EXEC), "read_exec");
