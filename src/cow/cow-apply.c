@@ -308,18 +308,14 @@ static int plan_change(ApplyCtx *c, const CowChange *ch, size_t idx, Plan *p, Pl
 static int backup_entry(int pfd, const char *name, const struct stat *st, int bfd, int i)
 {
 	char bname[32];
-	int r;
 
 	snprintf(bname, sizeof(bname), "%d", i);
 	(void)unlinkat(bfd, bname, 0);
 	/* A copy, not a hard link: link(2) bumps the old inode's ctime, and if
 	 * the apply dies before journaling this step that file would look
 	 * edited during the session (a conflict) forever after. Reading leaves
-	 * ctime alone. */
-	r = cow_make_tmp_copy(pfd, name, st, bfd, bname, st->st_mode & 07777);
-	if (r < 0)
-		return r;
-	return RET_NERRNO(fsync(bfd));
+	 * ctime alone. Flushed per batch (syncfs) before the step runs. */
+	return cow_make_tmp_copy(pfd, name, st, bfd, bname, st->st_mode & 07777);
 }
 
 static cJSON *step_line(const Step *st, int i, char old_type, mode_t old_mode)
@@ -336,58 +332,65 @@ static cJSON *step_line(const Step *st, int i, char old_type, mode_t old_mode)
 	return TAKE_PTR(l);
 }
 
-/* Run step @i: look at what is there, back it up, journal, do it. */
-static int run_step(ApplyCtx *c, CowJournal *j, int bfd, const Step *st, int i)
-{
-	_cleanup_close_ int pfd = -EBADF, ufd = -EBADF;
+/* A step between looking at the workspace and changing it. */
+typedef struct Prepared {
+	int pfd, ufd;
 	const char *name, *uname;
-	char tmp[64];
-	struct stat cur, ust;
-	char old_type = 'n';
-	mode_t old_mode = 0;
+	struct stat ust;
+	char old_type;
+	mode_t old_mode;
+	int result; /* < 0 failed, 0 nothing to do, 1 to run */
+} Prepared;
+
+/* Look at what is there and back it up. */
+static int prepare_step(ApplyCtx *c, int bfd, const Step *st, int i, Prepared *pr)
+{
+	struct stat cur;
 	int r;
 
-	pfd = cow_open_parent(c->ws_fd, st->path, &name);
-	if (pfd < 0)
-		return pfd;
-	if (fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW) == 0) {
-		old_type = cow_type_char(cur.st_mode);
-		old_mode = cur.st_mode & 07777;
-		if (old_type == '?')
+	pr->old_type = 'n';
+	pr->old_mode = 0;
+	pr->pfd = cow_open_parent(c->ws_fd, st->path, &pr->name);
+	if (pr->pfd < 0)
+		return pr->pfd;
+	if (fstatat(pr->pfd, pr->name, &cur, AT_SYMLINK_NOFOLLOW) == 0) {
+		pr->old_type = cow_type_char(cur.st_mode);
+		pr->old_mode = cur.st_mode & 07777;
+		if (pr->old_type == '?')
 			return -EBADFD;
 	} else if (errno != ENOENT)
 		return -errno;
 
 	switch (st->type) {
 	case COW_OP_PUT:
-		if (old_type == 'd')
+		if (pr->old_type == 'd')
 			return -EISDIR;
-		ufd = cow_open_parent(c->upper_fd, st->path, &uname);
-		if (ufd < 0)
-			return ufd;
-		if (fstatat(ufd, uname, &ust, AT_SYMLINK_NOFOLLOW) < 0)
+		pr->ufd = cow_open_parent(c->upper_fd, st->path, &pr->uname);
+		if (pr->ufd < 0)
+			return pr->ufd;
+		if (fstatat(pr->ufd, pr->uname, &pr->ust, AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 		break;
 	case COW_OP_MKDIR:
-		if (old_type != 'n')
+		if (pr->old_type != 'n')
 			return -EEXIST;
 		break;
 	case COW_OP_UNLINK:
-		if (old_type == 'n')
+		if (pr->old_type == 'n')
 			return 0;
-		if (old_type == 'd')
+		if (pr->old_type == 'd')
 			return -EISDIR;
 		break;
 	case COW_OP_RMDIR:
-		if (old_type == 'n')
+		if (pr->old_type == 'n')
 			return 0;
-		if (old_type != 'd')
+		if (pr->old_type != 'd')
 			return -ENOTDIR;
 		break;
 	case COW_OP_CHMOD:
-		if (old_type == 'n')
+		if (pr->old_type == 'n')
 			return -ENOENT;
-		if (old_type == 'l')
+		if (pr->old_type == 'l')
 			return -ELOOP;
 		break;
 	case _COW_OP_MAX:
@@ -395,42 +398,42 @@ static int run_step(ApplyCtx *c, CowJournal *j, int bfd, const Step *st, int i)
 	default:
 		return -EINVAL;
 	}
-
 	if ((st->type == COW_OP_PUT || st->type == COW_OP_UNLINK) &&
-	    (old_type == 'f' || old_type == 'l')) {
-		r = backup_entry(pfd, name, &cur, bfd, i);
+	    (pr->old_type == 'f' || pr->old_type == 'l')) {
+		r = backup_entry(pr->pfd, pr->name, &cur, bfd, i);
 		if (r < 0)
 			return r;
 	}
-	/* Written and flushed before the workspace changes: recovery restores
-	 * from what this line names. */
-	r = cow_journal_append(j, step_line(st, i, old_type, old_mode), true);
-	if (r < 0)
-		return r;
+	return 1;
+}
+
+/* Change the workspace. Its journal line is already on disk. */
+static int perform_step(CowJournal *j, const Step *st, int i, Prepared *pr)
+{
+	char tmp[64];
+	int r;
 
 	cow_tmp_name(tmp, sizeof(tmp), j->seq, i, false);
 	switch (st->type) {
 	case COW_OP_PUT:
-		(void)unlinkat(pfd, tmp, 0);
-		r = cow_make_tmp_copy(ufd, uname, &ust, pfd, tmp, st->mode);
+		(void)unlinkat(pr->pfd, tmp, 0);
+		r = cow_make_tmp_copy(pr->ufd, pr->uname, &pr->ust, pr->pfd, tmp, st->mode);
 		if (r < 0)
 			return r;
-		if (renameat(pfd, tmp, pfd, name) < 0) {
+		if (renameat(pr->pfd, tmp, pr->pfd, pr->name) < 0) {
 			r = -errno;
-			(void)unlinkat(pfd, tmp, 0);
+			(void)unlinkat(pr->pfd, tmp, 0);
 			return r;
 		}
 		return 1;
 	case COW_OP_MKDIR:
-		if (mkdirat(pfd, name, 0700) < 0)
-			return -errno;
-		return 1;
+		return mkdirat(pr->pfd, pr->name, 0700) < 0 ? -errno : 1;
 	case COW_OP_UNLINK:
-		return unlinkat(pfd, name, 0) < 0 ? -errno : 1;
+		return unlinkat(pr->pfd, pr->name, 0) < 0 ? -errno : 1;
 	case COW_OP_RMDIR:
-		return unlinkat(pfd, name, AT_REMOVEDIR) < 0 ? -errno : 1;
+		return unlinkat(pr->pfd, pr->name, AT_REMOVEDIR) < 0 ? -errno : 1;
 	case COW_OP_CHMOD:
-		r = cow_chmod_at(pfd, name, st->mode);
+		r = cow_chmod_at(pr->pfd, pr->name, st->mode);
 		return r < 0 ? r : 1;
 	case _COW_OP_MAX:
 	case _COW_OP_INVALID:
@@ -451,19 +454,109 @@ static int record_failure(CowJournal *j, int i, int error)
 }
 
 #if WARD_TEST_HOOKS
-/* Crash tests: stop dead after this many steps (WARD_TEST_COW_KILL_AFTER). */
-static void maybe_die(int step)
+/* Crash tests: die right before step N changes the workspace
+ * (WARD_TEST_COW_KILL_AFTER=N). */
+static void maybe_die(size_t step)
 {
 	const char *e = getenv("WARD_TEST_COW_KILL_AFTER");
-	if (e && atoi(e) == step)
+	if (e && (size_t)atoi(e) == step)
 		_exit(99);
 }
 #else
-static void maybe_die(int step)
+static void maybe_die(size_t step)
 {
 	(void)step;
 }
 #endif
+
+#define BATCH 128
+
+/* Steps that may share a batch: no step's path is the same as, or above or
+ * below, another's, so looking at all of them first sees what each will
+ * change. */
+static size_t batch_end(const Plan *p, size_t start)
+{
+	size_t e = start + 1;
+
+	for (; e < p->n && e - start < BATCH; e++)
+		for (size_t k = start; k < e; k++)
+			if (cow_path_has_prefix(p->steps[e].path, p->steps[k].path) ||
+			    cow_path_has_prefix(p->steps[k].path, p->steps[e].path))
+				return e;
+	return e;
+}
+
+static int fail_step(CowJournal *j, const CowChangeList *l, const Step *st, size_t i, int error,
+		     bool *failed, CowResult *ret)
+{
+	if (!failed[st->change]) {
+		failed[st->change] = true;
+		if (result_fail(ret, l->items[st->change].path, error) < 0)
+			return -ENOMEM;
+	}
+	return j ? record_failure(j, (int)i, error) : 0;
+}
+
+/* One batch: look and back up, flush the backups, journal every step with
+ * one flush, then change the workspace. A crash anywhere leaves each step
+ * either unjournaled (untouched) or journaled with a durable backup. */
+static int run_batch(ApplyCtx *c, CowJournal *j, int bfd, const CowChangeList *l, Plan *p,
+		     size_t start, size_t end, bool *failed, bool *touched, CowResult *ret)
+{
+	Prepared pr[BATCH];
+	int r = 0;
+
+	for (size_t i = start; i < end; i++) {
+		Prepared *x = &pr[i - start];
+		*x = (Prepared){ .pfd = -EBADF, .ufd = -EBADF };
+		x->result = prepare_step(c, bfd, &p->steps[i], (int)i, x);
+	}
+	if (syncfs(bfd) < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (size_t i = start; i < end; i++) {
+		Prepared *x = &pr[i - start];
+		if (x->result <= 0)
+			continue;
+		r = cow_journal_append(j, step_line(&p->steps[i], (int)i, x->old_type, x->old_mode),
+				       false);
+		if (r < 0)
+			goto out;
+	}
+	if (fdatasync(j->fd) < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (size_t i = start; i < end; i++) {
+		Prepared *x = &pr[i - start];
+		Step *st = &p->steps[i];
+		if (x->result == 0)
+			continue;
+		if (x->result > 0) {
+			maybe_die(i);
+			x->result = perform_step(j, st, (int)i, x);
+		}
+		if (x->result < 0) {
+			r = fail_step(j, l, st, i, x->result, failed, ret);
+			if (r < 0)
+				goto out;
+			continue;
+		}
+		touched[st->change] = true;
+		r = cow_journal_result(j, c->ws_fd, (int)i, st->path);
+		if (r < 0)
+			goto out;
+	}
+out:
+	for (size_t i = start; i < end; i++) {
+		if (pr[i - start].pfd >= 0)
+			close(pr[i - start].pfd);
+		if (pr[i - start].ufd >= 0)
+			close(pr[i - start].ufd);
+	}
+	return r;
+}
 
 static int execute(ApplyCtx *c, const CowChangeList *l, Plan *p, CowResult *ret)
 {
@@ -497,28 +590,17 @@ static int execute(ApplyCtx *c, const CowChangeList *l, Plan *p, CowResult *ret)
 	r = cow_journal_begin(dfd, seq, h, &j);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < p->n; i++) {
-		Step *st = &p->steps[i];
-		maybe_die((int)i);
-		r = run_step(c, &j, bfd, st, (int)i);
-		if (r < 0) {
-			if (!failed[st->change]) {
-				failed[st->change] = true;
-				int k = result_fail(ret, l->items[st->change].path, r);
-				if (k < 0)
-					goto fail;
-			}
-			r = record_failure(&j, (int)i, r);
-			if (r < 0)
-				goto fail;
-			continue;
-		}
-		if (r > 0) {
-			touched[st->change] = true;
-			r = cow_journal_result(&j, c->ws_fd, (int)i, st->path);
-			if (r < 0)
-				goto fail;
-		}
+	for (size_t i = 0; i < p->n;) {
+		size_t e = batch_end(p, i);
+		r = run_batch(c, &j, bfd, l, p, i, e, failed, touched, ret);
+		if (r < 0)
+			goto fail;
+		i = e;
+	}
+	/* The new files must be on disk before the commit line says so. */
+	if (syncfs(c->ws_fd) < 0) {
+		r = -errno;
+		goto fail;
 	}
 	r = cow_journal_commit(&j);
 	if (r < 0)

@@ -153,8 +153,6 @@ int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_
 	r = cow_copy_fd(in, out);
 	if (r >= 0 && fchmod(out, mode) < 0)
 		r = -errno;
-	if (r >= 0 && fsync(out) < 0)
-		r = -errno;
 	if (r < 0)
 		(void)unlinkat(dst_dfd, tmp, 0);
 	return r;

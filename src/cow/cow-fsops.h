@@ -11,7 +11,8 @@ int cow_open_dir_beneath(int root, const char *path);
  * @path at the last component. */
 int cow_open_parent(int root, const char *path, const char **ret_name);
 /* Create @tmp in @dst_dfd (O_EXCL, never followed) as a copy of the regular
- * file or symlink @src_name in @src_dfd, with @mode (files), fsync'd. */
+ * file or symlink @src_name in @src_dfd, with @mode (files). Not fsync'd:
+ * callers flush a whole batch with syncfs(2) at the point that needs it. */
 int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_st, int dst_dfd,
 		      const char *tmp, mode_t mode);
 /* Copy all of @in to @out (copy_file_range, falling back to read/write). */

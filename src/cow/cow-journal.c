@@ -544,6 +544,8 @@ int cow_journal_recover(CowSession *s, const char **ret_what)
 			r = finish_undo(s, &rec, ws_fd, &j);
 		else
 			r = rollback_apply(s, &rec, ws_fd, &j);
+		if (r >= 0 && syncfs(ws_fd) < 0)
+			r = -errno;
 		if (r < 0) {
 			cow_journal_close(&j);
 			return r;

@@ -176,7 +176,8 @@ int cow_undo(CowSession *s, bool force, CowResult *ret)
 			r = -ENOMEM;
 			goto fail_journal;
 		}
-		r = cow_journal_append(&j, l, true);
+		/* Not flushed: recovery re-runs the whole plan, whatever these say. */
+		r = cow_journal_append(&j, l, false);
 		if (r < 0)
 			goto fail_journal;
 #if WARD_TEST_HOOKS
@@ -198,6 +199,11 @@ int cow_undo(CowSession *s, bool force, CowResult *ret)
 		r = cow_journal_result(&j, ws_fd, plan[k], op->path);
 		if (r < 0)
 			goto fail_journal;
+	}
+	/* The restored files must be on disk before the commit line. */
+	if (syncfs(ws_fd) < 0) {
+		r = -errno;
+		goto fail_journal;
 	}
 	r = cow_journal_commit(&j);
 	cow_journal_close(&j);
