@@ -101,6 +101,18 @@ static void userns_sysctls(WardFeatures *f)
 	f->userns_reason[0] = '\0';
 }
 
+/* The "Seccomp:" field of /proc/self/status: 0 none, 1 strict, 2 filter. */
+static int seccomp_mode_of_self(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "Seccomp:", 8) == 0)
+			return atoi(line + 8);
+	return -1;
+}
+
 static int write_self(const char *file, const char *text)
 {
 	_cleanup_close_ int fd = open(file, O_WRONLY | O_CLOEXEC);
@@ -239,9 +251,13 @@ int probe_features(WardFeatures *ret, bool full)
 		f.userns_errno = r;
 		if (r && !f.userns_reason[0])
 			/* No sysctl explains it: a container's seccomp
-			 * profile or an LSM usually does. */
+			 * profile (or an enclosing sandbox's) or an LSM
+			 * usually does. */
 			snprintf(f.userns_reason, sizeof(f.userns_reason),
-				 "creating a user namespace failed: %s", strerror(r));
+				 "creating a user namespace failed: %s%s", strerror(r),
+				 seccomp_mode_of_self() == 2
+					 ? " (a seccomp filter is in force on this process)"
+					 : "");
 	}
 	for (size_t i = 0; i < ELEMENTSOF(nss); i++) {
 		bool *b = (bool *)((char *)&f + nss[i].off);

@@ -203,5 +203,19 @@ check "ward probe --json: tier 2" grep -q '"tier":2' <<<"$pj"
 check "ward probe --json: ward's seccomp filter is in force" \
 	grep -q '"seccomp":{"available":true,"filter":true' <<<"$pj"
 check "ward probe prints a table with the tier" grep -q '^tier  *T2' <<<"$("$WARD" probe)"
+# ward probe inside ward: the filter refuses user namespaces, so the probe
+# must say T2 is unavailable, why, and how to fix it (a real negative case
+# for the Hint lines). detect_leaks=0: LeakSanitizer needs ptrace.
+cp "$WARD" "$WS/ward-inner"
+out=$("$WARD" run --env ASAN_OPTIONS=detect_leaks=0 -- ./ward-inner probe 2>&1)
+st=$?
+check_eq "ward probe inside ward exits 125 (no T2)" 125 "$st"
+check "ward probe inside ward: no user namespace" grep -q '^user namespace  *no' <<<"$out"
+check "ward probe inside ward: the reason names the seccomp filter" \
+	grep -q 'a seccomp filter is in force' <<<"$out"
+check "ward probe inside ward: Hint lines" grep -q '^ward: Hint: ' <<<"$out"
+if [ "${abi:-0}" -ge 1 ]; then
+	check "ward probe inside ward: Landlock and seccomp still give T1" grep -q '^tier  *T1' <<<"$out"
+fi
 
 done_testing
