@@ -308,6 +308,53 @@ else
 	ok_skip "netcat-openbsd missing"
 fi
 
+# --- ssh and git over ssh through SOCKS5, against an sshd on loopback -------
+SSHP=""
+if [ -x /usr/sbin/sshd ] && command -v ssh >/dev/null && command -v git >/dev/null &&
+	nc -h 2>&1 | grep -q -- '-X proxy_protocol'; then
+	# sshd as root wants its privilege separation directory, which the
+	# openssh-server service would create; as any other user it needs none.
+	[ "$(id -u)" -ne 0 ] || mkdir -p /run/sshd
+	mkdir -p "$T/ssh"
+	ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/hk"
+	ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/ck"
+	cp "$T/ssh/ck.pub" "$T/ssh/authorized_keys"
+	SSHP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	cat >"$T/ssh/sshd_config" <<EOF
+ListenAddress 127.0.0.1
+Port $SSHP
+HostKey $T/ssh/hk
+AuthorizedKeysFile $T/ssh/authorized_keys
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+PidFile $T/ssh/sshd.pid
+EOF
+	/usr/sbin/sshd -D -e -f "$T/ssh/sshd_config" 2>"$T/ssh/sshd.log" &
+	at_exit "kill $!"
+	for _ in $(seq 50); do grep -q "Server listening" "$T/ssh/sshd.log" && break; sleep 0.1; done
+	git init -q --bare "$T/repo.git"
+	git init -q "$T/work"
+	git -C "$T/work" -c user.name=t -c user.email=t@t commit -q --allow-empty -m one
+	git -C "$T/work" push -q "$T/repo.git" HEAD:refs/heads/main
+	start_harness SSH --host sshd.test=127.0.0.1 --allow "sshd.test:$SSHP"
+	SSHO="-i $T/ssh/ck -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+	out=$(timeout 60 ssh $SSHO -p "$SSHP" -o ProxyCommand="nc -X 5 -x 127.0.0.1:$SSH_SOCKS %h %p" \
+		"$(id -un)@sshd.test" echo ssh-through-socks 2>&1)
+	check_eq "ssh through SOCKS5 (ProxyCommand nc -X 5) to an allowed host:port" "ssh-through-socks" "$out"
+	out=$(GIT_SSH_COMMAND="ssh $SSHO -o ProxyCommand=\"nc -X 5 -x 127.0.0.1:$SSH_SOCKS %h %p\"" \
+		timeout 60 git ls-remote "ssh://$(id -un)@sshd.test:$SSHP$T/repo.git" 2>&1)
+	check "git ls-remote over ssh through SOCKS5 (GIT_SSH_COMMAND from docs/network.md)" \
+		grep -q "refs/heads/main" <<<"$out"
+	check_not "ssh through SOCKS5 to a host:port not allowed fails" \
+		timeout 60 ssh $SSHO -p "$SSHP" -o ProxyCommand="nc -X 5 -x 127.0.0.1:$P_SOCKS %h %p" \
+		"$(id -un)@sshd.test" true
+else
+	ok_skip "sshd, ssh, git or netcat-openbsd missing"
+fi
+
 # === part 2: through the real CLI, `ward run` with network.mode proxy =======
 if ! wout=$("$WARD" run --net proxy -- /bin/true 2>&1); then
 	if [ -n "${WARD_MUST_WORK:-}" ]; then
@@ -353,8 +400,9 @@ cat >"$T/pol.json" <<EOF
     "allow": ["site.test:$HP", "secure.test:$SP", "*.wild.test:$HP", "denied.test:$HP"],
     "deny": ["denied.test"],
     "hosts": { "site.test": "127.0.0.1", "secure.test": "127.0.0.1", "a.wild.test": "127.0.0.1",
-               "denied.test": "127.0.0.1", "unlisted.test": "127.0.0.1", "gitonly.test": "127.0.0.1" },
-    "commands": { "git": ["gitonly.test:$HP"] } } }
+               "denied.test": "127.0.0.1", "unlisted.test": "127.0.0.1", "gitonly.test": "127.0.0.1",
+               "sshd.test": "127.0.0.1" },
+    "commands": { "git": ["gitonly.test:$HP", "sshd.test:${SSHP:-22}"] } } }
 EOF
 W=("$WARD" run -p "$T/pol.json" --)
 check_eq "ward run: proxy variables point at the in-sandbox ports" \
@@ -413,6 +461,17 @@ check_eq "ward run: network.commands gives git its own list" \
 check_eq "ward run: ... and git reaches its own host" "hello-ward plain" \
 	"$("${W[@]}" ./git -sS "http://gitonly.test:$HP/g" 2>&1)"
 rm -f "$WS/git"
+if [ -n "$SSHP" ]; then
+	cp "$T/ssh/ck" "$WS/ck"
+	chmod 600 "$WS/ck"
+	out=$("$WARD" run -p "$T/pol.json" --env "GIT_SSH_COMMAND=ssh -i $WS/ck -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ProxyCommand=\"nc -X 5 -x 127.0.0.1:1080 %h %p\"" \
+		-- git -C /tmp ls-remote "ssh://$(id -un)@sshd.test:$SSHP$T/repo.git" 2>&1)
+	# (-C /tmp: the workspace's .git is a protected placeholder here)
+	check "ward run: git over ssh through the SOCKS5 port (network.commands.git)" grep -q "refs/heads/main" <<<"$out"
+	rm -f "$WS/ck"
+else
+	ok_skip "no sshd for git over ssh"
+fi
 check "ward run: net audit events in the state dir's audit log" \
 	python3 - "$XDG_STATE_HOME/ward/audit.jsonl" "$HP" <<'EOF'
 import json, sys
