@@ -206,8 +206,16 @@ check_eq "network.commands: git's list replaces network.allow" \
 	"$(curl -sS -x "http://127.0.0.1:$G_HTTP" "http://site.test:$HP/g")"
 
 # --- exact allow for a name pinned to loopback -----------------------------
-start_harness X "${HOSTS[@]}" --allow "exact.test:$HP" --allow exact.test:1 --header-timeout-ms 500 --max 2
+start_harness X "${HOSTS[@]}" --allow "exact.test:$HP" --allow exact.test:1 --header-timeout-ms 500 --max 2 \
+	--allow "localhost:$HP" --allow "nonexistent.invalid:$HP"
 xbase=$(ls "/proc/$X_PID/fd" | wc -l)
+# Not pinned: resolved by c-ares on the loop (localhost from /etc/hosts; if
+# it also gives ::1, where nothing listens, the next address is tried).
+check_eq "a name resolved through c-ares, allowed exactly, reaches loopback" "hello-ward plain" \
+	"$(curl -sS -x "http://127.0.0.1:$X_HTTP" "http://localhost:$HP/r")"
+check "an unresolvable name: 502/504 naming the resolver's answer" \
+	grep -q "^ward: cannot reach nonexistent.invalid:$HP (resolve: " \
+	<<<"$(curl -sS -x "http://127.0.0.1:$X_HTTP" "http://nonexistent.invalid:$HP/r")"
 check_eq "connection refused upstream: 502" "502" \
 	"$(curl -s -o /dev/null -w '%{http_code}' -x "http://127.0.0.1:$X_HTTP" "http://exact.test:1/x")"
 check_eq "an exact allow entry lets a pinned name reach loopback" "hello-ward plain" \
