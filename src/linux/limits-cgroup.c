@@ -521,18 +521,20 @@ int limits_cgroup_join_self(const LimitsCgroup *cg)
 
 	/* "0" is the writing process. Joining before the command is forked
 	 * means nothing it starts can be outside the limit, whatever the
-	 * parent's limits_cgroup_attach raced with. */
+	 * parent's limits_cgroup_attach raced with. The v2 cgroup is joined
+	 * by clone3(CLONE_INTO_CGROUP) already, and writing cgroup.procs from
+	 * inside a user namespace may be refused by the delegation rules, so
+	 * only v1 (root, no clone3 path) fails closed here. */
 	for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
 		int fd, r;
 
 		if (fds[i] < 0)
 			continue;
 		fd = openat(fds[i], "cgroup.procs", O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		r = write(fd, "0", 1) == 1 ? 0 : -errno;
-		(void)close(fd);
-		if (r < 0)
+		r = fd < 0 ? -errno : write(fd, "0", 1) == 1 ? 0 : -errno;
+		if (fd >= 0)
+			(void)close(fd);
+		if (r < 0 && i > 0)
 			return r;
 	}
 	return 0;
