@@ -59,6 +59,8 @@ void cow_record_done(CowRecord *r);
 /* Parse journal text; an unterminated last line (a crash mid-write) is ignored. */
 int cow_record_parse(const char *text, CowRecord *ret);
 int cow_record_load(int session_dfd, int seq, CowRecord *ret);
+/* The stat fields of a result line into @op->new_st / new_absent. */
+void cow_record_parse_stat(const cJSON *line, CowOp *op);
 
 typedef struct CowJournal {
 	int fd;

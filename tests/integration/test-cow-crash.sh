@@ -11,7 +11,7 @@ require_t2
 at_exit 'chmod -R u+rwx "$XDG_STATE_HOME" 2>/dev/null'
 
 N=${WARD_CRASH_FILES:-300}
-TRIALS=${WARD_CRASH_TRIALS:-40}
+TRIALS=${WARD_CRASH_TRIALS:-30}
 
 mkdir -p sub
 for ((i = 1; i <= N; i++)); do printf 'old %d\n' "$i" >"f$i"; done
@@ -45,7 +45,7 @@ state() {
 			n=$((n + 1))
 		else o=$((o + 1)); fi
 	done
-	ls -a | grep -q '^\.#ward-' && { echo "bad: temporary file left"; return; }
+	[ -z "$(find . -name '.#ward-*' -print -quit)" ] || { echo "bad: temporary file left"; return; }
 	if [ "$n" -eq 0 ]; then echo old; elif [ "$o" -eq 0 ]; then echo new; else echo mixed; fi
 }
 
