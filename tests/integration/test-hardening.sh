@@ -141,6 +141,16 @@ else
 	ok_skip "memhog built with AddressSanitizer (RLIMIT_DATA counts its shadow)"
 fi
 
+# --- a file filling /tmp --------------------------------------------------------
+tmp=$(policy tmp '{"version":1,"limits":{"tmp_mb":8}}')
+out=$("$WARD" run -p "$tmp" -- sh -c \
+	'dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>&1; du -m /tmp/fill | cut -f1' 2>&1)
+check "filling /tmp stops with ENOSPC" grep -q "No space left on device" <<<"$out"
+check "the file stopped at limits.tmp_mb (8 MiB, got $(tail -1 <<<"$out"))" \
+	test "$(tail -1 <<<"$out")" -le 8
+check_eq "tmp_mb is held by the tmpfs (start event)" tmpfs \
+	"$(last_start | sed -n 's/.*"tmp_mb":{"value":8,"mechanism":"\([^"]*\)".*/\1/p')"
+
 # --- nofile and core ---------------------------------------------------------
 nofile=$(policy nofile '{"version":1,"limits":{"nofile":64}}')
 check_eq "limits.nofile is the open-file limit inside" "64" \
