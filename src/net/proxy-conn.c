@@ -150,7 +150,7 @@ void conn_close(Conn *c)
 	p->accept_resume_ms = 0;
 }
 
-static int set_pending(Flow *f, const void *data, size_t n)
+int conn_set_pending(Flow *f, const void *data, size_t n)
 {
 	char *b = malloc(n ? n : 1);
 	if (!b)
@@ -166,9 +166,7 @@ static int set_pending(Flow *f, const void *data, size_t n)
 /* Answer and linger: write @http_status's page (HTTP) or the SOCKS reply
  * @socks_rep, then drain until the client closes (so that closing with
  * unread bytes does not reset the answer away). */
-static void refuse(Conn *c, NetVerdict verdict, int http_status, uint8_t socks_rep, const char *fmt, ...)
-    _printf_(5, 6);
-static void refuse(Conn *c, NetVerdict verdict, int http_status, uint8_t socks_rep, const char *fmt, ...)
+void conn_refuse(Conn *c, NetVerdict verdict, int http_status, uint8_t socks_rep, const char *fmt, ...)
 {
 	char line[512], page[1024];
 	uint8_t rep[SOCKS5_REPLY_MAX];
@@ -186,13 +184,13 @@ static void refuse(Conn *c, NetVerdict verdict, int http_status, uint8_t socks_r
 	}
 	if (is_http(c)) {
 		n = http_format_error(http_status, line, page, sizeof(page));
-		if (n < 0 || set_pending(&c->down, page, (size_t)n) < 0) {
+		if (n < 0 || conn_set_pending(&c->down, page, (size_t)n) < 0) {
 			conn_close(c);
 			return;
 		}
 	} else if (socks_rep != 0xff) {
 		size_t rn = socks5_format_reply(socks_rep, NULL, rep);
-		if (set_pending(&c->down, rep, rn) < 0) {
+		if (conn_set_pending(&c->down, rep, rn) < 0) {
 			conn_close(c);
 			return;
 		}
@@ -213,26 +211,26 @@ void conn_overflow(Conn *c)
 	snprintf(body, sizeof(body), "ward: too many connections through the proxy (limit %u)",
 		 c->proxy->max_conns);
 	if (is_http(c)) {
-		refuse(c, NET_VERDICT_ERROR, 503, 0, "%s", body);
+		conn_refuse(c, NET_VERDICT_ERROR, 503, 0, "%s", body);
 		return;
 	}
 	/* Answer the greeting and the request it has not sent yet: a SOCKS5
 	 * client reads the method reply, sends its request, reads the failure. */
-	if (set_pending(&c->down, socks, sizeof(socks)) < 0) {
+	if (conn_set_pending(&c->down, socks, sizeof(socks)) < 0) {
 		conn_close(c);
 		return;
 	}
-	refuse(c, NET_VERDICT_ERROR, 0, 0xff, "%s", body);
+	conn_refuse(c, NET_VERDICT_ERROR, 0, 0xff, "%s", body);
 }
 
 static void connect_next(Conn *c);
 
 /* Refuse by policy. The audit's "rule" is the pattern that decided when one
  * did (@rule), else the reason; the answer always says why. */
-static void blocked(Conn *c, const char *rule, const char *why)
+void conn_blocked(Conn *c, const char *rule, const char *why)
 {
 	snprintf(c->rule, sizeof(c->rule), "%s", rule ? rule : why);
-	refuse(c, NET_VERDICT_DENY, 403, SOCKS5_REP_NOT_ALLOWED, "ward: blocked %s%s%s:%u (%s)",
+	conn_refuse(c, NET_VERDICT_DENY, 403, SOCKS5_REP_NOT_ALLOWED, "ward: blocked %s%s%s:%u (%s)",
 	       strchr(c->host, ':') ? "[" : "", c->host, strchr(c->host, ':') ? "]" : "", c->port, why);
 }
 
@@ -244,7 +242,7 @@ static void failed(Conn *c, int err, const char *why)
 					    : SOCKS5_REP_HOST_UNREACHABLE;
 
 	snprintf(c->rule, sizeof(c->rule), "%s", why);
-	refuse(c, NET_VERDICT_ERROR, status, rep, "ward: cannot reach %s:%u (%s)", c->host, c->port, why);
+	conn_refuse(c, NET_VERDICT_ERROR, status, rep, "ward: cannot reach %s:%u (%s)", c->host, c->port, why);
 }
 
 /* Keep the addresses the policy lets this connection reach. */
@@ -268,7 +266,7 @@ static void take_addresses(Conn *c, const struct sockaddr_storage *addrs, size_t
 		c->addrs[c->n_addrs++] = addrs[i];
 	}
 	if (c->n_addrs == 0) {
-		blocked(c, NULL, first ? first : "no usable address");
+		conn_blocked(c, NULL, first ? first : "no usable address");
 		return;
 	}
 	connect_next(c);
@@ -290,7 +288,7 @@ static void resolved(void *userdata, int r, const struct sockaddr_storage *addrs
 	take_addresses(c, addrs, n);
 }
 
-static void decide(Conn *c)
+void conn_decide(Conn *c)
 {
 	Proxy *p = c->proxy;
 	struct sockaddr_storage ss;
@@ -304,7 +302,7 @@ static void decide(Conn *c)
 			snprintf(why, sizeof(why), "%s in network.deny", c->decision.rule);
 		else
 			snprintf(why, sizeof(why), "not in %s", c->decision.list);
-		blocked(c, c->decision.rule, why);
+		conn_blocked(c, c->decision.rule, why);
 		return;
 	}
 	snprintf(c->rule, sizeof(c->rule), "%s", c->decision.rule);
@@ -370,11 +368,11 @@ static void connected(Conn *c)
 		}
 	} else {
 		if (leftover > 0)
-			r = set_pending(&c->up, c->head + consumed, leftover);
+			r = conn_set_pending(&c->up, c->head + consumed, leftover);
 		if (r >= 0 && c->kind == CONN_KIND_HTTP_CONNECT)
-			r = set_pending(&c->down, established, sizeof(established) - 1);
+			r = conn_set_pending(&c->down, established, sizeof(established) - 1);
 		else if (r >= 0)
-			r = set_pending(&c->down, rep, socks5_format_reply(SOCKS5_REP_SUCCEEDED, NULL, rep));
+			r = conn_set_pending(&c->down, rep, socks5_format_reply(SOCKS5_REP_SUCCEEDED, NULL, rep));
 	}
 	/* Client bytes passed on: a forwarded request's head counts, a
 	 * CONNECT line (answered by the proxy) does not. */
@@ -450,124 +448,6 @@ static void check_connected(Conn *c)
 	connected(c);
 }
 
-/* SOCKS5: greeting, then request. Returns 1 when a request is complete. */
-static int socks_step(Conn *c)
-{
-	static const uint8_t noauth[] = { 5, 0 }, nomethod[] = { 5, 0xff };
-	Socks5Request req;
-	bool ok = false;
-	int r;
-
-	if (!c->socks_greeted) {
-		r = socks5_parse_greeting((const uint8_t *)c->head, c->head_len, &ok);
-		if (r == 0)
-			return 0;
-		if (r < 0) {
-			snprintf(c->rule, sizeof(c->rule), "not a SOCKS5 greeting");
-			refuse(c, NET_VERDICT_ERROR, 0, 0xff, "bad greeting");
-			return -1;
-		}
-		if (!ok) {
-			snprintf(c->rule, sizeof(c->rule), "no acceptable SOCKS5 method");
-			(void)set_pending(&c->down, nomethod, sizeof(nomethod));
-			refuse(c, NET_VERDICT_ERROR, 0, 0xff, "no method");
-			return -1;
-		}
-		memmove(c->head, c->head + r, c->head_len - (size_t)r);
-		c->head_len -= (size_t)r;
-		c->socks_greeted = true;
-		if (set_pending(&c->down, noauth, sizeof(noauth)) < 0 || relay_flush_client(c) < 0) {
-			conn_close(c);
-			return -1;
-		}
-	}
-	r = socks5_parse_request((const uint8_t *)c->head, c->head_len, &req);
-	if (r == 0)
-		return 0;
-	if (r < 0) {
-		snprintf(c->rule, sizeof(c->rule), "malformed SOCKS5 request");
-		refuse(c, NET_VERDICT_ERROR, 0,
-		       r == -EAFNOSUPPORT ? SOCKS5_REP_ATYP_UNSUPPORTED : SOCKS5_REP_GENERAL_FAILURE, "bad request");
-		return -1;
-	}
-	snprintf(c->host, sizeof(c->host), "%s", req.host);
-	c->port = req.port;
-	c->literal = req.literal;
-	if (req.cmd != SOCKS5_CMD_CONNECT) {
-		snprintf(c->rule, sizeof(c->rule), "SOCKS5 command %u not supported", req.cmd);
-		refuse(c, NET_VERDICT_DENY, 0, SOCKS5_REP_CMD_UNSUPPORTED, "unsupported");
-		return -1;
-	}
-	/* What follows the request (nothing, for a well-behaved client) is
-	 * relayed after the reply. */
-	memmove(c->head, c->head + r, c->head_len - (size_t)r);
-	c->head_len -= (size_t)r;
-	return 1;
-}
-
-static int http_step(Conn *c)
-{
-	const char *reason = NULL;
-	int r = http_parse_head(c->head, c->head_len, &c->http, &reason);
-
-	if (r == 0)
-		return 0;
-	if (r < 0) {
-		int status = r == -E2BIG ? 431 : r == -EPERM ? 403 : 400;
-		if (r == -EPERM) {
-			/* The parser filled in the target it compared against. */
-			snprintf(c->host, sizeof(c->host), "%s", c->http.host);
-			c->port = c->http.port;
-			blocked(c, NULL, reason);
-		} else {
-			snprintf(c->rule, sizeof(c->rule), "%s", reason ? reason : "malformed request");
-			refuse(c, NET_VERDICT_ERROR, status, 0, "ward: %s", c->rule);
-		}
-		return -1;
-	}
-	c->kind = c->http.kind == HTTP_KIND_CONNECT ? CONN_KIND_HTTP_CONNECT : CONN_KIND_HTTP_FORWARD;
-	snprintf(c->host, sizeof(c->host), "%s", c->http.host);
-	c->port = c->http.port;
-	c->literal = c->http.literal;
-	return 1;
-}
-
-static void read_head(Conn *c)
-{
-	while (c->client.can_read && c->state == CONN_HEAD) {
-		ssize_t n;
-		int r;
-
-		if (c->head_len >= HTTP_HEAD_MAX) {
-			/* Full: the parsers have already said what they think. */
-			break;
-		}
-		n = recv(c->client.fd, c->head + c->head_len, HTTP_HEAD_MAX - c->head_len, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN) {
-				c->client.can_read = false;
-				break;
-			}
-			conn_close(c);
-			return;
-		}
-		if (n == 0) {
-			conn_close(c);
-			return;
-		}
-		c->head_len += (size_t)n;
-		r = c->kind == CONN_KIND_SOCKS5 ? socks_step(c) : http_step(c);
-		if (r < 0)
-			return;
-		if (r > 0) {
-			decide(c);
-			return;
-		}
-	}
-}
-
 static void linger(Conn *c)
 {
 	char scratch[4096];
@@ -609,7 +489,7 @@ void conn_run(Conn *c)
 			conn_close(c);
 			return;
 		}
-		read_head(c);
+		conn_read_head(c);
 		break;
 	case CONN_RESOLVING:
 	case CONN_CONNECTING:
@@ -657,7 +537,7 @@ void conn_on_timeout(Conn *c)
 	case CONN_HEAD:
 		snprintf(c->rule, sizeof(c->rule), "request head timeout");
 		if (is_http(c))
-			refuse(c, NET_VERDICT_ERROR, 408, 0, "ward: request head not complete in time");
+			conn_refuse(c, NET_VERDICT_ERROR, 408, 0, "ward: request head not complete in time");
 		else
 			conn_close(c);
 		break;

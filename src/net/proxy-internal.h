@@ -127,6 +127,19 @@ void conn_close(Conn *c);
 void conn_overflow(Conn *c);
 void conn_mark_ready(Conn *c);
 void conn_run(Conn *c);
+/* Copy @n bytes into @f's bytes-to-send-first. */
+int conn_set_pending(Flow *f, const void *data, size_t n);
+/* Answer (HTTP @http_status page with the formatted one-line body, or the
+ * SOCKS5 reply @socks_rep, 0xff for none) and linger until the client goes. */
+void conn_refuse(Conn *c, NetVerdict verdict, int http_status, uint8_t socks_rep, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Refuse by policy: 403 / SOCKS5 0x02, audit rule @rule or else @why. */
+void conn_blocked(Conn *c, const char *rule, const char *why);
+/* Match c->host:c->port, then resolve and connect, or refuse. */
+void conn_decide(Conn *c);
+
+/* proxy-head.c */
+void conn_read_head(Conn *c);
 
 /* proxy-relay.c */
 int relay_start(Conn *c);
