@@ -67,8 +67,8 @@ static void print_table(const WardFeatures *f, int tier)
 	if (f->cgroup_delegated)
 		printf("%-24s yes (%s)\n", "cgroup v2 delegation", f->cgroup_path);
 	else
-		printf("%-24s no (%s; limits use rlimits)\n", "cgroup v2 delegation",
-		       f->cgroup_reason);
+		printf("%-24s no (%s; limits use %s)\n", "cgroup v2 delegation", f->cgroup_reason,
+		       f->cgroup_v1 ? "the cgroup v1 hierarchies, as root" : "rlimits");
 	printf("%-24s T%d%s\n", "tier", tier, f->full ? "" : " (quick probe)");
 }
 
@@ -114,6 +114,7 @@ static int print_json(const WardFeatures *f, int tier)
 		cJSON_AddStringToObject(cg, "path", f->cgroup_path);
 	else
 		cJSON_AddStringToObject(cg, "reason", f->cgroup_reason);
+	cJSON_AddBoolToObject(cg, "v1_fallback", f->cgroup_v1);
 	cJSON_AddBoolToObject(o, "full", f->full);
 	cJSON_AddNumberToObject(o, "tier", tier);
 

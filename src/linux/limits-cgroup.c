@@ -465,14 +465,9 @@ static int v1_mount(const char *mountinfo, const char *controller, char *ret, si
 	return -ENOENT;
 }
 
-int limits_cgroup_v1_create(LimitsCgroup *cg, const char *controller, const char *session,
-			    uint64_t value)
+int limits_cgroup_v1_find(const char *controller, char *ret, size_t n)
 {
-	char self[2048], mnt[1024], dir[4096], num[32], text[4096];
-	_cleanup_close_ int fd = -EBADF;
-	bool mem = strcmp(controller, "memory") == 0;
-	char **slot = mem ? &cg->v1_memory : &cg->v1_pids;
-	int *slot_fd = mem ? &cg->v1_memory_fd : &cg->v1_pids_fd;
+	char self[2048], mnt[1024], text[4096];
 	int r;
 
 	r = find_mount(controller, mnt, sizeof(mnt));
@@ -487,9 +482,27 @@ int limits_cgroup_v1_create(LimitsCgroup *cg, const char *controller, const char
 	/* A child of ward's own cgroup: whatever limits the machine set on
 	 * ward's cgroup keep covering the run (v1 has no "no internal
 	 * processes" rule, so this is allowed). */
-	snprintf(dir, sizeof(dir), "%s%s", mnt, strcmp(self, "/") == 0 ? "" : self);
-	if (access(dir, W_OK | X_OK) < 0)
+	r = snprintf(ret, n, "%s%s", mnt, strcmp(self, "/") == 0 ? "" : self);
+	if (r < 0 || (size_t)r >= n)
+		return -ENAMETOOLONG;
+	if (access(ret, W_OK | X_OK) < 0)
 		return -errno;
+	return 0;
+}
+
+int limits_cgroup_v1_create(LimitsCgroup *cg, const char *controller, const char *session,
+			    uint64_t value)
+{
+	char dir[4096], num[32];
+	_cleanup_close_ int fd = -EBADF;
+	bool mem = strcmp(controller, "memory") == 0;
+	char **slot = mem ? &cg->v1_memory : &cg->v1_pids;
+	int *slot_fd = mem ? &cg->v1_memory_fd : &cg->v1_pids_fd;
+	int r;
+
+	r = limits_cgroup_v1_find(controller, dir, sizeof(dir));
+	if (r < 0)
+		return r;
 	remove_stale_prefixed(dir, "ward-");
 	r = snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/ward-%s", session);
 	if (r < 0 || (size_t)r >= sizeof(dir) - 1)

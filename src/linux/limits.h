@@ -50,6 +50,11 @@ const char *limits_cgroup_path(const LimitsPlan *plan);
  * none is writable, -EOPNOTSUPP when the controllers are not available. */
 int limits_cgroup_find_base(char *ret, size_t n);
 
+/* Where root's cgroup v1 fallback would create the run's cgroup for
+ * @controller ("pids", "memory"): ward's own cgroup in that hierarchy, if
+ * writable. No side effects. -ENOENT without such a hierarchy. */
+int limits_cgroup_v1_find(const char *controller, char *ret, size_t n);
+
 /* Parsers behind it, exposed for the unit tests. */
 int limits_parse_self_cgroup(const char *text, char *ret, size_t n);  /* "0::/path" */
 int limits_parse_cgroup2_mount(const char *mountinfo, char *ret, size_t n);

@@ -236,7 +236,7 @@ int probe_features(WardFeatures *ret, bool full)
 		{ "uts", CLONE_NEWUTS, offsetof(WardFeatures, utsns) },
 	};
 	WardFeatures f = {};
-	char path[64];
+	char path[4096];
 	int r;
 
 	if (!ret)
@@ -289,6 +289,9 @@ int probe_features(WardFeatures *ret, bool full)
 			 : r == -EOPNOTSUPP ? "pids and memory controllers not available in cgroup v2"
 			 : r == -EBUSY	    ? "nearest writable cgroup has processes and no controllers enabled"
 					    : "no writable cgroup v2 subtree");
+		f.cgroup_v1 = geteuid() == 0 &&
+			      limits_cgroup_v1_find("pids", path, sizeof(path)) == 0 &&
+			      limits_cgroup_v1_find("memory", path, sizeof(path)) == 0;
 	}
 
 	*ret = f;

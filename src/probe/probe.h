@@ -21,6 +21,8 @@ typedef struct WardFeatures {
 	bool seccomp_filter;     /* ward's filter compiles (full: and denies in a test child) */
 	unsigned seccomp_filter_len; /* its BPF instructions */
 	char cgroup_reason[128]; /* why not delegated; "" when it is */
+	bool cgroup_v1;          /* root on a hybrid host: the v1 pids and memory
+	                          * hierarchies hold the limits instead */
 } WardFeatures;
 
 /* Probe everything. Cheap enough for every run (no clone unless asked):
