@@ -183,7 +183,12 @@ int cow_chmod_at(int dfd, const char *name, mode_t mode)
 	return RET_NERRNO(chmod(p, mode));
 }
 
-int cow_rm_rf_at(int dfd, const char *name, int depth)
+/* Deeper than this, a directory is moved up to @top and removed later, so
+ * that a hostile tree thousands of levels deep never needs more open fds
+ * than this (one per level). */
+#define RM_MAX_DEPTH 64
+
+static int rm_rf(int dfd, const char *name, int depth, int top, unsigned *moved)
 {
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_closedir_ DIR *d = NULL;
@@ -195,8 +200,11 @@ int cow_rm_rf_at(int dfd, const char *name, int depth)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))
 		return unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
-	if (depth > 4096)
-		return -ELOOP;
+	if (depth >= RM_MAX_DEPTH) {
+		char n[64];
+		snprintf(n, sizeof(n), ".ward-rm-%d-%u", (int)getpid(), (*moved)++);
+		return RET_NERRNO(renameat(dfd, name, top, n));
+	}
 	/* Overlay work dirs hold "work/work" with mode 000: make every
 	 * directory readable and writable before descending. */
 	if ((st.st_mode & 0700) != 0700)
@@ -211,11 +219,28 @@ int cow_rm_rf_at(int dfd, const char *name, int depth)
 	while ((de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		int k = cow_rm_rf_at(dirfd(d), de->d_name, depth + 1);
+		int k = rm_rf(dirfd(d), de->d_name, depth + 1, top, moved);
 		if (k < 0 && r == 0)
 			r = k;
 	}
-	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+	if (r == 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		r = -errno;
+	return r;
+}
+
+int cow_rm_rf_at(int dfd, const char *name, int depth)
+{
+	unsigned moved = 0, done = 0;
+	int r;
+
+	(void)depth;
+	r = rm_rf(dfd, name, 0, dfd, &moved);
+	/* Then the subtrees moved up from below RM_MAX_DEPTH; removing them may
+	 * move more. Names are numbered, so this ends when the numbers do. */
+	while (r >= 0 && done < moved) {
+		char n[64];
+		snprintf(n, sizeof(n), ".ward-rm-%d-%u", (int)getpid(), done++);
+		r = rm_rf(dfd, n, 0, dfd, &moved);
+	}
 	return r;
 }

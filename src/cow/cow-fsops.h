@@ -20,5 +20,7 @@ int cow_copy_fd(int in, int out);
 /* chmod @name in @dfd without following a symlink (-ELOOP for one). */
 int cow_chmod_at(int dfd, const char *name, mode_t mode);
 /* Remove @name in @dfd recursively, never following symlinks, making
- * unreadable directories (overlay's work/work, mode 000) accessible first. */
+ * unreadable directories (overlay's work/work, mode 000) accessible first.
+ * Subtrees deeper than 64 levels are moved up into @dfd (".ward-rm-*") and
+ * removed from there, so any depth works with few fds. @depth is unused. */
 int cow_rm_rf_at(int dfd, const char *name, int depth);

@@ -79,6 +79,12 @@ static int emit(ScanCtx *ctx, const char *path, CowKind kind, const struct stat 
 		c.flags |= COW_F_MODE;
 	if (cow_name_is_odd(path, strlen(path)))
 		c.flags |= COW_F_ODD_NAME;
+	/* Removing a workspace directory would take a protected path below it
+	 * with it (e.g. a whiteout for "sub" over "sub/.harness"). */
+	if (refused == COW_REFUSE_NONE && lst && S_ISDIR(lst->st_mode) &&
+	    (kind == COW_DELETED || (kind == COW_TYPE_CHANGED && ust && !S_ISDIR(ust->st_mode))) &&
+	    cow_path_is_protected_ancestor(path, ctx->protected_paths))
+		c.refused = COW_REFUSE_PROTECTED;
 	c.path = strdup(path);
 	if (!c.path)
 		return -ENOMEM;

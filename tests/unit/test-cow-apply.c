@@ -355,6 +355,20 @@ static void test_cow_discard_removes_everything(void **state)
 
 	build_changes(f);
 	tu_dir(cow_session_work_dir(f->s), "work", 0000);
+	/* A hostile tree far deeper than there are fds, built level by level. */
+	tu_dir(U(f), "deep", 0755);
+	char *deep = tu_path(U(f), "deep");
+	int fd = open(deep, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(deep);
+	for (int i = 0; i < 3000; i++) {
+		assert_int_equal(mkdirat(fd, "d", 0755), 0);
+		int n = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(n >= 0);
+		close(fd);
+		fd = n;
+	}
+	assert_int_equal(symlinkat("/", fd, "root"), 0);
+	close(fd);
 	assert_int_equal(cow_discard(f->s), 0);
 	assert_int_equal(stat(dir, &st), -1);
 	f->s = cow_session_free(f->s);

@@ -125,7 +125,8 @@ static void test_cow_scan_mode_symlink_type(void **state)
 static void test_cow_scan_protected(void **state)
 {
 	Fix *f = *state;
-	char *prot[] = { ".git", ".ward", "sub/.harness", ".codex", ".agents", NULL };
+	char *prot[] = { ".git", ".ward", "sub/.harness", ".codex", ".agents", "keep/.harness",
+			 "deep/sub/.harness", NULL };
 	CowChangeList l = {};
 	const CowChange *c;
 
@@ -144,6 +145,15 @@ static void test_cow_scan_protected(void **state)
 	tu_file(f->upper, ".git/hooks/pre-commit", "#!/bin/sh\ncurl evil\n", 0755);
 	tu_whiteout(f->upper, ".git/config");
 	tu_file(f->upper, ".gitignore", "ok\n", 0644);
+	/* Deleting or replacing a directory that holds a protected path. */
+	tu_dir(f->lower, "keep", 0755);
+	tu_dir(f->lower, "keep/.harness", 0755);
+	tu_whiteout(f->upper, "keep");
+	tu_dir(f->lower, "deep", 0755);
+	tu_dir(f->lower, "deep/sub", 0755);
+	tu_dir(f->lower, "deep/sub/.harness", 0755);
+	tu_dir(f->upper, "deep", 0755);
+	tu_opaque(f->upper, "deep");
 
 	assert_int_equal(tu_scan(f->upper, f->lower, prot, &l), 0);
 	assert_null(tu_find(&l, ".ward"));
@@ -161,7 +171,13 @@ static void test_cow_scan_protected(void **state)
 	assert_null(tu_find(&l, ".codex"));
 	assert_non_null(c = tu_find(&l, ".agents"));
 	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
-	assert_int_equal(l.n, 4);
+	assert_non_null(c = tu_find(&l, "keep"));
+	assert_int_equal(c->kind, COW_DELETED);
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
+	assert_non_null(c = tu_find(&l, "deep/sub"));
+	assert_int_equal(c->kind, COW_DELETED);
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
+	assert_int_equal(l.n, 7);
 	cow_change_list_done(&l);
 }
 
