@@ -304,6 +304,23 @@ kill -KILL "$harness_pid"
 for _ in $(seq 50); do [ -d "/proc/$S_PID" ] || break; sleep 0.1; done
 check_not "spawned proxy dies with its parent (PR_SET_PDEATHSIG)" test -d "/proc/$S_PID"
 
+# Idle tunnels are closed (1 s here instead of 300 s).
+start_harness I --idle-timeout-ms 1000 --host site.test=127.0.0.1 --allow "site.test:$EP"
+cat >"$T/idle.py" <<'EOF'
+import socket, struct, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=60)
+s.sendall(b"\x05\x01\x00\x05\x01\x00\x03\x09site.test" + struct.pack(">H", int(sys.argv[2])))
+rep = b""
+while len(rep) < 12:
+    rep += s.recv(12 - len(rep))
+print(rep[3])
+s.sendall(b"ping-through-socks\n")
+print(s.recv(100).decode().strip())
+print("closed" if s.recv(100) == b"" else "data")
+EOF
+check_eq "an idle tunnel is closed by the proxy after the idle timeout" \
+	"$(printf '0\nping-through-socks\nclosed')" "$(python3 "$T/idle.py" "$I_SOCKS" "$EP")"
+
 kill -TERM "$X_PID"
 wait "$X_PID"
 check_eq "SIGTERM: proxy_serve returns and the harness exits 0" 0 "$?"
@@ -469,6 +486,22 @@ check_eq "ward run: network.commands gives git its own list" \
 check_eq "ward run: ... and git reaches its own host" "hello-ward plain" \
 	"$("${W[@]}" ./git -sS "http://gitonly.test:$HP/g" 2>&1)"
 rm -f "$WS/git"
+# network.max_connections from the policy file reaches the proxy.
+cat >"$T/pol-max.json" <<EOF
+{ "version": 1, "network": { "mode": "proxy", "allow": ["site.test:$EP", "site.test:$HP"],
+  "hosts": { "site.test": "127.0.0.1" }, "max_connections": 1 } }
+EOF
+cat >"$WS/max.sh" <<EOF
+exec 3<>/dev/tcp/127.0.0.1/3128
+printf 'CONNECT site.test:$EP HTTP/1.1\r\n\r\n' >&3
+read -r l <&3
+echo "\$l"
+curl -s -o /dev/null -w '%{http_code}\n' http://site.test:$HP/m
+EOF
+check_eq "ward run: network.max_connections 1: one tunnel, the next request 503" \
+	"$(printf 'HTTP/1.1 200 Connection established\n503')" \
+	"$("$WARD" run -p "$T/pol-max.json" -- bash max.sh 2>&1 | tr -d '\r')"
+rm -f "$WS/max.sh"
 if [ -n "$SSHP" ]; then
 	cp "$T/ssh/ck" "$WS/ck"
 	chmod 600 "$WS/ck"
