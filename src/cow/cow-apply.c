@@ -80,6 +80,7 @@ typedef struct ApplyCtx {
 	CowBaseline baseline;
 	int64_t start_ns;
 	bool force;
+	char **created_dirs; /* directories this apply creates, in plan order */
 } ApplyCtx;
 
 /* Did the workspace entry at @path (with stat @st) change during the session? */
@@ -152,12 +153,20 @@ static int plan_change(ApplyCtx *c, const CowChange *ch, size_t idx, Plan *p, Pl
 	int r;
 
 	pfd = cow_open_parent(c->ws_fd, ch->path, &name);
-	if (pfd == -ELOOP || pfd == -EXDEV || pfd == -ENOTDIR) {
-		*why = "escape";
-		return 1;
+	if (pfd < 0) {
+		/* A parent that an earlier step of this apply makes a new directory
+		 * (e.g. a symlink replaced by a directory) holds nothing yet. */
+		bool parent_planned = false;
+		STRV_FOREACH(d, c->created_dirs)
+			if (cow_path_has_prefix(ch->path, *d))
+				parent_planned = true;
+		if (!parent_planned && (pfd == -ELOOP || pfd == -EXDEV || pfd == -ENOTDIR)) {
+			*why = "escape";
+			return 1;
+		}
+		if (!parent_planned && pfd != -ENOENT)
+			return pfd;
 	}
-	if (pfd < 0 && pfd != -ENOENT)
-		return pfd;
 	has_cur = pfd >= 0 && fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW) == 0;
 
 	/* Conflicts are judged against the workspace as it is now. */
@@ -200,6 +209,8 @@ static int plan_change(ApplyCtx *c, const CowChange *ch, size_t idx, Plan *p, Pl
 				/* Created writable; its own mode is set after its
 				 * contents (a 0555 directory could not be filled). */
 				r = plan_add(&sub, COW_OP_MKDIR, ch->path, 0700, idx);
+				if (r >= 0)
+					r = strv_extend(&c->created_dirs, ch->path);
 				if (r >= 0 && mode != 0700)
 					r = plan_add(deferred, COW_OP_CHMOD, ch->path, mode, idx);
 			}
@@ -623,6 +634,7 @@ int cow_apply(CowSession *s, const CowApplyOptions *o, CowResult *ret)
 	r = plan.n > 0 ? execute(&c, &l, &plan, &res) : 0;
 out:
 	cow_baseline_done(&c.baseline);
+	strv_free(c.created_dirs);
 	if (r < 0) {
 		cow_result_done(&res);
 		return r;

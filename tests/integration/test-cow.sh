@@ -154,6 +154,22 @@ check "audit has apply, undo and discard events" sh -c \
 	'grep -q "\"event\":\"apply\"" "$1" && grep -q "\"event\":\"undo\"" "$1" && grep -q "\"event\":\"discard\"" "$1"' \
 	_ "$STATE/audit.jsonl"
 
+# A workspace directory swapped for a symlink to the outside after the
+# sandbox wrote into it: apply must not write through it, even forced.
+mkdir esc
+printf 'e\n' >esc/e
+sleep 0.05
+eid=$("$WARD" session new --cow)
+"$WARD" run --session "$eid" -- sh -c 'printf "pwned\n" >esc/evil' >/dev/null 2>&1
+rm -rf esc
+ln -s "$T/outside" esc
+check_eq "apply over a swapped-in symlink is refused" 3 "$(status_of "$WARD" apply "$eid")"
+"$WARD" apply "$eid" --force >/dev/null 2>&1
+check_not "forced apply did not write through the symlink" test -e "$T/outside/evil"
+check_eq "the outside file is still unchanged" "$outside_sum" "$(sha256sum <"$T/outside/secret")"
+check "esc is a real directory now, holding the new file" test -d esc -a ! -L esc -a -f esc/evil
+"$WARD" discard "$eid"
+
 # ward run --cow makes its own session and prints the id on stderr.
 "$WARD" run --cow -- sh -c 'echo cow >cowfile' 2>"$T/cow.err"
 check_eq "run --cow exits 0" 0 $?
