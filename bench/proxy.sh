@@ -39,7 +39,7 @@ for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
 BP=$(cat "$T/port")
 "$H/proxy-harness" --allow "src.test:$BP" --host src.test=127.0.0.1 --max $((CONNS + 64)) >"$T/proxy" &
 HAR=$!
-pids+=($HAR)
+pids+=("$HAR")
 for _ in $(seq 50); do [ -s "$T/proxy" ] && break; sleep 0.1; done
 PH=$(sed -n 's/.*http=\([0-9]*\).*/\1/p' "$T/proxy")
 PS=$(sed -n 's/.*socks=\([0-9]*\).*/\1/p' "$T/proxy")

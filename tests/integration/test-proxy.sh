@@ -365,16 +365,16 @@ EOF
 	git -C "$T/work" -c user.name=t -c user.email=t@t commit -q --allow-empty -m one
 	git -C "$T/work" push -q "$T/repo.git" HEAD:refs/heads/main
 	start_harness SSH --host sshd.test=127.0.0.1 --allow "sshd.test:$SSHP"
-	SSHO="-i $T/ssh/ck -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
-	out=$(timeout 60 ssh $SSHO -p "$SSHP" -o ProxyCommand="nc -X 5 -x 127.0.0.1:$SSH_SOCKS %h %p" \
+	SSHO=(-i "$T/ssh/ck" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR)
+	out=$(timeout 60 ssh "${SSHO[@]}" -p "$SSHP" -o ProxyCommand="nc -X 5 -x 127.0.0.1:$SSH_SOCKS %h %p" \
 		"$(id -un)@sshd.test" echo ssh-through-socks 2>&1)
 	check_eq "ssh through SOCKS5 (ProxyCommand nc -X 5) to an allowed host:port" "ssh-through-socks" "$out"
-	out=$(GIT_SSH_COMMAND="ssh $SSHO -o ProxyCommand=\"nc -X 5 -x 127.0.0.1:$SSH_SOCKS %h %p\"" \
+	out=$(GIT_SSH_COMMAND="ssh ${SSHO[*]} -o ProxyCommand=\"nc -X 5 -x 127.0.0.1:$SSH_SOCKS %h %p\"" \
 		timeout 60 git ls-remote "ssh://$(id -un)@sshd.test:$SSHP$T/repo.git" 2>&1)
 	check "git ls-remote over ssh through SOCKS5 (GIT_SSH_COMMAND from docs/network.md)" \
 		grep -q "refs/heads/main" <<<"$out"
 	check_not "ssh through SOCKS5 to a host:port not allowed fails" \
-		timeout 60 ssh $SSHO -p "$SSHP" -o ProxyCommand="nc -X 5 -x 127.0.0.1:$P_SOCKS %h %p" \
+		timeout 60 ssh "${SSHO[@]}" -p "$SSHP" -o ProxyCommand="nc -X 5 -x 127.0.0.1:$P_SOCKS %h %p" \
 		"$(id -un)@sshd.test" true
 else
 	ok_skip "sshd, ssh, git or netcat-openbsd missing"
