@@ -34,6 +34,10 @@ st=$?
 check_eq "sys-probe all: every result as expected" 0 "$st"
 for name in $(./sys-probe list); do
 	line=$(grep -m1 "^$name: " <<<"$out")
+	if [ "$line" = "$name: not applicable on this architecture" ]; then
+		ok_skip "$name: x86 only"
+		continue
+	fi
 	case $name in
 	clone3) check_eq "clone3 returns ENOSYS (glibc falls back to clone)" \
 		"clone3: ENOSYS (Function not implemented)" "$line" ;;
