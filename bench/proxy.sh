@@ -19,7 +19,7 @@ BYTES=${BENCH_BYTES:-1073741824}
 RUNS=${BENCH_RUNS:-3}
 CONNS=${BENCH_CONNS:-1000}
 LAT_N=${BENCH_LAT_N:-1000}
-STARTUP_N=${BENCH_STARTUP_N:-30}
+STARTUP_N=${BENCH_STARTUP_N:-200}
 
 for b in "$H/proxy-bench" "$H/proxy-harness"; do
 	[ -x "$b" ] || { echo "missing $b (build with -Dtests=true)" >&2; exit 1; }
@@ -109,17 +109,21 @@ echo "concurrency: $(cat "$T/hold") (exit $hold_rc); proxy fds before $base, whi
 # proxy's own share: proxy_spawn + SIGTERM + waitpid in isolation
 echo "proxy process start+stop (proxy_spawn, SIGTERM, waitpid; mean of 200): $("$H/proxy-harness" --spawn-cost 200) us"
 if [ -x "$WARD" ] && "$WARD" run --net proxy -- /bin/true >/dev/null 2>&1; then
-	run_ms() { # mean wall ms of STARTUP_N runs of: ward run ARGS -- /bin/true
-		local t0 t1
-		t0=$(date +%s%N)
-		for _ in $(seq "$STARTUP_N"); do "$WARD" run "$@" -- /bin/true >/dev/null 2>&1; done
-		t1=$(date +%s%N)
-		awk -v a="$t0" -v b="$t1" -v n="$STARTUP_N" 'BEGIN { printf "%.2f", (b - a) / n / 1e6 }'
-	}
-	sn=$(run_ms --net none); sp=$(run_ms --net proxy)
-	sn2=$(run_ms --net none); sp2=$(run_ms --net proxy)
-	sn=$(printf '%s\n%s\n' "$sn" "$sn2" | best); sp=$(printf '%s\n%s\n' "$sp" "$sp2" | best)
-	echo "startup (ward run -- /bin/true, mean of $STARTUP_N, best of 2): none ${sn} ms, proxy ${sp} ms," \
+	# Interleaved, one run of each in turn, so that load drifting during
+	# the measurement hits both alike; $EPOCHREALTIME avoids a fork per run.
+	tn=0 tp=0
+	for _ in $(seq "$STARTUP_N"); do
+		t0=$EPOCHREALTIME
+		"$WARD" run --net none -- /bin/true >/dev/null 2>&1
+		t1=$EPOCHREALTIME
+		"$WARD" run --net proxy -- /bin/true >/dev/null 2>&1
+		t2=$EPOCHREALTIME
+		tn=$(awk -v a="$tn" -v x="$t0" -v y="$t1" 'BEGIN { printf "%.6f", a + y - x }')
+		tp=$(awk -v a="$tp" -v x="$t1" -v y="$t2" 'BEGIN { printf "%.6f", a + y - x }')
+	done
+	sn=$(awk -v t="$tn" -v n="$STARTUP_N" 'BEGIN { printf "%.2f", t / n * 1000 }')
+	sp=$(awk -v t="$tp" -v n="$STARTUP_N" 'BEGIN { printf "%.2f", t / n * 1000 }')
+	echo "startup (ward run -- /bin/true, mean of $STARTUP_N interleaved): none ${sn} ms, proxy ${sp} ms," \
 		"proxy costs $(awk -v a="$sp" -v b="$sn" 'BEGIN { printf "%+.2f", a - b }') ms (target < 0.5)," \
 		"ratio $(ratio "$sp" "$sn")"
 else
