@@ -178,6 +178,7 @@ if [ "$hooks" = yes ]; then
 		"test -e '$leak/secret' && echo VISIBLE; cat '$leak/secret'; ls '$leak'; echo x > '$leak/new'" 2>&1)
 	check "the leaked file is visible inside (the first wall is really broken)" \
 		grep -q VISIBLE <<<"$out"
+	grep -q VISIBLE <<<"$out" || diag "ward said: $out"
 	check_not "Landlock still denies reading the leaked secret" \
 		grep -q LEAKED-SECRET-42 <<<"$out"
 	check "the denial is Landlock's EACCES" grep -q "Permission denied" <<<"$out"
