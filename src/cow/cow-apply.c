@@ -81,7 +81,48 @@ typedef struct ApplyCtx {
 	int64_t start_ns;
 	bool force;
 	char **created_dirs; /* directories this apply creates, in plan order */
+	/* The last parent directory opened beneath the workspace and the upper
+	 * dir: most steps share their parent with the one before. */
+	char *ws_parent, *up_parent;
+	int ws_parent_fd, up_parent_fd;
 } ApplyCtx;
+
+/* cow_open_parent() through a one-entry cache; returns a new fd. */
+static int open_parent_cached(int root, const char *path, char **cache, int *cache_fd,
+			      const char **ret_name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	int fd;
+
+	*ret_name = slash ? slash + 1 : path;
+	if (*cache && strlen(*cache) == n && strncmp(*cache, path, n) == 0)
+		return RET_NERRNO(fcntl(*cache_fd, F_DUPFD_CLOEXEC, 3));
+	fd = cow_open_parent(root, path, ret_name);
+	if (fd < 0)
+		return fd;
+	free(*cache);
+	if (*cache_fd >= 0)
+		close(*cache_fd);
+	*cache = strndup(path, n);
+	*cache_fd = *cache ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -EBADF;
+	if (*cache_fd < 0) {
+		free(*cache);
+		*cache = NULL;
+	}
+	return fd;
+}
+
+/* A removed directory must not be served from the cache afterwards. */
+static void parent_cache_forget(ApplyCtx *c, const char *removed)
+{
+	if (c->ws_parent && cow_path_has_prefix(c->ws_parent, removed)) {
+		free(c->ws_parent);
+		c->ws_parent = NULL;
+		close(c->ws_parent_fd);
+		c->ws_parent_fd = -EBADF;
+	}
+}
 
 /* Did the workspace entry at @path (with stat @st) change during the session? */
 static bool changed_since_start(ApplyCtx *c, const char *path, const struct stat *st)
@@ -286,7 +327,7 @@ static int prepare_step(ApplyCtx *c, int bfd, const Step *st, int i, Prepared *p
 
 	pr->old_type = 'n';
 	pr->old_mode = 0;
-	pr->pfd = cow_open_parent(c->ws_fd, st->path, &pr->name);
+	pr->pfd = open_parent_cached(c->ws_fd, st->path, &c->ws_parent, &c->ws_parent_fd, &pr->name);
 	if (pr->pfd < 0)
 		return pr->pfd;
 	if (fstatat(pr->pfd, pr->name, &cur, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -301,7 +342,8 @@ static int prepare_step(ApplyCtx *c, int bfd, const Step *st, int i, Prepared *p
 	case COW_OP_PUT:
 		if (pr->old_type == 'd')
 			return -EISDIR;
-		pr->ufd = cow_open_parent(c->upper_fd, st->path, &pr->uname);
+		pr->ufd = open_parent_cached(c->upper_fd, st->path, &c->up_parent, &c->up_parent_fd,
+					     &pr->uname);
 		if (pr->ufd < 0)
 			return pr->ufd;
 		if (fstatat(pr->ufd, pr->uname, &pr->ust, AT_SYMLINK_NOFOLLOW) < 0)
@@ -472,6 +514,8 @@ static int run_batch(ApplyCtx *c, CowJournal *j, int bfd, const CowChangeList *l
 		if (x->result > 0) {
 			maybe_die(i);
 			x->result = perform_step(j, st, (int)i, x);
+			if (st->type == COW_OP_RMDIR)
+				parent_cache_forget(c, st->path);
 		}
 		if (x->result < 0) {
 			r = fail_step(j, l, st, i, x->result, failed, ret);
@@ -560,7 +604,8 @@ int cow_apply(CowSession *s, const CowApplyOptions *o, CowResult *ret)
 	_cleanup_strv_ char **unmatched = NULL, **refused_dirs = NULL;
 	_cleanup_free_ bool *selected = NULL;
 	_cleanup_close_ int ws_fd = -EBADF, upper_fd = -EBADF;
-	ApplyCtx c = { .s = s, .force = o->force, .start_ns = cow_session_start_ns(s) };
+	ApplyCtx c = { .s = s, .force = o->force, .start_ns = cow_session_start_ns(s),
+		       .ws_parent_fd = -EBADF, .up_parent_fd = -EBADF };
 	CowResult res = {};
 	int r;
 
@@ -635,6 +680,12 @@ int cow_apply(CowSession *s, const CowApplyOptions *o, CowResult *ret)
 out:
 	cow_baseline_done(&c.baseline);
 	strv_free(c.created_dirs);
+	free(c.ws_parent);
+	free(c.up_parent);
+	if (c.ws_parent_fd >= 0)
+		close(c.ws_parent_fd);
+	if (c.up_parent_fd >= 0)
+		close(c.up_parent_fd);
 	if (r < 0) {
 		cow_result_done(&res);
 		return r;
