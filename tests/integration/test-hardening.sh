@@ -100,7 +100,10 @@ sleep 600 &
 sentinel=$!
 at_exit "kill $sentinel 2>/dev/null"
 pids=$(policy pids '{"version":1,"limits":{"pids":64}}')
-out=$("$WARD" run -p "$pids" -- ./forkbomb 4999 2>&1)
+# A name of our own, so that pgrep sees only this test's processes.
+bomb=forkbomb-$$
+cp forkbomb "$bomb"
+out=$("$WARD" run -p "$pids" -- "./$bomb" 4999 2>&1)
 st=$?
 n=$(sed -n 's/^forkbomb: \([0-9]*\) processes, then EAGAIN$/\1/p' <<<"$out")
 check_eq "fork bomb: fork failed with EAGAIN at the limit" 0 "$st"
@@ -109,12 +112,20 @@ check "fork bomb: fewer than 64 processes were made (got '${n:-none}')" \
 mech=$(last_start | sed -n 's/.*"pids":{"value":64,"mechanism":"\([^"]*\)".*/\1/p')
 check "start event says what holds pids (got '$mech')" \
 	test "$mech" = cgroup -o "$mech" = cgroup-v1 -o "$mech" = rlimit
-check_not "nothing of the fork bomb is left on the host" pgrep -f "forkbomb 4999"
+check_not "nothing of the fork bomb is left on the host" pgrep -f "$bomb"
+# Control: the host does see sandboxed processes by that kind of name.
+cp /bin/sleep "sleeper-$$"
+"$WARD" run -- "./sleeper-$$" 60 >/dev/null 2>&1 &
+ward_pid=$!
+for _ in $(seq 100); do pgrep -f "sleeper-$$" >/dev/null && break; sleep 0.1; done
+check "control: pgrep on the host sees a sandboxed process" pgrep -f "sleeper-$$"
+kill "$ward_pid"
+wait "$ward_pid" 2>/dev/null
 # A shell fork bomb that never gives up: bounded by the limit, ended by
 # the timeout, and the whole tree goes with it.
-"$WARD" run -p "$pids" --timeout 5 -- bash -c 'WARD_BOMB=1; b() { b | b & }; b; wait' \
+"$WARD" run -p "$pids" --timeout 5 -- bash -c "WARD_BOMB_$$=1; b() { b | b & }; b; wait" \
 	>/dev/null 2>&1
-check_not "nothing of the shell fork bomb is left" pgrep -f WARD_BOMB
+check_not "nothing of the shell fork bomb is left" pgrep -f "WARD_BOMB_$$"
 check "the host's own process is unaffected" kill -0 "$sentinel"
 check "the host can still fork" /bin/true
 
