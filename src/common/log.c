@@ -34,7 +34,8 @@ int log_parse_level(const char *s)
 	return -EINVAL;
 }
 
-static void log_vmsg(int level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void log_vmsg(int level, const char *fmt,
+								 va_list ap)
 {
 	char buf[2048];
 	int n;

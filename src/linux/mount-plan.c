@@ -335,6 +335,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	const WardPolicy *pol = in->policy;
 	const char *ws = in->workspace;
 	Builder b = { .plan = ret };
+	_cleanup_strv_ char **own = NULL;
 	char buf[256];
 	int r;
 
@@ -367,7 +368,6 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 		if (r < 0)
 			goto fail;
 	}
-	_cleanup_strv_ char **own = NULL;
 	if ((in->state_dir && strv_extend(&own, in->state_dir) < 0) ||
 	    (in->config_dir && strv_extend(&own, in->config_dir) < 0) ||
 	    strv_extend_strv(&own, in->policy_files) < 0) {
