@@ -13,6 +13,7 @@ chmod 755 "$T"
 export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_STATE_HOME="$T/home/.local/state"
 mkdir -p "$HOME" "$T/ws"
 cd "$T/ws" || exit 1
+# shellcheck disable=SC2034 # used by the scripts that source this file
 WS="$T/ws"
 
 _tap_n=0
