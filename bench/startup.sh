@@ -57,7 +57,7 @@ bwrap "${bwrap_args[@]}"
 WARD_TEST_NO_HARDENING=1 "$WARD" run -- /bin/true
 
 python3 - "$N" "$WARD" -- "${bwrap_args[@]}" <<'PY'
-import os, statistics, subprocess, sys, time
+import os, random, statistics, subprocess, sys, time
 n = int(sys.argv[1]); ward = sys.argv[2]; bw = sys.argv[4:]
 variants = {
     "bare /bin/true": (["/bin/true"], None),
@@ -67,9 +67,15 @@ variants = {
 }
 times = {k: [] for k in variants}
 base_env = dict(os.environ)
+names = list(variants)
 for i in range(n):
-    # Interleaved, so that machine noise hits every variant alike.
-    for name, (argv, extra) in variants.items():
+    # Interleaved and in a new random order each round, so that machine
+    # noise (and one run's namespace teardown, which the next one pays for)
+    # hits every variant alike; a short pause lets the teardown finish.
+    random.shuffle(names)
+    for name in names:
+        argv, extra = variants[name]
+        time.sleep(0.005)
         env = dict(base_env, **extra) if extra else base_env
         t0 = time.perf_counter_ns()
         r = subprocess.run(argv, env=env)

@@ -336,7 +336,9 @@ int cmd_run(int argc, char **argv)
 			log_error("Failed to start the sandbox (%s): %s: %s", se.step, se.detail,
 				  strerror(se.error));
 			WardFeatures f;
-			if (probe_features(&f, false) >= 0)
+			/* The full probe: only trying each namespace shows an AppArmor
+			 * or container seccomp block, and so the right Hint. */
+			if (probe_features(&f, true) >= 0)
 				probe_explain_missing(&f);
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "step", se.step);

@@ -5,10 +5,12 @@
  * Order, and why:
  *   uid-map        first: until the map exists our uid is "nobody" inside
  *                  and nothing can be created;
+ *   hostname, loopback, proxy-listeners
+ *                  need CAP_SYS_ADMIN / CAP_NET_ADMIN in our namespaces, and
+ *                  nothing from the mounts: early, so the supervisor starts
+ *                  the proxy while the view is being built;
  *   mount-base     scratch root + /oldroot before any view mount;
  *   mount-view     the plan (mount-plan.c), while the host tree is at /oldroot;
- *   hostname, loopback, proxy-listeners
- *                  need CAP_SYS_ADMIN / CAP_NET_ADMIN in our namespaces;
  *   pivot          detach the host tree: from here on only the view exists;
  *   chdir          the workspace, as the command sees it;
  *   rlimits        before caps go (raising a hard limit needs them);
@@ -206,11 +208,11 @@ static int step_seccomp(SandboxPlan *plan, const char **detail)
 /* clang-format off */
 static const SetupStep steps[] = {
 	{ "uid-map",         step_uid_map },
-	{ "mount-base",      step_mount_base },
-	{ "mount-view",      step_mount_view },
 	{ "hostname",        step_hostname },
 	{ "loopback",        step_loopback },
 	{ "proxy-listeners", step_proxy_listeners },
+	{ "mount-base",      step_mount_base },
+	{ "mount-view",      step_mount_view },
 	{ "pivot",           step_pivot },
 	{ "chdir",           step_chdir },
 	{ "rlimits",         step_rlimits },
@@ -422,6 +424,9 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	r = limits_plan_new(opt->policy, opt->session_id, &plan->limits);
 	if (r < 0)
 		FAIL(r, "limits", "setting up resource limits");
+	STRV_FOREACH(s, limits_plan_degraded(plan->limits))
+	if (add_name(&plan->degraded, *s) < 0)
+		FAIL(-ENOMEM, "plan", "out of memory");
 
 	static const char *const base_enforced[] = { "userns", "mountns", "pidns", "netns",
 						     "ipcns", "utsns", "no-new-privs", "caps-dropped" };
