@@ -146,6 +146,8 @@ static const char usage_undo[] = "Usage: ward undo ID [--force] [--json]\n\n"
 static const char usage_discard[] = "Usage: ward discard ID\n\n"
 				    "Drop the session: its pending changes, its layer and its records.\n";
 
+static void write_audit(CowSession *s, const char *event, cJSON *fields);
+
 static int state_dir(char **ret)
 {
 	int r = ward_state_dir(ret);
@@ -166,6 +168,17 @@ static int open_session(const char *id, CowSession **ret)
 		return log_error("No session '%s'", id), WARD_EXIT_FAILURE;
 	if (r < 0)
 		return log_error_errno(r, "Failed to open session '%s': %m", id), WARD_EXIT_FAILURE;
+	if (cow_session_recovered(*ret)) {
+		const char *what = cow_session_recovered(*ret);
+		log_warning("Session '%s': an interrupted %s was found and %s", id,
+			    strstr(what, "undo") ? "undo" : "apply",
+			    strcmp(what, "rolled-back-apply") == 0 ? "rolled back"
+			    : strcmp(what, "finished-undo") == 0   ? "finished"
+								   : "completed");
+		cJSON *ev = cJSON_CreateObject();
+		cJSON_AddStringToObject(ev, "recovered", what);
+		write_audit(*ret, "recover", ev);
+	}
 	return 0;
 }
 

@@ -75,6 +75,10 @@ int cow_discard(CowSession *s);
  * non-NULL. Called by cow_session_open(). */
 int cow_journal_recover(CowSession *s, const char **ret_what);
 
+/* What cow_session_open() found and recovered: "rolled-back-apply",
+ * "finished-undo", "committed" (killed after its commit line), or NULL. */
+const char *cow_session_recovered(const CowSession *s);
+
 /* Shared helpers (cow-session.c). */
 int cow_write_file_atomic(int dirfd, const char *name, const char *data, size_t len);
 int cow_read_file_at(int dirfd, const char *name, size_t max, char **ret, size_t *ret_len);

@@ -35,6 +35,7 @@ struct CowSession {
 	int runs;
 	int64_t start_ns;
 	char **protected_paths;
+	const char *recovered; /* what cow_session_open recovered, or NULL */
 	int dir_fd;
 	int lock_fd;
 };
@@ -367,11 +368,16 @@ int cow_session_open(const char *state_dir, const char *id, CowSession **ret)
 	r = session_load(state_dir, id, true, &s);
 	if (r < 0)
 		return r;
-	r = cow_journal_recover(s, NULL);
+	r = cow_journal_recover(s, &s->recovered);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(s);
 	return 0;
+}
+
+const char *cow_session_recovered(const CowSession *s)
+{
+	return s->recovered;
 }
 
 int cow_session_open_unlocked(const char *state_dir, const char *id, CowSession **ret)

@@ -110,7 +110,8 @@ if [ "$(state)" = old ]; then
 		if [ "$st" -eq 99 ]; then
 			check_eq "apply died before step $k: journal left" interrupted \
 				"$(cd / && "$WARD" sessions | awk -v id="$id" '$1 == id { print $5 }')"
-			"$WARD" diff "$id" --stat >/dev/null 2>&1
+			"$WARD" diff "$id" --stat >/dev/null 2>"$T/recover.err"
+			check "apply died before step $k: recovery says so" grep -q "rolled back" "$T/recover.err"
 			check_eq "apply died before step $k: rolled back to old" old "$(state)"
 		else
 			check_eq "apply finished before step $k" new "$(state)"
