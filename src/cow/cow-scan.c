@@ -55,6 +55,15 @@ static int list_push(CowChangeList *l, const CowChange *c)
 	return 0;
 }
 
+/* A mode change worth showing: the bits differ, and not only in setuid,
+ * setgid or sticky bits that apply would drop anyway. A copy-up of the
+ * user's own setuid file is not a change. */
+static bool mode_differs(const struct stat *ust, const struct stat *lst)
+{
+	mode_t u = ust->st_mode & 07777, l = lst->st_mode & 07777;
+	return u != l && cow_effective_mode(ust->st_mode) != l;
+}
+
 static int emit(ScanCtx *ctx, const char *path, CowKind kind, const struct stat *ust,
 		const struct stat *lst, CowRefusal refused)
 {
@@ -75,7 +84,7 @@ static int emit(ScanCtx *ctx, const char *path, CowKind kind, const struct stat 
 			c.flags |= COW_F_HARDLINK;
 	}
 	if (ust && lst && (ust->st_mode & S_IFMT) == (lst->st_mode & S_IFMT) &&
-	    !S_ISLNK(ust->st_mode) && cow_effective_mode(ust->st_mode) != (lst->st_mode & 07777))
+	    !S_ISLNK(ust->st_mode) && mode_differs(ust, lst))
 		c.flags |= COW_F_MODE;
 	if (cow_name_is_odd(path, strlen(path)))
 		c.flags |= COW_F_ODD_NAME;
@@ -322,7 +331,7 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 			kind = COW_TYPE_CHANGED;
 		else if (this_opaque && !opaque_parent && hides_lower(sub_u, lfd, name))
 			kind = COW_DIR_REPLACED;
-		else if (cow_effective_mode(ust.st_mode) != (lst.st_mode & 07777))
+		else if (mode_differs(&ust, &lst))
 			kind = COW_MODE_CHANGED;
 
 		/* Directories under a protected path are the sandbox's read-only
@@ -375,7 +384,7 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 					    COW_REFUSE_UNREADABLE);
 			if (r > 0)
 				kind = COW_MODIFIED;
-			else if (cow_effective_mode(ust.st_mode) != (lst.st_mode & 07777))
+			else if (mode_differs(&ust, &lst))
 				kind = COW_MODE_CHANGED;
 		}
 	} else if (S_ISLNK(ust.st_mode)) {

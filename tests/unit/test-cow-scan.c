@@ -191,6 +191,12 @@ static void test_cow_scan_special_setuid_hardlink(void **state)
 
 	assert_int_equal(mkfifo(p, 0644), 0);
 	tu_file(f->upper, "suid", "#!/bin/sh\n", 04755);
+	/* Copied up unchanged, setuid bit and all: not a change. */
+	tu_file(f->lower, "own-suid", "bin\n", 04755);
+	tu_file(f->upper, "own-suid", "bin\n", 04755);
+	/* Only a setuid bit added: nothing apply would write. */
+	tu_file(f->lower, "add-suid", "bin\n", 0755);
+	tu_file(f->upper, "add-suid", "bin\n", 04755);
 	tu_file(f->upper, "link1", "shared\n", 0644);
 	assert_int_equal(link(o, q), 0);
 
@@ -200,6 +206,8 @@ static void test_cow_scan_special_setuid_hardlink(void **state)
 	assert_non_null(c = tu_find(&l, "suid"));
 	assert_true(c->flags & COW_F_SETUID_STRIPPED);
 	assert_int_equal(cow_effective_mode(c->upper_mode), 0755);
+	assert_null(tu_find(&l, "own-suid"));
+	assert_null(tu_find(&l, "add-suid"));
 	assert_non_null(c = tu_find(&l, "link2"));
 	assert_true(c->flags & COW_F_HARDLINK);
 	cow_change_list_done(&l);
