@@ -59,6 +59,7 @@ WARD_TEST_NO_HARDENING=1 "$WARD" run -- /bin/true
 python3 - "$N" "$WARD" -- "${bwrap_args[@]}" <<'PY'
 import os, random, statistics, subprocess, sys, time
 n = int(sys.argv[1]); ward = sys.argv[2]; bw = sys.argv[4:]
+PAUSE = float(os.environ.get("WARD_BENCH_PAUSE", "0"))
 variants = {
     "bare /bin/true": (["/bin/true"], None),
     "bwrap": (["bwrap"] + bw, None),
@@ -71,11 +72,11 @@ names = list(variants)
 for i in range(n):
     # Interleaved and in a new random order each round, so that machine
     # noise (and one run's namespace teardown, which the next one pays for)
-    # hits every variant alike; a short pause lets the teardown finish.
+    # hits every variant alike. WARD_BENCH_PAUSE=SECONDS waits between runs.
     random.shuffle(names)
     for name in names:
         argv, extra = variants[name]
-        time.sleep(0.005)
+        time.sleep(PAUSE)
         env = dict(base_env, **extra) if extra else base_env
         t0 = time.perf_counter_ns()
         r = subprocess.run(argv, env=env)
