@@ -52,6 +52,7 @@ check "the upper dir is in the state dir, outside the workspace" test -d "$upper
 	rm fs && ln -s a fs
 	ln -s '"$T/outside/secret"' outlink
 	printf "sandbox\n" >c
+	rm -rf d && mkdir d && printf "z\n" >d/z
 	touch "$(printf "odd\nname")"
 ' >"$T/run.out" 2>&1
 check_eq "the command ran in the session" 0 $?
@@ -79,10 +80,15 @@ check "diff: new file in new directory" has "A added           newdir/sub/n"
 check "diff: directory replaced by a file" has "T type-changed    rd"
 check "diff: file replaced by a symlink" has "T type-changed    fs"
 check "diff: new symlink" has "A added           outlink"
+check "diff: directory replaced (opaque)" has "R dir-replaced    d/"
+check "diff: its old entry deleted" has "D deleted         d/x"
+check "diff: its new entry added" has "A added           d/z"
 check "diff: odd name quoted" has 'A added           "odd\nname"'
 check "diff: protected path refused" has "A added           .git/hooks/pre-commit  [refused: protected]"
 check_not "diff: no placeholder shows up" has "A added           .ward"
 
+sub=$("$WARD" diff "$id" --stat d)
+check_eq "diff DIR selects its subtree" 3 "$(printf '%s\n' "$sub" | wc -l)"
 full=$("$WARD" diff "$id" a)
 check "diff PATH shows a unified diff" sh -c 'printf "%s\n" "$1" | grep -qx "+more"' _ "$full"
 check "diff PATH selects only that path" sh -c '! printf "%s\n" "$1" | grep -q "ren2"' _ "$full"
@@ -124,6 +130,8 @@ check "outlink applied as a symlink" test -L outlink
 check_eq "outlink target kept" "$T/outside/secret" "$(readlink outlink)"
 check_eq "the outside file is unchanged" "$outside_sum" "$(sha256sum <"$T/outside/secret")"
 check "odd name applied" test -e "$(printf 'odd\nname')"
+check_not "replaced dir: old entry gone" test -e d/x
+check_eq "replaced dir: new entry there" z "$(cat d/z)"
 
 check_eq "apply of the conflict with --force" 0 "$(status_of "$WARD" apply "$id" c --force)"
 check_eq "forced apply wrote c" sandbox "$(cat c)"
