@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "audit/audit.h"
 #include "common/cleanup.h"
 #include "common/macro.h"
 #include "common/strv.h"
@@ -391,10 +392,9 @@ static int perform_step(CowJournal *j, const Step *st, int i, Prepared *pr)
 	char tmp[64];
 	int r;
 
-	cow_tmp_name(tmp, sizeof(tmp), j->seq, i, false);
+	cow_tmp_name(tmp, sizeof(tmp), j->nonce, i, false);
 	switch (st->type) {
 	case COW_OP_PUT:
-		(void)unlinkat(pr->pfd, tmp, 0);
 		r = cow_make_tmp_copy(pr->ufd, pr->uname, &pr->ust, pr->pfd, tmp, st->mode);
 		if (r < 0)
 			return r;
@@ -561,15 +561,21 @@ static int execute(ApplyCtx *c, const CowChangeList *l, Plan *p, CowResult *ret)
 	if (!failed || !touched)
 		return -ENOMEM;
 
+	char nonce[17];
+	r = audit_new_session_id(nonce);
+	if (r < 0)
+		return r;
 	cJSON *h = cJSON_CreateObject();
 	if (h && (!cJSON_AddStringToObject(h, "type", "apply") ||
-		  !cJSON_AddNumberToObject(h, "seq", seq))) {
+		  !cJSON_AddNumberToObject(h, "seq", seq) ||
+		  !cJSON_AddStringToObject(h, "nonce", nonce))) {
 		cJSON_Delete(h);
 		h = NULL;
 	}
 	r = cow_journal_begin(dfd, seq, h, &j);
 	if (r < 0)
 		return r;
+	memcpy(j.nonce, nonce, sizeof(nonce));
 	for (size_t i = 0; i < p->n;) {
 		size_t e = batch_end(p, i);
 		r = run_batch(c, &j, bfd, l, p, i, e, failed, touched, ret);

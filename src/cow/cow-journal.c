@@ -51,9 +51,9 @@ int64_t cow_ctime_ns(const struct stat *st)
 	return (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec;
 }
 
-void cow_tmp_name(char *buf, size_t size, int seq, int i, bool restore)
+void cow_tmp_name(char *buf, size_t size, const char *nonce, int i, bool restore)
 {
-	snprintf(buf, size, ".#ward-%d-%d%s", seq, i, restore ? "-r" : "");
+	snprintf(buf, size, ".#ward-%s-%d%s", nonce, i, restore ? "-r" : "");
 }
 
 void cow_record_done(CowRecord *r)
@@ -133,6 +133,10 @@ static int parse_line(CowRecord *r, const cJSON *l)
 			r->seq = (int)v;
 		if (num(l, "of", &v))
 			r->of = (int)v;
+		if (str(l, "nonce"))
+			snprintf(r->nonce, sizeof(r->nonce), "%s", str(l, "nonce"));
+		else
+			snprintf(r->nonce, sizeof(r->nonce), "%d", r->seq);
 		const cJSON *plan = cJSON_GetObjectItemCaseSensitive(l, "plan");
 		if (cJSON_IsArray(plan)) {
 			int n = cJSON_GetArraySize(plan);
@@ -394,7 +398,7 @@ static int restore_content(int pfd, const char *name, int backup_dfd, int i, con
 	return 0;
 }
 
-int cow_restore_op(int ws_fd, int backup_dfd, int seq, int i, const CowOp *op)
+int cow_restore_op(int ws_fd, int backup_dfd, const char *nonce, int i, const CowOp *op)
 {
 	_cleanup_close_ int pfd = -EBADF;
 	const char *name;
@@ -407,8 +411,8 @@ int cow_restore_op(int ws_fd, int backup_dfd, int seq, int i, const CowOp *op)
 			return 0;
 		return pfd;
 	}
-	cow_tmp_name(tmp, sizeof(tmp), seq, i, true);
-	cow_tmp_name(atmp, sizeof(atmp), seq, i, false);
+	cow_tmp_name(tmp, sizeof(tmp), nonce, i, true);
+	cow_tmp_name(atmp, sizeof(atmp), nonce, i, false);
 	/* A crash may have left apply's temporary file behind. */
 	(void)unlinkat(pfd, atmp, 0);
 
@@ -466,7 +470,7 @@ static int rollback_apply(CowSession *s, CowRecord *rec, int ws_fd, CowJournal *
 		CowOp *op = &rec->ops[k];
 		if (!op->begun)
 			continue;
-		r = cow_restore_op(ws_fd, bfd, rec->seq, (int)k, op);
+		r = cow_restore_op(ws_fd, bfd, rec->nonce, (int)k, op);
 		if (r < 0)
 			return r;
 		r = cow_journal_result(j, ws_fd, (int)k, op->path);
@@ -492,7 +496,7 @@ static int finish_undo(CowSession *s, CowRecord *rec, int ws_fd, CowJournal *j)
 		int i = rec->plan[k];
 		if (i < 0 || (size_t)i >= a.n_ops || !a.ops[i].begun)
 			continue;
-		r = cow_restore_op(ws_fd, bfd, a.seq, i, &a.ops[i]);
+		r = cow_restore_op(ws_fd, bfd, a.nonce, i, &a.ops[i]);
 		if (r < 0)
 			return r;
 		r = cow_journal_result(j, ws_fd, i, a.ops[i].path);

@@ -5,7 +5,7 @@
  * conflict baseline (every step's resulting inode and ctime). Backups of
  * replaced or removed entries live in ops/<seq>.d/<step>.
  *
- * Line kinds: header {"type":"apply"|"undo","seq":N[,"of":M,"plan":[..]]},
+ * Line kinds: header {"type":"apply"|"undo","seq":N[,"nonce":..][,"of":M,"plan":[..]]},
  * apply step {"i":n,"op":..,"p":hexpath,"m":mode,"ot":"n|f|l|d","om":mode},
  * undo step {"u":n}, result {"d":n,"p":hexpath,"t":..,"dev","ino","ct","m","sz"},
  * failure {"f":n,"e":errno}, {"rollback":true}, {"commit":true}. */
@@ -45,6 +45,7 @@ typedef struct CowOp {
 
 typedef struct CowRecord {
 	int seq;
+	char nonce[17];   /* apply: random part of its temporary file names */
 	bool is_undo;
 	int of;           /* undo: the apply's seq */
 	int *plan;        /* undo: apply step numbers, in order */
@@ -66,6 +67,7 @@ typedef struct CowJournal {
 	int fd;
 	int session_dfd;
 	int seq;
+	char nonce[17]; /* apply: put in the header as "nonce" by the caller */
 } CowJournal;
 
 /* The next free record number (1 + the largest in ops/). */
@@ -81,12 +83,14 @@ int cow_journal_commit(CowJournal *j);
 void cow_journal_close(CowJournal *j);
 
 /* Temporary names beside the target for apply (restore=false) and
- * undo/rollback (restore=true) of step @i of apply record @seq. */
-void cow_tmp_name(char *buf, size_t size, int seq, int i, bool restore);
+ * undo/rollback (restore=true) of step @i of the apply with @nonce. The
+ * nonce is random and kept in the state dir, so the sandbox cannot plant a
+ * file under a name apply or recovery will create or remove. */
+void cow_tmp_name(char *buf, size_t size, const char *nonce, int i, bool restore);
 
-/* Put back what step @op of apply record @seq replaced or removed. Idempotent:
+/* Put back what step @op of the apply with @nonce replaced or removed. Idempotent:
  * run it again after a crash and it reaches the same state. */
-int cow_restore_op(int ws_fd, int backup_dfd, int seq, int i, const CowOp *op);
+int cow_restore_op(int ws_fd, int backup_dfd, const char *nonce, int i, const CowOp *op);
 
 /* The conflict baseline: the state each path was left in by this session's
  * own applies/undos. */

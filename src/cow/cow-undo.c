@@ -185,7 +185,7 @@ int cow_undo(CowSession *s, bool force, CowResult *ret)
 		if (e && (size_t)atoi(e) == k)
 			_exit(99);
 #endif
-		r = cow_restore_op(ws_fd, bfd, aseq, plan[k], op);
+		r = cow_restore_op(ws_fd, bfd, a.nonce, plan[k], op);
 		if (r < 0) {
 			if (strv_extend(&res.failed, op->path) < 0 ||
 			    strv_extend(&res.failed_why, strerror(-r)) < 0) {
