@@ -23,7 +23,14 @@ id=$("$WARD" session new --cow) || { not_ok "session new"; done_testing; exit 1;
 	i=1; while [ $i -le '"$N"' ]; do printf "new %d\n" $i >f$i; i=$((i + 1)); done
 	rm -rf sub
 	mkdir added; i=1; while [ $i -le 40 ]; do printf "add %d\n" $i >added/a$i; i=$((i + 1)); done
-' || not_ok "populate the session"
+' >"$T/populate.out" 2>&1
+st=$?
+if [ "$st" -ne 0 ]; then
+	not_ok "populate the session with ward run (status $st)"
+	while IFS= read -r line; do diag "$line"; done <"$T/populate.out"
+	done_testing
+	exit 1
+fi
 
 # old: every file old, sub/ present, added/ absent. new: the opposite.
 # Prints "old", "new", "mixed" or "bad: <file>".
