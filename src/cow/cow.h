@@ -15,7 +15,10 @@ typedef struct CowSession CowSession;
  * record, which `ward run --session` then runs without an overlay. */
 int cow_session_create(const char *state_dir, const char *workspace, bool cow, CowSession **ret);
 /* Open an existing session; finishes or rolls back an interrupted
- * apply/undo first (the journal). -ENOENT for an unknown id. */
+ * apply/undo first (the journal). -ENOENT for an unknown id.
+ * Both create and open hold the session's flock until cow_session_free(),
+ * so another run, apply, undo or discard of the same session waits; the
+ * lock fd is O_CLOEXEC, so the sandboxed command does not inherit it. */
 int cow_session_open(const char *state_dir, const char *id, CowSession **ret);
 CowSession *cow_session_free(CowSession *s);
 
