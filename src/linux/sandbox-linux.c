@@ -487,6 +487,13 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static int safe_close(int fd)
+{
+	if (fd >= 0)
+		(void)close(fd);
+	return -EBADF;
+}
+
 static pid_t sys_clone3(struct clone_args *args)
 {
 	return (pid_t)syscall(SYS_clone3, args, sizeof(*args));
@@ -507,7 +514,8 @@ static void describe_exec_failure(SandboxResult *res, const SetupReport *rep)
 int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, SandboxError *reterr)
 {
 	_cleanup_close_ int status_r = -EBADF, result_r = -EBADF, sfd = -EBADF, pidfd = -EBADF,
-			    self_pidfd = -EBADF, proxy_parent = -EBADF;
+			    self_pidfd = -EBADF, proxy_parent = -EBADF, status_w = -EBADF,
+			    result_w = -EBADF, proxy_child = -EBADF;
 	int status_p[2], result_p[2], proxy_sp[2] = { -EBADF, -EBADF };
 	sigset_t mask, saved;
 	pid_t child, proxy_pid = 0;
@@ -516,19 +524,24 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	SandboxResult res = { .status = -1 };
 	bool proxy_failed = false;
 
-	if (pipe2(status_p, O_CLOEXEC) < 0 || pipe2(result_p, O_CLOEXEC) < 0)
+	if (pipe2(status_p, O_CLOEXEC) < 0)
 		return -errno;
 	status_r = status_p[0];
+	status_w = status_p[1];
+	if (pipe2(result_p, O_CLOEXEC) < 0)
+		return -errno;
 	result_r = result_p[0];
+	result_w = result_p[1];
 	if (plan->proxy) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, proxy_sp) < 0)
 			return -errno;
 		proxy_parent = proxy_sp[0];
-		plan->proxy_sock = proxy_sp[1];
+		proxy_child = proxy_sp[1];
 	}
 	self_pidfd = pidfd_open(getpid(), 0);
 	if (self_pidfd < 0)
 		return -errno;
+	plan->proxy_sock = proxy_child;
 
 	sigemptyset(&mask);
 	for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
@@ -549,10 +562,10 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	child = sys_clone3(&args);
 	if (child == 0)
 		init_main(plan, self_pidfd, &saved);
-	close(status_p[1]);
-	close(result_p[1]);
-	if (plan->proxy_sock >= 0)
-		close(plan->proxy_sock);
+	/* Only the child writes these. */
+	status_w = safe_close(status_w);
+	result_w = safe_close(result_w);
+	proxy_child = safe_close(proxy_child);
 	plan->proxy_sock = -EBADF;
 	if (child < 0) {
 		int e = errno;
@@ -563,8 +576,10 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		reterr->error = e;
 		return -e;
 	}
-	if (cgfd < 0)
-		(void)limits_attach(plan->limits, child);
+	/* No limits_attach(): a v2 cgroup was joined by CLONE_INTO_CGROUP, and
+	 * init joins v1 cgroups itself before it forks the command
+	 * (limits_apply_child). Moving it from here as well would only pay a
+	 * second cgroup v1 migration (an RCU grace period) per run. */
 
 	if (plan->proxy) {
 		int hfd = -EBADF, sofd = -EBADF;
