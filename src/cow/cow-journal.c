@@ -62,6 +62,7 @@ void cow_record_done(CowRecord *r)
 		free(r->ops[i].path);
 	free(r->ops);
 	free(r->plan);
+	free(r->restored);
 	*r = (CowRecord){};
 }
 
@@ -182,6 +183,21 @@ static int parse_line(CowRecord *r, const cJSON *l)
 			return -EBADMSG;
 		op->done = true;
 		cow_record_parse_stat(l, op);
+		return 0;
+	}
+	/* Result lines of a rollback or an undo: that step is restored. */
+	if (num(l, "d", &i) && (r->is_undo || r->rolled_back)) {
+		if (i < 0 || i > 10000000)
+			return -EBADMSG;
+		if ((size_t)i >= r->n_restored) {
+			bool *n = realloc(r->restored, (size_t)i + 1);
+			if (!n)
+				return -ENOMEM;
+			memset(n + r->n_restored, 0, (size_t)i + 1 - r->n_restored);
+			r->restored = n;
+			r->n_restored = (size_t)i + 1;
+		}
+		r->restored[i] = true;
 		return 0;
 	}
 	if (num(l, "f", &i) && !r->is_undo) {
@@ -406,8 +422,9 @@ int cow_restore_op(int ws_fd, int backup_dfd, const char *nonce, int i, const Co
 
 	pfd = cow_open_parent(ws_fd, op->path, &name);
 	if (pfd < 0) {
-		/* No parent: nothing of ours can be there, nothing to remove. */
-		if (pfd == -ENOENT && op->old_type == 'n')
+		/* No parent: nothing of ours can be there, nothing to remove (or
+		 * to chmod). */
+		if (pfd == -ENOENT && (op->old_type == 'n' || op->type == COW_OP_CHMOD))
 			return 0;
 		return pfd;
 	}
@@ -421,19 +438,27 @@ int cow_restore_op(int ws_fd, int backup_dfd, const char *nonce, int i, const Co
 	case COW_OP_UNLINK:
 		if (op->old_type == 'f' || op->old_type == 'l')
 			return restore_content(pfd, name, backup_dfd, i, tmp, op->old_mode);
-		if (unlinkat(pfd, name, 0) < 0 && errno != ENOENT)
+		/* A directory here was put back by a later step of the same plan
+		 * (dir -> file changes), seen when a plan runs again after a crash. */
+		if (unlinkat(pfd, name, 0) < 0 && errno != ENOENT && errno != EISDIR)
 			return -errno;
 		return 0;
 	case COW_OP_MKDIR:
-		if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		/* Likewise a file put back here (file -> dir changes). */
+		if (unlinkat(pfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && errno != ENOTDIR)
 			return -errno;
 		return 0;
 	case COW_OP_RMDIR:
 		if (mkdirat(pfd, name, 0700) < 0 && errno != EEXIST)
 			return -errno;
 		return cow_chmod_at(pfd, name, op->old_mode & 07777);
-	case COW_OP_CHMOD:
-		return cow_chmod_at(pfd, name, op->old_mode & 07777);
+	case COW_OP_CHMOD: {
+		/* Gone means a later restore of the same plan removed it (a new
+		 * directory's mode is set after its MKDIR): run again after a
+		 * crash, there is nothing left to do. */
+		int r = cow_chmod_at(pfd, name, op->old_mode & 07777);
+		return r == -ENOENT ? 0 : r;
+	}
 	case _COW_OP_MAX:
 	case _COW_OP_INVALID:
 		break;
@@ -458,17 +483,20 @@ static int rollback_apply(CowSession *s, CowRecord *rec, int ws_fd, CowJournal *
 	cJSON *l;
 	int r;
 
-	l = cJSON_CreateObject();
-	if (!l || !cJSON_AddTrueToObject(l, "rollback")) {
-		cJSON_Delete(l);
-		return -ENOMEM;
+	if (!rec->rolled_back) {
+		l = cJSON_CreateObject();
+		if (!l || !cJSON_AddTrueToObject(l, "rollback")) {
+			cJSON_Delete(l);
+			return -ENOMEM;
+		}
+		r = cow_journal_append(j, l, true);
+		if (r < 0)
+			return r;
 	}
-	r = cow_journal_append(j, l, true);
-	if (r < 0)
-		return r;
 	for (size_t k = rec->n_ops; k-- > 0;) {
 		CowOp *op = &rec->ops[k];
-		if (!op->begun)
+		/* Skip what an earlier, interrupted rollback already restored. */
+		if (!op->begun || (k < rec->n_restored && rec->restored[k]))
 			continue;
 		r = cow_restore_op(ws_fd, bfd, rec->nonce, (int)k, op);
 		if (r < 0)
@@ -496,6 +524,8 @@ static int finish_undo(CowSession *s, CowRecord *rec, int ws_fd, CowJournal *j)
 		int i = rec->plan[k];
 		if (i < 0 || (size_t)i >= a.n_ops || !a.ops[i].begun)
 			continue;
+		if ((size_t)i < rec->n_restored && rec->restored[i])
+			continue; /* restored before the crash */
 		r = cow_restore_op(ws_fd, bfd, a.nonce, i, &a.ops[i]);
 		if (r < 0)
 			return r;

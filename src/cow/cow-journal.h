@@ -54,6 +54,8 @@ typedef struct CowRecord {
 	size_t n_ops;
 	bool rolled_back;
 	bool committed;
+	bool *restored;   /* rollback/undo: step numbers with a result line */
+	size_t n_restored;
 } CowRecord;
 
 void cow_record_done(CowRecord *r);
