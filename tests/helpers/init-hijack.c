@@ -4,12 +4,15 @@
  * log) for us. Used by tests/integration/test-escape.sh.
  *
  *   init-hijack READFD TAG
+ *   init-hijack persist
  *
  * Init sleeps in sigwaitinfo(). We read its program counter from
  * /proc/1/syscall, write a small x86-64 routine at that address, then send
  * it SIGINT (init blocks it and waits for it, so it is delivered even to a
  * namespace's pid 1). The routine does read(READFD) -> write(1), then
  * write(AUDITFD, "{\"event\":\"forged\",\"tag\":\"TAG\"}\n") and exit_group(0).
+ * "persist" instead clears init's PR_SET_PDEATHSIG and parks it in pause():
+ * the sandbox then outlives a ward killed with SIGKILL.
  *
  * Exit status: 0 when the code was written (whether init then ran it is
  * for the caller to see on the host), 2 when the kernel refused
@@ -19,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +37,11 @@ static const unsigned char code[] = {
 	0xff, 0xb8, 0x01, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xbf, 0x22, 0x22, 0x22, 0x22, 0x48,
 	0x8d, 0x35, 0x15, 0x00, 0x00, 0x00, 0xba, 0x33, 0x33, 0x33, 0x33, 0xb8, 0x01, 0x00,
 	0x00, 0x00, 0x0f, 0x05, 0x31, 0xff, 0xb8, 0xe7, 0x00, 0x00, 0x00, 0x0f, 0x05
+};
+/* prctl(PR_SET_PDEATHSIG, 0); for (;;) pause(); */
+static const unsigned char persist_code[] = {
+	0xbf, 0x01, 0x00, 0x00, 0x00, 0x31, 0xf6, 0xb8, 0x9d, 0x00, 0x00, 0x00,
+	0x0f, 0x05, 0xb8, 0x22, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xeb, 0xf7
 };
 enum { OFF_READFD = 1, OFF_AUDITFD = 0x33, OFF_MSGLEN = 0x3f };
 #endif
@@ -80,14 +89,16 @@ int main(int argc, char **argv)
 	int fd, n;
 	FILE *f;
 
-	if (argc != 3)
+	bool persist = argc == 2 && strcmp(argv[1], "persist") == 0;
+	if (argc != 3 && !persist)
 		return 1;
-	int readfd = atoi(argv[1]);
+	int readfd = persist ? 0 : atoi(argv[1]);
 	int auditfd = find_audit_fd();
 	printf("init-hijack: audit fd in init: %d\n", auditfd);
 	if (auditfd < 0)
 		auditfd = 1; /* still show the takeover on stdout */
-	n = snprintf(msg, sizeof(msg), "{\"event\":\"forged\",\"tag\":\"%s\"}\n", argv[2]);
+	n = snprintf(msg, sizeof(msg), "{\"event\":\"forged\",\"tag\":\"%s\"}\n",
+		     persist ? "persist" : argv[2]);
 	if (n < 0 || (size_t)n >= sizeof(msg))
 		return 1;
 
@@ -111,22 +122,29 @@ int main(int argc, char **argv)
 	v = (uint32_t)n;
 	memcpy(buf + OFF_MSGLEN, &v, 4);
 	memcpy(buf + sizeof(code), msg, (size_t)n);
+	size_t len = sizeof(code) + (size_t)n;
+	if (persist) {
+		memcpy(buf, persist_code, sizeof(persist_code));
+		len = sizeof(persist_code);
+	}
 
 	fd = open("/proc/1/mem", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		printf("init-hijack: open /proc/1/mem: %s\n", strerror(errno));
 		return 2;
 	}
-	if (pwrite(fd, buf, sizeof(code) + (size_t)n, (off_t)pc) < 0) {
+	if (pwrite(fd, buf, len, (off_t)pc) < 0) {
 		printf("init-hijack: write /proc/1/mem: %s\n", strerror(errno));
 		return 2;
 	}
 	close(fd);
-	printf("init-hijack: wrote %zu bytes at 0x%llx\n", sizeof(code) + (size_t)n, pc);
+	printf("init-hijack: wrote %zu bytes at 0x%llx\n", len, pc);
 	fflush(stdout);
 	/* Init forwards SIGINT to us if it still runs its own code. */
 	signal(SIGINT, SIG_IGN);
 	kill(1, SIGINT);
+	if (persist)
+		return 0;
 	sleep(2);
 	puts("init-hijack: init survived");
 	return 0;

@@ -98,6 +98,28 @@ else
 	known_escape "a hijacked init does not forge audit events (host: audit log)" \
 		eval '! grep -q "hijack-$$" "$audit_log"'
 fi
+# A hijacked init clears its PR_SET_PDEATHSIG: SIGKILL ward, and the
+# sandbox (init and everything in it) lives on, reparented on the host.
+if grep -q 'not applicable' "$T/hijack.out"; then
+	ok_skip "init-hijack is x86-64 only"
+else
+	tag="9$$"
+	rm -f "$WS/hijacked"
+	"$WARD" run -- sh -c "./init-hijack persist >/dev/null; : >hijacked; exec sleep 9876$tag" \
+		>/dev/null 2>&1 &
+	wpid=$!
+	for _ in $(seq 100); do [ -e "$WS/hijacked" ] && break; sleep 0.1; done
+	initpid=$(pgrep -P "$wpid" | head -1)
+	kill -KILL "$wpid"
+	wait "$wpid" 2>/dev/null
+	for _ in $(seq 50); do pgrep -f "^sleep 9876$tag\$" >/dev/null || break; sleep 0.1; done
+	known_escape "the sandbox dies with ward even when the command took over init (host: pgrep)" \
+		eval '! pgrep -f "^sleep 9876$tag\$" >/dev/null'
+	# Clean up what survived: the sandbox's init, by its pid.
+	if [ -n "$initpid" ] && kill -0 "$initpid" 2>/dev/null; then
+		kill -KILL "$initpid"
+	fi
+fi
 # Controls that do hold today: ptrace and pidfd_getfd are filtered.
 out=$("$WARD" run -- python3 -c '
 import ctypes, os
