@@ -255,6 +255,10 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "ward: session %s\n", cow_session_id(session));
 	}
 	if (session) {
+		/* diff and apply refuse this run's protected paths, whatever
+		 * policy they are given later. */
+		if (cow_session_is_cow(session))
+			(void)cow_session_note_protected(session, pol->fs_protected);
 		snprintf(session_id, sizeof(session_id), "%s", cow_session_id(session));
 		(void)cow_session_note_run(session);
 	} else if ((r = audit_new_session_id(session_id)) < 0)

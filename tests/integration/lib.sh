@@ -24,7 +24,9 @@ at_exit() { _cleanups+=("$1"); }
 _lib_exit() {
 	local c
 	for c in "${_cleanups[@]}"; do eval "$c" || true; done
-	rm -rf "$T" 2>/dev/null || { chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"; }
+	# overlayfs leaves a mode-000 work/work directory that an unprivileged
+	# user cannot remove without making it accessible first.
+	rm -rf "$T" 2>/dev/null || { chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"; }
 }
 trap _lib_exit EXIT
 
