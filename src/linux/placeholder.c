@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,8 +97,11 @@ static int record_read(const char *path, unsigned long long *ret_start, char ***
 	return 0;
 }
 
-/* Paths that live runs other than @self_record rely on. */
-static int live_paths(const char *dir, const char *self_record, char ***ret)
+/* Call @f for each record in @dir with whether its run is alive (same pid,
+ * same start time) and the paths it lists. Stops at the first error. */
+typedef int (*RecordFunc)(const char *path, bool live, char **paths, void *userdata);
+
+static int for_each_record(const char *dir, RecordFunc f, void *userdata)
 {
 	_cleanup_closedir_ DIR *d = opendir(dir);
 	struct dirent *de;
@@ -106,24 +110,51 @@ static int live_paths(const char *dir, const char *self_record, char ***ret)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
 		_cleanup_free_ char *path = NULL;
+		_cleanup_strv_ char **paths = NULL;
 		unsigned long long start = 0;
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
+		int r;
 
 		if (de->d_name[0] == '.' || *end != '\0' || pid <= 0)
 			continue;
 		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
 			return -ENOMEM;
-		if (strcmp(path, self_record) == 0)
-			continue;
-		_cleanup_strv_ char **paths = NULL;
-		if (record_read(path, &start, NULL, &paths) < 0)
-			continue;
-		if (start == 0 || process_start_time((pid_t)pid) != start)
-			continue; /* stale: relies on nothing any more */
-		if (strv_extend_strv(ret, paths) < 0)
+		if (record_read(path, &start, NULL, &paths) == -ENOMEM)
 			return -ENOMEM;
+		r = f(path, start != 0 && process_start_time((pid_t)pid) == start, paths, userdata);
+		if (r < 0)
+			return r;
 	}
+	return 0;
+}
+
+typedef struct LivePaths {
+	const char *self;
+	char **paths;
+} LivePaths;
+
+static int collect_live(const char *path, bool live, char **paths, void *userdata)
+{
+	LivePaths *lp = userdata;
+
+	/* A stale record relies on nothing any more. */
+	if (!live || strcmp(path, lp->self) == 0)
+		return 0;
+	return strv_extend_strv(&lp->paths, paths);
+}
+
+/* Paths that live runs other than @self_record rely on. */
+static int live_paths(const char *dir, const char *self_record, char ***ret)
+{
+	LivePaths lp = { .self = self_record };
+	int r = for_each_record(dir, collect_live, &lp);
+
+	if (r < 0) {
+		strv_free(lp.paths);
+		return r;
+	}
+	*ret = lp.paths;
 	return 0;
 }
 
@@ -181,35 +212,18 @@ int placeholder_record_finish(const char *record_path)
 	return r;
 }
 
+static int finish_stale(const char *path, bool live, char **paths, void *userdata)
+{
+	if (!live)
+		(void)placeholder_record_finish(path);
+	return 0;
+}
+
 int placeholders_cleanup_stale(const char *state_dir)
 {
 	_cleanup_free_ char *dir = NULL;
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
 
 	if (asprintf(&dir, "%s/placeholders", state_dir) < 0)
 		return -ENOMEM;
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		_cleanup_free_ char *path = NULL;
-		_cleanup_fclose_ FILE *f = NULL;
-		unsigned long long recorded = 0;
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (de->d_name[0] == '.' || *end != '\0' || pid <= 0)
-			continue;
-		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
-			return -ENOMEM;
-		f = fopen(path, "re");
-		if (!f || fscanf(f, "%llu", &recorded) != 1)
-			recorded = 0;
-		/* The owner is alive (same pid, same start time): not stale. */
-		if (recorded != 0 && process_start_time((pid_t)pid) == recorded)
-			continue;
-		(void)placeholder_record_finish(path);
-	}
-	return 0;
+	return for_each_record(dir, finish_stale, NULL);
 }
