@@ -138,6 +138,37 @@ st=$(status_of "$WARD" run -- sh -c 'kill -KILL 1; kill -STOP 1; kill -SEGV 1; s
 check_eq "signals to init from inside are ignored: the command's status comes back" 9 "$st"
 check_not "...and nothing of that run is left" pgrep -f "kill -KILL 1; kill -STOP 1"
 
+# --- the harness's process group ------------------------------------------
+# The command stays in the harness's process group, so kill(0, SIG) from
+# inside the pid namespace reaches host processes of that group. Run the
+# group under setsid (this script is not in it) with a sentinel that logs
+# the signals it gets: SIGHUP from the sandbox, then SIGURG from the host
+# as a marker (pending signals are handled lowest number first, so once
+# "urg" is logged a HUP sent before it would be logged too).
+pg_run() { # pg_run TAG [ENV...]: runs the group, leaves the log in $T/pg-TAG.log
+	local log=$T/pg-$1.log pid
+	: >"$log"
+	setsid env "${@:2}" bash -c '
+		bash -c "trap \"echo hup >>$0\" HUP; trap \"echo urg >>$0\" URG; echo \$\$ >$0.pid; while :; do sleep 0.05; done" "$0" &
+		while [ ! -s "$0.pid" ]; do sleep 0.05; done
+		"$1" run -- sh -c "kill -HUP 0" >/dev/null 2>&1; true' "$log" "$WARD" </dev/null >/dev/null 2>&1
+	pid=$(cat "$log.pid")
+	kill -URG "$pid"
+	for _ in $(seq 100); do grep -q urg "$log" && break; sleep 0.05; done
+	kill "$pid" 2>/dev/null
+}
+pg_run 1 WARD_X=1
+check "control: the sentinel logged the host's marker" grep -q urg "$T/pg-1.log"
+check_not "kill(0) from inside does not reach a host process in the harness's process group" \
+	grep -q hup "$T/pg-1.log"
+if [ "$hooks" = yes ]; then
+	pg_run 2 WARD_TEST_NO_HARDENING=1
+	known_escape "without Landlock's signal scope: kill(0) does not reach the harness's group" \
+		eval '! grep -q hup "$T/pg-2.log"'
+else
+	ok_skip "built without -Dtest_hooks"
+fi
+
 # --- /proc: host-wide knobs -----------------------------------------------
 if [ "$(id -u)" -eq 0 ]; then
 	cp_before=$(cat /proc/sys/kernel/core_pattern)
