@@ -225,6 +225,20 @@ static const SetupStep steps[] = {
 
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
+/* Close every fd above 2 except @a and @b. */
+static int close_all_but(int a, int b)
+{
+	unsigned lo = (unsigned)(a < b ? a : b), hi = (unsigned)(a < b ? b : a);
+
+	if (lo > 3 && syscall(SYS_close_range, 3U, lo - 1, 0U) < 0)
+		return -errno;
+	if (hi > lo + 1 && syscall(SYS_close_range, lo + 1, hi - 1, 0U) < 0)
+		return -errno;
+	if (syscall(SYS_close_range, hi + 1, ~0U, 0U) < 0)
+		return -errno;
+	return 0;
+}
+
 _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigset_t *saved)
 {
 	sigset_t mask;
@@ -246,6 +260,28 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 			_exit(WARD_EXIT_SETUP);
 		}
 	}
+
+	/* init runs ward's code with the command's uid and (after drop-caps)
+	 * its credentials: without this the command could write init's memory
+	 * through /proc/1/mem, read its environment (the harness's, unfiltered)
+	 * and use its fds. Non-dumpable, /proc/1 is off limits: ptrace access
+	 * would need CAP_SYS_PTRACE over the host's user namespace. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		report(plan->status_fd, "non-dumpable", NULL, -errno);
+		_exit(WARD_EXIT_SETUP);
+	}
+	/* Nothing the harness or ward left open stays in init: only the two
+	 * pipes it reports on (stdin, stdout and stderr pass to the command). */
+	if (close_all_but(plan->status_fd, plan->result_fd) < 0) {
+		report(plan->status_fd, "close-fds", NULL, -errno);
+		_exit(WARD_EXIT_SETUP);
+	}
+	/* A handler makes a signal deliverable to a namespace's init even from
+	 * inside it (a sanitizer's SIGSEGV handler, say): keep only defaults,
+	 * and the signals init waits for, blocked. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)signal(sig, SIG_DFL);
 
 	cmd = fork();
 	if (cmd < 0) {
