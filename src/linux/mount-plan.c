@@ -35,6 +35,7 @@ static const char *const mount_kind_table[_MOUNT_KIND_MAX] = {
 	[MOUNT_PROC] = "proc",           [MOUNT_PROC_RO] = "proc-ro",
 	[MOUNT_SYSFS] = "sysfs",         [MOUNT_DEVPTS] = "devpts",
 	[MOUNT_DIR] = "dir",             [MOUNT_LEAK] = "leak",
+	[MOUNT_PIN] = "pin",
 };
 
 const char *mount_kind_to_string(MountKind k)
@@ -195,6 +196,7 @@ static bool view_is_bound(const MountPlan *p, const char *path)
 		case MOUNT_SYSFS:
 		case MOUNT_DEVPTS:
 		case MOUNT_DIR:
+		case MOUNT_PIN:
 		case _MOUNT_KIND_MAX:
 		case _MOUNT_KIND_INVALID:
 			break;
@@ -240,6 +242,23 @@ static int add_protected(Builder *b, const MountPlanInput *in, const char *rel, 
 
 	if (asprintf(&view, "%s/%s", in->workspace, rel) < 0)
 		return -ENOMEM;
+	/* A nested protected path (ci/.github/workflows) is only as fixed as
+	 * its parents: renaming one would carry the read-only mount away and
+	 * let the command put its own tree in its place. Every ancestor below
+	 * the workspace becomes a mount point (rename and rmdir: EBUSY). Added
+	 * before the placeholders below create any missing one; the mounts
+	 * are sorted by path, so parents are pinned before their children. */
+	for (const char *sl = strchr(rel, '/'); sl; sl = strchr(sl + 1, '/')) {
+		_cleanup_free_ char *anc = NULL, *anc_rel = strndup(rel, (size_t)(sl - rel));
+		if (!anc_rel || asprintf(&anc, "%s/%s", in->workspace, anc_rel) < 0)
+			return -ENOMEM;
+		/* Protected itself: its read-only mount pins it already. */
+		if (strv_contains(in->policy->fs_protected, anc_rel))
+			continue;
+		int r = add_spec(b, MOUNT_PIN, NULL, anc, NULL, false);
+		if (r < 0)
+			return r;
+	}
 	if (lstat(view, &st) == 0) {
 		if (S_ISLNK(st.st_mode)) {
 			*reterr_path = TAKE_PTR(view);

@@ -31,6 +31,8 @@ typedef enum MountKind {
 	MOUNT_DEVPTS,
 	MOUNT_DIR,          /* just a directory (mode in data as octal) */
 	MOUNT_LEAK,         /* test switch: a host dir with no Landlock rule */
+	MOUNT_PIN,          /* a writable self-bind: makes an ancestor of a nested
+	                     * protected path a mount point, so it cannot be renamed */
 	_MOUNT_KIND_MAX,
 	_MOUNT_KIND_INVALID = -22,
 } MountKind;

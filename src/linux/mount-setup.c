@@ -85,10 +85,9 @@ static int bind(const char *src, const char *dst, uint64_t attr)
 /* A protected path: the mount point is inside the (writable, hostile)
  * workspace, so resolve it without following any symlink and attach the
  * read-only tree to that exact inode. */
-static int protect(const MountSpec *s)
+static int protect(const MountSpec *s, uint64_t attr)
 {
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-					    MOUNT_ATTR_NODEV };
+	struct mount_attr a = { .attr_set = attr };
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
 				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	_cleanup_close_ int tree = -EBADF, target = -EBADF;
@@ -101,8 +100,15 @@ static int protect(const MountSpec *s)
 		return -errno;
 	if (S_ISLNK(st.st_mode))
 		return -ELOOP;
-	tree = open_tree(AT_FDCWD, s->src,
-			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+	/* Without a source, the target itself (a pin): cloned from the fd we
+	 * resolved, so no second lookup can be raced. */
+	if (s->src)
+		tree = open_tree(AT_FDCWD, s->src,
+				 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+					 AT_SYMLINK_NOFOLLOW);
+	else
+		tree = open_tree(target, "",
+				 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	if (tree < 0)
 		return -errno;
 	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
@@ -125,7 +131,9 @@ static int run_spec(const MountPlan *plan, const MountSpec *s)
 	case MOUNT_DIR:
 		return mkdir_parents(s->dst, true);
 	case MOUNT_PROTECT:
-		return protect(s);
+		return protect(s, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	case MOUNT_PIN:
+		return protect(s, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	case MOUNT_MASK_DIR:
 		/* Already there (inside a bound tree): nothing to create. */
 		return RET_NERRNO(mount("tmpfs", s->dst, "tmpfs", common | MS_NOEXEC | MS_RDONLY,
@@ -196,6 +204,7 @@ static int run_spec(const MountPlan *plan, const MountSpec *s)
 	case MOUNT_SYMLINK:
 	case MOUNT_DIR:
 	case MOUNT_PROTECT:
+	case MOUNT_PIN:
 	case MOUNT_MASK_DIR:
 	case MOUNT_MASK_FILE:
 	case MOUNT_PROC_RO:

@@ -1,12 +1,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -188,13 +190,28 @@ int placeholder_record_finish(const char *record_path)
 				return -ENOMEM;
 			continue;
 		}
-		if (lstat(path, &st) < 0)
+		/* The parent is resolved without following any symlink: had the
+		 * command swapped a parent for a link, we would otherwise remove
+		 * a file somewhere else. */
+		_cleanup_close_ int dfd = -EBADF;
+		_cleanup_free_ char *parent = strdup(path);
+		const char *base;
+		if (!parent)
+			return -ENOMEM;
+		*strrchr(parent, '/') = '\0';
+		base = strrchr(path, '/') + 1;
+		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_NO_SYMLINKS };
+		dfd = (int)syscall(SYS_openat2, AT_FDCWD, parent[0] ? parent : "/", &how, sizeof(how));
+		if (dfd < 0 || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (entry[0] == 'F') {
 			/* Only our empty placeholder: never a file someone wrote. */
-			if (S_ISREG(st.st_mode) && st.st_size == 0 && unlink(path) < 0 && r == 0)
+			if (S_ISREG(st.st_mode) && st.st_size == 0 && unlinkat(dfd, base, 0) < 0 &&
+			    r == 0)
 				r = -errno;
-		} else if (S_ISDIR(st.st_mode) && rmdir(path) < 0 && errno != ENOTEMPTY && r == 0)
+		} else if (S_ISDIR(st.st_mode) && unlinkat(dfd, base, AT_REMOVEDIR) < 0 &&
+			   errno != ENOTEMPTY && r == 0)
 			r = -errno;
 	}
 	if (kept) {
