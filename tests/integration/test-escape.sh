@@ -134,9 +134,10 @@ check "pidfd_getfd(init, 7) is refused with EPERM" grep -q '^getfd -1 1$' <<<"$o
 check "ptrace(PTRACE_ATTACH, 1) is refused with EPERM" grep -q '^attach -1 1$' <<<"$out"
 
 # --- signalling init -----------------------------------------------------
-st=$(status_of "$WARD" run -- sh -c 'kill -KILL 1; kill -STOP 1; kill -SEGV 1; sleep 0.2; exit 9')
+st=$(status_of "$WARD" run -- sh -c 'kill -KILL 1; kill -STOP 1; kill -SEGV 1; sleep 0.2; exit 9' "sig-init-$$")
 check_eq "signals to init from inside are ignored: the command's status comes back" 9 "$st"
-check_not "...and nothing of that run is left" pgrep -f "kill -KILL 1; kill -STOP 1"
+check_not "...and nothing of that run is left" eval 'pgrep -f "exit 9 sig-init-$$" >/dev/null'
+
 
 # --- the harness's process group ------------------------------------------
 # The command stays in the harness's process group, so kill(0, SIG) from
