@@ -9,7 +9,10 @@
 # Known escapes are reported with known_escape: "not ok ... # TODO" while the
 # escape works (TAP: an expected failure, so the suite stays green and the
 # finding stays visible), and "ok ... # TODO" once fixed (meson reports an
-# unexpected pass: turn the check into a plain one then).
+# unexpected pass: turn the check into a plain one then). The findings of
+# the first round (init hijack through /proc/1/mem, /proc/1/environ, init's
+# inherited fds, nested protected paths, the placeholder cleanup) were
+# fixed in dd89032 and 41bac4c and are plain checks now.
 . "$(dirname "$0")/lib.sh"
 require_t2
 
@@ -53,7 +56,7 @@ out=$("$WARD" run -- sh -c 'ls /proc/self/fd' 7<"$T/harness-secret" 8<"$T/hostdi
 check_eq "the command inherits only stdin, stdout and stderr" "0 1 2 3" "$(echo $out)"
 
 out=$("$WARD" run -- sh -c 'ls -l /proc/1/fd/' 7<"$T/harness-secret" 8<"$T/hostdir" 2>&1)
-known_escape "init (pid 1) holds no fd from the harness or ward (audit log, cgroup)" \
+check "init (pid 1) holds no fd from the harness or ward (audit log, cgroup)" \
 	eval '! grep -q "harness-secret\|hostdir\|audit.jsonl\|cgroup" <<<"$out"'
 
 out=$("$WARD" run -- sh -c 'cat /proc/1/fd/7; echo "{\"event\":\"forged\"}" >>/proc/1/fd/3; : >/proc/1/fd/8/planted' \
@@ -69,9 +72,9 @@ if [ "$hooks" = yes ]; then
 	# Landlock gets, degraded but still T2).
 	out=$(WARD_TEST_NO_HARDENING=1 "$WARD" run -- sh -c 'cat /proc/1/fd/7; : >/proc/1/fd/8/planted-nohard' \
 		7<"$T/harness-secret" 8<"$T/hostdir" 2>&1)
-	known_escape "without Landlock: /proc/1/fd/7 does not read the harness's secret" \
+	check "without Landlock: /proc/1/fd/7 does not read the harness's secret" \
 		eval '! grep -q HARNESS-SECRET <<<"$out"'
-	known_escape "without Landlock: nothing is created in the host dir via /proc/1/fd/8" \
+	check "without Landlock: nothing is created in the host dir via /proc/1/fd/8" \
 		test ! -e "$T/hostdir/planted-nohard"
 	rm -f "$T/hostdir/planted-nohard"
 else
@@ -91,11 +94,11 @@ if grep -q 'not applicable' "$T/hijack.out"; then
 	ok_skip "init-hijack is x86-64 only"
 	ok_skip "init-hijack is x86-64 only"
 else
-	known_escape "the command cannot write into init's memory (/proc/1/mem)" \
+	check "the command cannot write into init's memory (/proc/1/mem)" \
 		eval '! grep -q "wrote .* bytes at" "$T/hijack.out"'
-	known_escape "a hijacked init does not read the harness's fd (host: secret not in output)" \
+	check "a hijacked init does not read the harness's fd (host: secret not in output)" \
 		eval '! grep -q HARNESS-SECRET "$T/hijack.out"'
-	known_escape "a hijacked init does not forge audit events (host: audit log)" \
+	check "a hijacked init does not forge audit events (host: audit log)" \
 		eval '! grep -q "\"forged\",\"tag\":\"hijack-$$" "$audit_log"'
 fi
 # A hijacked init clears its PR_SET_PDEATHSIG: SIGKILL ward, and the
@@ -113,7 +116,7 @@ else
 	kill -KILL "$wpid"
 	wait "$wpid" 2>/dev/null
 	for _ in $(seq 50); do pgrep -f "^sleep 9876$tag\$" >/dev/null || break; sleep 0.1; done
-	known_escape "the sandbox dies with ward even when the command took over init (host: pgrep)" \
+	check "the sandbox dies with ward even when the command took over init (host: pgrep)" \
 		eval '! pgrep -f "^sleep 9876$tag\$" >/dev/null'
 	# Clean up what survived: the sandbox's init, by its pid.
 	if [ -n "$initpid" ] && kill -0 "$initpid" 2>/dev/null; then
@@ -186,7 +189,7 @@ out=$(env ANTHROPIC_API_KEY="sk-ant-RED-$$" GITHUB_TOKEN="ghp_RED$$" "$WARD" run
 	'env; tr "\0" "\n" </proc/1/environ' 2>&1)
 check_not "control: the filtered environment of the command has no token" \
 	grep -q '^GITHUB_TOKEN=' <<<"$(env GITHUB_TOKEN="ghp_RED$$" "$WARD" run -- env 2>&1)"
-known_escape "stripped variables cannot be read from init's /proc/1/environ" \
+check "stripped variables cannot be read from init's /proc/1/environ" \
 	eval '! grep -q "RED-$$\|ghp_RED$$" <<<"$out"'
 
 # --- the masks over denied paths --------------------------------------------
@@ -247,7 +250,7 @@ echo original >"$WS/.github/workflows/ci.yml"
 pol=$(policy nested '{"version":1,"fs":{"protected":[".git",".github/workflows"]}}')
 "$WARD" run -p "$pol" -- sh -c 'echo x >.github/workflows/ci.yml
 mv .github .github-moved && mkdir -p .github/workflows && echo evil >.github/workflows/ci.yml' >/dev/null 2>&1
-known_escape "a nested protected path cannot be replaced by renaming its parent (host: ci.yml unchanged)" \
+check "a nested protected path cannot be replaced by renaming its parent (host: ci.yml unchanged)" \
 	test "$(cat "$WS/.github/workflows/ci.yml")" = original
 rm -rf "$WS/.github" "$WS/.github-moved"
 
@@ -258,9 +261,9 @@ mkdir -p "$T/victim"
 : >"$T/victim/inner"
 pol=$(policy ph '{"version":1,"fs":{"protected":[".git","sub/inner"]}}')
 "$WARD" run -p "$pol" -- sh -c "mv sub sub-moved && ln -s '$T/victim' sub" >/dev/null 2>&1
-known_escape "the placeholder cleanup does not follow a symlinked parent (host: victim/inner kept)" \
+check "the placeholder cleanup does not follow a symlinked parent (host: victim/inner kept)" \
 	test -e "$T/victim/inner"
-known_escape "no placeholder is left behind after the run (host: sub-moved/inner)" \
+check "no placeholder is left behind after the run (host: sub-moved/inner)" \
 	test ! -e "$WS/sub-moved/inner"
 rm -rf "$WS/sub" "$WS/sub-moved"
 
