@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -247,6 +248,10 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 	/* If the supervisor dies, so do we, and with us the whole namespace. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(WARD_EXIT_SETUP);
+	/* A process group of our own (the supervisor does the same from its
+	 * side; whoever is first wins the race): kill(0, sig) from inside must
+	 * not reach the harness's group, whatever Landlock's ABI. */
+	(void)setpgid(0, 0);
 	struct pollfd pp = { .fd = parent_pidfd, .events = POLLIN };
 	if (poll(&pp, 1, 0) != 0) /* it died before the prctl */
 		_exit(WARD_EXIT_SETUP);
@@ -311,7 +316,9 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 		if (sig < 0)
 			continue;
 		if (sig != SIGCHLD) {
-			(void)kill(cmd, sig);
+			/* The terminal's ^C reached the command itself. */
+			if (si.si_code != SI_KERNEL)
+				(void)kill(cmd, sig);
 			continue;
 		}
 		for (;;) {
@@ -523,6 +530,16 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The terminal whose foreground process group is ours (so the sandbox's
+ * group can take it over for the run), or -1. */
+static int foreground_tty(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (isatty(fd) && tcgetpgrp(fd) == getpgrp())
+			return fd;
+	return -1;
+}
+
 static int safe_close(int fd)
 {
 	if (fd >= 0)
@@ -612,6 +629,11 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		reterr->error = e;
 		return -e;
 	}
+	(void)setpgid(child, child);
+	int tty = foreground_tty();
+	if (tty >= 0)
+		(void)tcsetpgrp(tty, child);
+
 	/* No limits_attach(): a v2 cgroup was joined by CLONE_INTO_CGROUP, and
 	 * init joins v1 cgroups itself before it forks the command
 	 * (limits_apply_child). Moving it from here as well would only pay a
@@ -675,6 +697,16 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 
 	siginfo_t info = {};
 	(void)waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED);
+	if (tty >= 0) {
+		/* Take the terminal back. We are in the background now, so this
+		 * would raise SIGTTOU: block it meanwhile. */
+		sigset_t ttou, old_mask;
+		sigemptyset(&ttou);
+		sigaddset(&ttou, SIGTTOU);
+		sigprocmask(SIG_BLOCK, &ttou, &old_mask);
+		(void)tcsetpgrp(tty, getpgrp());
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	}
 	res.duration_ms = now_ms() - start;
 	if (proxy_pid > 0) {
 		(void)kill(proxy_pid, SIGTERM);
