@@ -82,6 +82,14 @@ else
 	ok_skip "built without -Dtest_hooks: no first-wall-only run"
 fi
 
+# The test-only switches are compiled in by default (-Dtest_hooks=true), so
+# one variable in ward's environment (a harness that loads a repository's
+# .env, say) turns Landlock and seccomp off. At least say so.
+if [ "$hooks" = yes ]; then
+	err=$(WARD_TEST_NO_HARDENING=1 "$WARD" run -- true 2>&1 >/dev/null)
+	known_escape "a run with a test switch says so on stderr" grep -qi 'test' <<<"$err"
+fi
+
 # --- pid 1: take over init through /proc/1/mem --------------------------
 # Init runs ward's code under the sandbox's Landlock and seccomp but holds
 # the audit log, the result pipe and the harness's fds. A same-uid,
