@@ -250,6 +250,26 @@ else
 	ok_skip "socat missing"
 fi
 
+# A host process listening on a unix socket inside the workspace (a dev
+# server, git's fsmonitor daemon in .git): the netns does not cover
+# pathname sockets and Landlock (ABI <= 7) has no right for them.
+if command -v socat >/dev/null; then
+	: >"$T/unix.log"
+	socat -u "UNIX-LISTEN:$WS/app.sock,fork" "OPEN:$T/unix.log,append" &
+	upid=$!
+	at_exit "kill $upid 2>/dev/null"
+	for _ in $(seq 50); do [ -S "$WS/app.sock" ] && break; sleep 0.1; done
+	"$WARD" run -- sh -c 'echo FROM-SANDBOX | socat -u - UNIX-CONNECT:app.sock' >/dev/null 2>&1
+	echo marker | socat -u - "UNIX-CONNECT:$WS/app.sock" 2>/dev/null
+	for _ in $(seq 50); do grep -q marker "$T/unix.log" && break; sleep 0.1; done
+	check "control: the host listener in the workspace got the host's marker" grep -q marker "$T/unix.log"
+	known_escape "a host unix socket in the workspace is unreachable (host: listener saw nothing)" \
+		eval '! grep -q FROM-SANDBOX "$T/unix.log"'
+	kill "$upid" 2>/dev/null
+	wait "$upid" 2>/dev/null
+	rm -f "$WS/app.sock"
+fi
+
 # --- protected paths and placeholders ------------------------------------
 # A protected path below a directory of the workspace: renaming the
 # ancestor moves the read-only mount away, and a fresh directory takes
