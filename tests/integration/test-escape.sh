@@ -271,6 +271,21 @@ if command -v socat >/dev/null; then
 fi
 
 # --- protected paths and placeholders ------------------------------------
+# An existing .git: a hard link to one of its files would be a writable
+# name outside the read-only mount.
+mkdir -p "$WS/.git/hooks"
+echo "[core]" >"$WS/.git/config"
+printf '#!/bin/sh\nexit 0\n' >"$WS/.git/hooks/pre-commit"
+h1=$(sha256sum <"$WS/.git/config") h2=$(sha256sum <"$WS/.git/hooks/pre-commit")
+"$WARD" run -- sh -c 'ln .git/config cfg; ln .git/hooks/pre-commit pc; echo evil >>cfg; echo evil >>pc
+cp -a .git g2 && rm -rf g2/hooks && mount --bind g2 .git; mv .git/hooks/pre-commit x
+python3 -c "import os; os.rename(\".git/config\", \"c2\")"' >/dev/null 2>&1
+check_eq "no hard link, bind or rename changes .git/config (host)" "$h1" "$(sha256sum <"$WS/.git/config")"
+check_eq "...nor .git/hooks/pre-commit (host)" "$h2" "$(sha256sum <"$WS/.git/hooks/pre-commit")"
+check_eq "...and no hard link to them exists (host: link counts)" "1 1" \
+	"$(stat -c %h "$WS/.git/config") $(stat -c %h "$WS/.git/hooks/pre-commit")"
+rm -rf "$WS/.git" "$WS/g2" "$WS/cfg" "$WS/pc" "$WS/x" "$WS/c2"
+
 # A protected path below a directory of the workspace: renaming the
 # ancestor moves the read-only mount away, and a fresh directory takes
 # its place.
