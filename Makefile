@@ -39,8 +39,14 @@ build: deps build/build.ninja
 demo: build
 	@bash demo/demo.sh build/ward
 
+# The tests and benchmarks need the test-only switches (WARD_TEST_*);
+# build/, which the README's commands and users run, never has them.
 build-asan/build.ninja:
-	meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false
+	meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
+		-Dtest_hooks=true
+
+build-bench/build.ninja:
+	meson setup build-bench -Dbuildtype=release -Dtests=false -Dtest_hooks=true
 
 # The tests run under AddressSanitizer and UndefinedBehaviorSanitizer.
 test: test-deps build build-asan/build.ninja
@@ -48,8 +54,9 @@ test: test-deps build build-asan/build.ninja
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		meson test -C build-asan --print-errorlogs --num-processes 2
 
-bench: test-deps build
-	bash bench/startup.sh build/ward
+bench: test-deps build-bench/build.ninja
+	ninja -C build-bench
+	bash bench/startup.sh build-bench/ward
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-bench build-clang

@@ -276,9 +276,15 @@ int cmd_run(int argc, char **argv)
 #if WARD_TEST_HOOKS
 	/* Test-only switches (compiled in with -Dtest_hooks): recorded as
 	 * degraded in the audit log, never silent. */
-	if (getenv("WARD_TEST_NO_HARDENING"))
+	if (getenv("WARD_TEST_NO_HARDENING")) {
 		hardening = false;
+		log_warning("WARD_TEST_NO_HARDENING is set: running without Landlock and seccomp "
+			    "(a test-only switch)");
+	}
 	leak = getenv("WARD_TEST_LEAK_DIR");
+	if (leak)
+		log_warning("WARD_TEST_LEAK_DIR is set: '%s' is visible inside (a test-only switch)",
+			    leak);
 #endif
 
 	cJSON *start = cJSON_CreateObject();

@@ -250,8 +250,15 @@ static int add_protected(Builder *b, const MountPlanInput *in, const char *rel, 
 	 * are sorted by path, so parents are pinned before their children. */
 	for (const char *sl = strchr(rel, '/'); sl; sl = strchr(sl + 1, '/')) {
 		_cleanup_free_ char *anc = NULL, *anc_rel = strndup(rel, (size_t)(sl - rel));
+		struct stat ast;
 		if (!anc_rel || asprintf(&anc, "%s/%s", in->workspace, anc_rel) < 0)
 			return -ENOMEM;
+		/* A repository can ship the parent as a symlink to anywhere: we
+		 * would create the placeholder there, on the host. Refuse. */
+		if (lstat(anc, &ast) == 0 && S_ISLNK(ast.st_mode)) {
+			*reterr_path = TAKE_PTR(anc);
+			return -ELOOP;
+		}
 		/* Protected itself: its read-only mount pins it already. */
 		if (strv_contains(in->policy->fs_protected, anc_rel))
 			continue;

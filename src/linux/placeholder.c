@@ -38,6 +38,9 @@ static unsigned long long process_start_time(pid_t pid)
 	p = strrchr(buf, ')');
 	if (!p)
 		return 0;
+	/* A zombie is dead: it will not remove its placeholders any more. */
+	if (p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'))
+		return 0;
 	/* After ") " come fields 3.. ; starttime is field 22. */
 	p += 2;
 	for (int field = 3; field < 22 && p; field++) {
