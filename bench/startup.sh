@@ -79,7 +79,7 @@ for i in range(n):
         time.sleep(PAUSE)
         env = dict(base_env, **extra) if extra else base_env
         t0 = time.perf_counter_ns()
-        r = subprocess.run(argv, env=env)
+        r = subprocess.run(argv, env=env, stderr=subprocess.DEVNULL)
         t1 = time.perf_counter_ns()
         if r.returncode != 0:
             sys.exit(f"{name} failed with {r.returncode}")
