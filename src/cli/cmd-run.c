@@ -17,8 +17,10 @@
 #include "cli/commands.h"
 #include "common/cleanup.h"
 #include "common/dirs.h"
+#include "common/json-util.h"
 #include "common/log.h"
 #include "common/strv.h"
+#include "common/time-util.h"
 #include "config.h"
 #include "cow/cow.h"
 #include "linux/sandbox.h"
@@ -77,28 +79,13 @@ static int apply_flags(WardPolicy *p, const RunOptions *o, PolicyError *e)
 	return policy_merge_json(p, "<command line>", text, e);
 }
 
-static cJSON *strv_json(char *const *l)
-{
-	cJSON *a = cJSON_CreateArray();
-	STRV_FOREACH(s, l)
-	cJSON_AddItemToArray(a, cJSON_CreateString(*s));
-	return a;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Tier 0: no isolation, explicitly asked for. cwd pinned, env filtered,
  * the timeout kills the command (not what it left behind: there is no
  * namespace to take it down with). */
 static int run_tier0(char *const *argv, char *const *envp, const char *ws, uint64_t timeout_s,
 		     SandboxResult *res)
 {
-	uint64_t start = now_ms();
+	uint64_t start = monotonic_ms();
 	pid_t pid;
 	int status;
 
@@ -118,7 +105,7 @@ static int run_tier0(char *const *argv, char *const *envp, const char *ws, uint6
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
-	res->duration_ms = now_ms() - start;
+	res->duration_ms = monotonic_ms() - start;
 	if (WIFEXITED(status)) {
 		res->status = WEXITSTATUS(status);
 		res->exit_code = res->status;
@@ -288,11 +275,11 @@ int cmd_run(int argc, char **argv)
 #endif
 
 	cJSON *start = cJSON_CreateObject();
-	cJSON_AddItemToObject(start, "argv", strv_json(o.argv));
+	cJSON_AddItemToObject(start, "argv", json_strv_array(o.argv));
 	cJSON_AddStringToObject(start, "workspace", ws);
 	cJSON_AddNumberToObject(start, "tier", tier);
 	cJSON_AddStringToObject(start, "policy_hash", hash);
-	cJSON_AddItemToObject(start, "policy_sources", strv_json(pol->sources));
+	cJSON_AddItemToObject(start, "policy_sources", json_strv_array(pol->sources));
 	cJSON_AddStringToObject(start, "network", net_mode_to_string(pol->net_mode));
 	if (session && cow_session_is_cow(session))
 		cJSON_AddBoolToObject(start, "cow", true);

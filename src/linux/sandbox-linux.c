@@ -43,9 +43,11 @@
 #include <cjson/cJSON.h>
 
 #include "common/cleanup.h"
+#include "common/json-util.h"
 #include "common/log.h"
 #include "common/macro.h"
 #include "common/strv.h"
+#include "common/time-util.h"
 #include "linux/caps.h"
 #include "linux/landlock.h"
 #include "linux/limits.h"
@@ -501,33 +503,18 @@ SandboxPlan *sandbox_plan_free(SandboxPlan *plan)
 	return NULL;
 }
 
-static cJSON *strv_to_json(char *const *l)
-{
-	cJSON *a = cJSON_CreateArray();
-	STRV_FOREACH(s, l)
-	cJSON_AddItemToArray(a, cJSON_CreateString(*s));
-	return a;
-}
-
 cJSON *sandbox_plan_describe(const SandboxPlan *plan)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *lim = limits_describe(plan->limits);
 
-	cJSON_AddItemToObject(o, "enforced", strv_to_json(plan->enforced));
-	cJSON_AddItemToObject(o, "degraded", strv_to_json(plan->degraded));
+	cJSON_AddItemToObject(o, "enforced", json_strv_array(plan->enforced));
+	cJSON_AddItemToObject(o, "degraded", json_strv_array(plan->degraded));
 	cJSON_AddNumberToObject(o, "landlock_abi",
 				plan->landlock ? landlock_plan_abi(plan->landlock) : 0);
 	if (lim)
 		cJSON_AddItemToObject(o, "limits", lim);
 	return o;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* The terminal whose foreground process group is ours (so the sandbox's
@@ -572,7 +559,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	int status_p[2], result_p[2], proxy_sp[2] = { -EBADF, -EBADF };
 	sigset_t mask, saved;
 	pid_t child, proxy_pid = 0;
-	uint64_t start = now_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
+	uint64_t start = monotonic_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
 	int cgfd = limits_cgroup_fd(plan->limits);
 	SandboxResult res = { .status = -1 };
 	bool proxy_failed = false;
@@ -647,7 +634,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 
 		/* Init sends the listeners right after bringing up loopback, or
 		 * dies first. No proxy, no run: anything else fails closed. */
-		if (RETRY_EINTR(poll(pw, 2, deadline ? (int)(deadline - now_ms()) : -1)) > 0 &&
+		if (RETRY_EINTR(poll(pw, 2, deadline ? (int)(deadline - monotonic_ms()) : -1)) > 0 &&
 		    (pw[0].revents & POLLIN) &&
 		    netns_recv_proxy_listeners(proxy_parent, &hfd, &sofd) == 0) {
 			ProxyConfig pc = { .policy = plan->policy, .program = plan->program,
@@ -667,13 +654,13 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 				       { .fd = sfd, .events = POLLIN } };
 		int timeout = -1;
 		if (deadline) {
-			uint64_t now = now_ms();
+			uint64_t now = monotonic_ms();
 			timeout = now >= deadline ? 0 : (int)(deadline - now);
 		}
 		int n = poll(p, 2, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
-		if (n == 0 && deadline && now_ms() >= deadline && !res.timed_out) {
+		if (n == 0 && deadline && monotonic_ms() >= deadline && !res.timed_out) {
 			res.timed_out = true;
 			(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
 			deadline = 0;
@@ -707,7 +694,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		(void)tcsetpgrp(tty, getpgrp());
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	}
-	res.duration_ms = now_ms() - start;
+	res.duration_ms = monotonic_ms() - start;
 	if (proxy_pid > 0) {
 		(void)kill(proxy_pid, SIGTERM);
 		(void)waitpid(proxy_pid, NULL, 0);

@@ -13,22 +13,8 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/json-util.h"
 #include "policy/policy-internal.h"
-
-static cJSON *strv_array(char *const *l)
-{
-	cJSON *a = cJSON_CreateArray();
-
-	for (size_t i = 0; a && l && l[i]; i++) {
-		cJSON *s = cJSON_CreateString(l[i]);
-		if (!s || !cJSON_AddItemToArray(a, s)) {
-			cJSON_Delete(s);
-			cJSON_Delete(a);
-			return NULL;
-		}
-	}
-	return a;
-}
 
 /* Add @item to @obj under @key, taking ownership; false on OOM. */
 static bool add(cJSON *obj, const char *key, cJSON *item)
@@ -59,21 +45,21 @@ static cJSON *build(const WardPolicy *p)
 		return NULL;
 
 	if (!add(root, "fs", fs = cJSON_CreateObject()) ||
-	    !add(fs, "read", strv_array(p->fs_read)) ||
-	    !add(fs, "read_exec", strv_array(p->fs_read_exec)) ||
-	    !add(fs, "read_write", strv_array(p->fs_read_write)) ||
-	    !add(fs, "deny", strv_array(p->fs_deny)) ||
-	    !add(fs, "protected", strv_array(p->fs_protected)))
+	    !add(fs, "read", json_strv_array(p->fs_read)) ||
+	    !add(fs, "read_exec", json_strv_array(p->fs_read_exec)) ||
+	    !add(fs, "read_write", json_strv_array(p->fs_read_write)) ||
+	    !add(fs, "deny", json_strv_array(p->fs_deny)) ||
+	    !add(fs, "protected", json_strv_array(p->fs_protected)))
 		return NULL;
 
 	if (!add(root, "network", net = cJSON_CreateObject()) ||
 	    !add(net, "mode", cJSON_CreateString(net_mode_to_string(p->net_mode) ?: "none")) ||
-	    !add(net, "allow", strv_array(p->net_allow)) ||
-	    !add(net, "deny", strv_array(p->net_deny)) ||
+	    !add(net, "allow", json_strv_array(p->net_allow)) ||
+	    !add(net, "deny", json_strv_array(p->net_deny)) ||
 	    !add(net, "commands", cmds = cJSON_CreateObject()))
 		return NULL;
 	for (size_t i = 0; i < p->n_net_commands; i++)
-		if (!add(cmds, p->net_commands[i].name, strv_array(p->net_commands[i].allow)))
+		if (!add(cmds, p->net_commands[i].name, json_strv_array(p->net_commands[i].allow)))
 			return NULL;
 	if (!add(net, "hosts", hosts = cJSON_CreateObject()))
 		return NULL;
@@ -93,7 +79,7 @@ static cJSON *build(const WardPolicy *p)
 		return NULL;
 
 	if (!add(root, "env", env = cJSON_CreateObject()) ||
-	    !add(env, "pass", strv_array(p->env_pass)) ||
+	    !add(env, "pass", json_strv_array(p->env_pass)) ||
 	    !add(env, "set", set = cJSON_CreateObject()))
 		return NULL;
 	for (size_t i = 0; p->env_set && p->env_set[i]; i++) {
@@ -106,7 +92,7 @@ static cJSON *build(const WardPolicy *p)
 		if (!name || !add(set, name, cJSON_CreateString(eq + 1)))
 			return NULL;
 	}
-	if (!add(env, "strip", strv_array(p->env_strip)))
+	if (!add(env, "strip", json_strv_array(p->env_strip)))
 		return NULL;
 
 	if (!add(root, "limits", limits = cJSON_CreateObject()) ||
@@ -122,7 +108,7 @@ static cJSON *build(const WardPolicy *p)
 
 	/* Last: presets apply where they appear, and after the lists they add
 	 * nothing new on reload, so the lists keep their order. */
-	if (!add(root, "presets", strv_array(p->presets)))
+	if (!add(root, "presets", json_strv_array(p->presets)))
 		return NULL;
 
 	return TAKE_PTR(root);
