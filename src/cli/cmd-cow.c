@@ -117,6 +117,22 @@ static int parse_args(int argc, char **argv, const char *usage, Args *a)
 	return 0;
 }
 
+/* Parse the arguments; on a usage error or --help (which prints @usage),
+ * returns true with the exit code in @ret_exit. */
+static bool parse_or_exit(int argc, char **argv, const char *usage, Args *a, int *ret_exit)
+{
+	if (parse_args(argc, argv, usage, a) < 0) {
+		*ret_exit = WARD_EXIT_USAGE;
+		return true;
+	}
+	if (a->help) {
+		fputs(usage, stdout);
+		*ret_exit = 0;
+		return true;
+	}
+	return false;
+}
+
 static int log_oom(void)
 {
 	log_error("Out of memory");
@@ -340,12 +356,8 @@ int cmd_session(int argc, char **argv)
 	_cleanup_free_ char *state = NULL, *ws = NULL;
 	int r;
 
-	if (parse_args(argc, argv, usage_session, &a) < 0)
-		return WARD_EXIT_USAGE;
-	if (a.help) {
-		fputs(usage_session, stdout);
-		return 0;
-	}
+	if (parse_or_exit(argc, argv, usage_session, &a, &r))
+		return r;
 	if (strv_length(a.pos) != 1 || strcmp(a.pos[0], "new") != 0) {
 		fputs(usage_session, stderr);
 		return WARD_EXIT_USAGE;
@@ -383,12 +395,8 @@ int cmd_sessions(int argc, char **argv)
 	_cleanup_cjson_ cJSON *arr = cJSON_CreateArray();
 	int r;
 
-	if (parse_args(argc, argv, usage_sessions, &a) < 0)
-		return WARD_EXIT_USAGE;
-	if (a.help) {
-		fputs(usage_sessions, stdout);
-		return 0;
-	}
+	if (parse_or_exit(argc, argv, usage_sessions, &a, &r))
+		return r;
 	if (a.pos) {
 		fputs(usage_sessions, stderr);
 		return WARD_EXIT_USAGE;
@@ -466,12 +474,8 @@ int cmd_diff(int argc, char **argv)
 	_cleanup_free_ bool *sel = NULL;
 	int r;
 
-	if (parse_args(argc, argv, usage_diff, &a) < 0)
-		return WARD_EXIT_USAGE;
-	if (a.help) {
-		fputs(usage_diff, stdout);
-		return 0;
-	}
+	if (parse_or_exit(argc, argv, usage_diff, &a, &r))
+		return r;
 	r = session_from_args(&a, usage_diff, &s);
 	if (r != 0)
 		return r;
@@ -515,12 +519,8 @@ int cmd_apply(int argc, char **argv)
 	_cleanup_strv_ char **prot = NULL, **paths = NULL;
 	int r;
 
-	if (parse_args(argc, argv, usage_apply, &a) < 0)
-		return WARD_EXIT_USAGE;
-	if (a.help) {
-		fputs(usage_apply, stdout);
-		return 0;
-	}
+	if (parse_or_exit(argc, argv, usage_apply, &a, &r))
+		return r;
 	r = session_from_args(&a, usage_apply, &s);
 	if (r != 0)
 		return r;
@@ -546,12 +546,8 @@ int cmd_undo(int argc, char **argv)
 	_cleanup_(cow_result_donep) CowResult res = {};
 	int r;
 
-	if (parse_args(argc, argv, usage_undo, &a) < 0)
-		return WARD_EXIT_USAGE;
-	if (a.help) {
-		fputs(usage_undo, stdout);
-		return 0;
-	}
+	if (parse_or_exit(argc, argv, usage_undo, &a, &r))
+		return r;
 	if (strv_length(a.pos) > 1) {
 		fputs(usage_undo, stderr);
 		return WARD_EXIT_USAGE;
@@ -578,12 +574,8 @@ int cmd_discard(int argc, char **argv)
 	_cleanup_(cow_change_list_done) CowChangeList l = {};
 	int r;
 
-	if (parse_args(argc, argv, usage_discard, &a) < 0)
-		return WARD_EXIT_USAGE;
-	if (a.help) {
-		fputs(usage_discard, stdout);
-		return 0;
-	}
+	if (parse_or_exit(argc, argv, usage_discard, &a, &r))
+		return r;
 	if (strv_length(a.pos) != 1) {
 		fputs(usage_discard, stderr);
 		return WARD_EXIT_USAGE;
