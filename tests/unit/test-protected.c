@@ -45,7 +45,8 @@ static void test_prefix_length(void **state)
 {
 	/* Only the first @len bytes count. */
 	assert_string_equal(protected_match(list, "lib/.git/config", 8), ".git");
-	assert_null(protected_match(list, "lib/.gitx", 8) ? "" : NULL);
+	assert_string_equal(protected_match(list, "lib/.gitx", 8), ".git"); /* "lib/.git" */
+	assert_null(protected_match(list, "lib/.gitx", 9));
 	assert_null(protected_match(list, "lib/.vs", 6));
 }
 
