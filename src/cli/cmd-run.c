@@ -24,6 +24,7 @@
 #include "config.h"
 #include "cow/cow.h"
 #include "linux/sandbox.h"
+#include "linux/tier0.h"
 #include "net/proxy.h"
 #include "policy/env-filter.h"
 #include "policy/policy.h"
@@ -77,44 +78,6 @@ static int apply_flags(WardPolicy *p, const RunOptions *o, PolicyError *e)
 	if (!text)
 		return -ENOMEM;
 	return policy_merge_json(p, "<command line>", text, e);
-}
-
-/* Tier 0: no isolation, explicitly asked for. cwd pinned, env filtered,
- * the timeout kills the command (not what it left behind: there is no
- * namespace to take it down with). */
-static int run_tier0(char *const *argv, char *const *envp, const char *ws, uint64_t timeout_s,
-		     SandboxResult *res)
-{
-	uint64_t start = monotonic_ms();
-	pid_t pid;
-	int status;
-
-	*res = (SandboxResult){ .status = -1 };
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		if (chdir(ws) < 0)
-			_exit(WARD_EXIT_SETUP);
-		if (timeout_s)
-			alarm((unsigned)timeout_s);
-		execvpe(argv[0], argv, envp);
-		fprintf(stderr, "ward: %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	res->duration_ms = monotonic_ms() - start;
-	if (WIFEXITED(status)) {
-		res->status = WEXITSTATUS(status);
-		res->exit_code = res->status;
-	} else {
-		res->signal = WTERMSIG(status);
-		res->timed_out = timeout_s && res->signal == SIGALRM;
-		res->exit_code = res->timed_out ? WARD_EXIT_TIMEOUT : 128 + res->signal;
-	}
-	return 0;
 }
 
 static int write_result(const char *path, cJSON *summary)
@@ -354,7 +317,7 @@ int cmd_run(int argc, char **argv)
 			return WARD_EXIT_SETUP;
 		}
 		(void)audit_write(audit, "start", start);
-		r = run_tier0(o.argv, envp, ws, pol->timeout_s, &res);
+		r = tier0_run(o.argv, envp, ws, pol->timeout_s, &res);
 		if (r < 0)
 			return log_error_errno(r, "Failed to run '%s': %m", o.argv[0]),
 			       WARD_EXIT_SETUP;

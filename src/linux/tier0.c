@@ -1,0 +1,257 @@
+/* The tier-0 backend: a supervisor with a deadline around an unconfined
+ * command. See tier0.h.
+ *
+ * Why a subreaper and not only a process group: a command can leave its
+ * group (setsid, setpgid) and double-fork, so that no signal to the group
+ * and no wait on the child reaches the grandchild. As a child subreaper
+ * (PR_SET_CHILD_SUBREAPER, Linux 3.4) ward inherits every orphan of the
+ * tree, so killing its own children until none is left ends the whole tree:
+ * each round kills the tree's roots, their children become ward's, the next
+ * round kills those. Nothing outside the tree is touched. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/macro.h"
+#include "common/time-util.h"
+#include "linux/tier0.h"
+#include "ward/ward.h"
+
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+/* The terminal whose foreground process group is ours, or -1. */
+static int foreground_tty(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (isatty(fd) && tcgetpgrp(fd) == getpgrp())
+			return fd;
+	return -1;
+}
+
+/* "pid (comm) S ppid ...": the ppid, or -1. comm may hold spaces and
+ * parentheses, so parse from the last ')'. */
+static pid_t stat_ppid(int dirfd, long pid)
+{
+	char path[64], buf[512];
+	_cleanup_close_ int fd = -EBADF;
+	ssize_t n;
+	char *p;
+
+	snprintf(path, sizeof(path), "%ld/stat", pid);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || strlen(p) < 4)
+		return -1;
+	return (pid_t)strtol(p + 4, NULL, 10);
+}
+
+/* SIGKILL every process whose parent is us; returns how many. */
+static int kill_own_children(void)
+{
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	pid_t self = getpid();
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		if (stat_ppid(dirfd(d), pid) == self && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+	}
+	return n;
+}
+
+static void record_status(SandboxResult *res, int status)
+{
+	if (WIFEXITED(status)) {
+		res->status = WEXITSTATUS(status);
+		res->exit_code = res->status;
+	} else if (WIFSIGNALED(status)) {
+		res->signal = WTERMSIG(status);
+		res->exit_code = WARD_EXIT_SIGNAL_BASE + res->signal;
+	}
+}
+
+/* Kill the tree: the command's group, then our children round by round
+ * until we have none (see the file comment). Records @cmd's status if it
+ * is reaped here. */
+static void kill_tree(pid_t cmd, bool *cmd_reaped, SandboxResult *res)
+{
+	for (;;) {
+		int status;
+		pid_t p;
+
+		(void)kill(-cmd, SIGKILL);
+		(void)kill_own_children();
+		p = waitpid(-1, &status, 0);
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			break; /* ECHILD: nothing of the tree is left */
+		if (p == cmd && !*cmd_reaped) {
+			*cmd_reaped = true;
+			record_status(res, status);
+		}
+	}
+}
+
+_noreturn_ static void child_exec(char *const *argv, char *const *envp, const char *ws, int tty,
+				  const sigset_t *saved, int err_fd)
+{
+	int rep[2] = { 0, 0 }; /* { 1 if chdir failed, errno } */
+
+	(void)setpgid(0, 0);
+	/* Take the terminal for our group while SIGTTOU is still blocked
+	 * (the parent's mask is inherited), so that reading it works. */
+	if (tty >= 0)
+		(void)tcsetpgrp(tty, getpid());
+	sigprocmask(SIG_SETMASK, saved, NULL);
+	if (chdir(ws) < 0) {
+		rep[0] = 1;
+		rep[1] = errno;
+		(void)!write(err_fd, rep, sizeof(rep));
+		_exit(WARD_EXIT_SETUP);
+	}
+	execvpe(argv[0], argv, envp);
+	rep[1] = errno;
+	(void)!write(err_fd, rep, sizeof(rep));
+	_exit(rep[1] == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
+}
+
+int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint64_t timeout_s,
+	      SandboxResult *ret)
+{
+	_cleanup_close_ int sfd = -EBADF, err_r = -EBADF, err_w = -EBADF;
+	uint64_t start = monotonic_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
+	SandboxResult res = { .status = -1 };
+	bool reaped = false;
+	sigset_t mask, saved;
+	int tty, was_subreaper = 0, pfd[2], rep[2], e;
+	pid_t cmd;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	err_r = pfd[0];
+	err_w = pfd[1];
+	/* Keep what a caller set (a harness that is a subreaper itself). */
+	(void)prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper, 0, 0, 0);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return -errno;
+
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+		sigaddset(&mask, forwarded_signals[i]);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &mask, &saved);
+	sigdelset(&mask, SIGTTOU);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		e = -errno;
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		return e;
+	}
+
+	tty = foreground_tty();
+	cmd = fork();
+	if (cmd < 0) {
+		e = -errno;
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		return e;
+	}
+	if (cmd == 0)
+		child_exec(argv, envp, workspace, tty, &saved, err_w);
+	err_w = -EBADF; /* closed below: only the child writes */
+	(void)close(pfd[1]);
+	/* Also from here: whoever is first wins, and a signal to the group
+	 * right after fork must not reach ward's own group. */
+	(void)setpgid(cmd, cmd);
+
+	while (!reaped) {
+		struct pollfd p = { .fd = sfd, .events = POLLIN };
+		int timeout = -1, n;
+
+		if (deadline) {
+			uint64_t now = monotonic_ms();
+			timeout = now >= deadline ? 0 : (int)(deadline - now);
+		}
+		n = poll(&p, 1, timeout);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n == 0 && deadline && monotonic_ms() >= deadline) {
+			res.timed_out = true;
+			break;
+		}
+		if (n > 0) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				/* The terminal's ^C reached the group itself;
+				 * pass on only what was sent to ward. */
+				if (si.ssi_signo == SIGCHLD || si.ssi_code == SI_KERNEL)
+					continue;
+				(void)kill(-cmd, (int)si.ssi_signo);
+			}
+		}
+		for (;;) {
+			int status;
+			pid_t w = waitpid(-1, &status, WNOHANG);
+
+			if (w <= 0)
+				break;
+			if (w == cmd) {
+				reaped = true;
+				record_status(&res, status);
+			}
+		}
+	}
+	/* Whatever is left of the tree goes with the run, as at tier 2. */
+	kill_tree(cmd, &reaped, &res);
+	res.duration_ms = monotonic_ms() - start;
+	if (tty >= 0)
+		(void)tcsetpgrp(tty, getpgrp()); /* SIGTTOU is still blocked */
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	if (!was_subreaper)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+
+	if (res.timed_out) {
+		res.signal = SIGKILL;
+		res.status = -1;
+		res.exit_code = WARD_EXIT_TIMEOUT;
+	} else if (read(err_r, rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
+		/* chdir or exec failed: the command never ran. */
+		res.setup_failed = true;
+		snprintf(res.error.step, sizeof(res.error.step), "%s", rep[0] ? "chdir" : "exec");
+		snprintf(res.error.detail, sizeof(res.error.detail), "%s",
+			 rep[0] ? workspace : argv[0]);
+		res.error.error = rep[1];
+		res.exit_code = rep[0]		       ? WARD_EXIT_SETUP
+				: rep[1] == ENOENT ? WARD_EXIT_NOTFOUND
+						   : WARD_EXIT_NOEXEC;
+	}
+	*ret = res;
+	return 0;
+}
