@@ -1,6 +1,13 @@
 /* The JSONL audit writer. Each event is serialized in memory and appended
  * with a single write(2) on an O_APPEND fd, so that lines from several
- * processes (supervisor, proxy, review commands) never interleave. */
+ * processes (supervisor, proxy, review commands) never interleave.
+ *
+ * A full file system (or a file size limit) can make that write short: the
+ * fragment is cut off again (under a write lock that every writer takes, so
+ * that no other process's line is cut with it), the call fails with the
+ * reason, and the log counts it (audit_failures) so the caller can say so.
+ * The file never keeps half a line. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +30,8 @@
 struct AuditLog {
 	int fd;
 	char *session;
+	unsigned failures; /* records that could not be written */
+	int last_error;    /* -errno of the last failure */
 };
 
 int audit_open(const char *state_dir, const char *session, AuditLog **ret)
@@ -67,6 +78,15 @@ AuditLog *audit_close(AuditLog *a)
 	return NULL;
 }
 
+unsigned audit_failures(const AuditLog *a, int *ret_last_error)
+{
+	if (!a)
+		return 0;
+	if (ret_last_error && a->failures)
+		*ret_last_error = a->last_error;
+	return a->failures;
+}
+
 int audit_fd(const AuditLog *a)
 {
 	return a ? a->fd : -EBADF;
@@ -89,13 +109,66 @@ static int format_ts(char buf[32])
 	return 0;
 }
 
+/* A process-associated (POSIX) lock, not flock() or an OFD lock: the proxy
+ * shares the supervisor's open file description, and those two kinds are
+ * per description, so they would not keep the two apart. */
+static int lock_log(int fd, short type)
+{
+	struct flock fl = { .l_type = type, .l_whence = SEEK_SET };
+
+	return RETRY_EINTR(fcntl(fd, F_SETLKW, &fl));
+}
+
+/* What a short write ran into: the file system is full, or the file size
+ * limit (or a quota) was reached. */
+static int short_write_error(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) == 0 && sf.f_bavail == 0)
+		return -ENOSPC;
+	return -EFBIG;
+}
+
+/* Append @line (@len bytes, ending in a newline) in one write(2); on a
+ * short write remove the fragment again. Holding the lock, nobody else
+ * appends between our write and the truncate. */
+static int append_line(int fd, const char *line, size_t len)
+{
+	bool locked = lock_log(fd, F_WRLCK) == 0;
+	off_t end = locked ? lseek(fd, 0, SEEK_END) : -1;
+	ssize_t k;
+	int r = 0;
+
+	k = RETRY_EINTR(write(fd, line, len));
+	if (k < 0)
+		r = -errno;
+	else if ((size_t)k != len) {
+		r = short_write_error(fd);
+		/* Unlocked (a file system without locks), a cut could take a
+		 * concurrent writer's line with it: cut only what is ours. */
+		if (end >= 0)
+			(void)!ftruncate(fd, end);
+		else {
+			struct stat st;
+			off_t pos = lseek(fd, 0, SEEK_CUR);
+
+			if (pos >= k && fstat(fd, &st) == 0 && st.st_size == pos)
+				(void)!ftruncate(fd, pos - k);
+		}
+	}
+	if (locked)
+		(void)lock_log(fd, F_UNLCK);
+	return r;
+}
+
 int audit_write(AuditLog *a, const char *event, cJSON *fields)
 {
 	_cleanup_cjson_ cJSON *obj = NULL;
 	_cleanup_cjson_ cJSON *f = fields;
 	_cleanup_free_ char *line = NULL;
 	char ts[32];
-	size_t len, off = 0;
+	size_t len;
 	int r;
 
 	if (!a || !event || (f && !cJSON_IsObject(f)))
@@ -140,19 +213,12 @@ int audit_write(AuditLog *a, const char *event, cJSON *fields)
 	line[len++] = '\n';
 	line[len] = '\0';
 
-	while (off < len) {
-		ssize_t k = write(a->fd, line + off, len - off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		/* A short write means the line is torn (disk full, file size
-		 * limit); report it instead of appending a fragment. */
-		if ((size_t)k != len - off)
-			return -EIO;
-		off += (size_t)k;
+	r = append_line(a->fd, line, len);
+	if (r < 0) {
+		a->failures++;
+		a->last_error = r;
 	}
-	return 0;
+	return r;
 }
 
 int audit_new_session_id(char ret[17])

@@ -13,8 +13,13 @@ typedef struct AuditLog AuditLog;
 int audit_open(const char *state_dir, const char *session, AuditLog **ret);
 AuditLog *audit_close(AuditLog *a);
 /* Write one event. Adds "v", "ts" (RFC 3339 UTC with ms), "event" and
- * "session" to @fields, which the call takes ownership of (may be NULL). */
+ * "session" to @fields, which the call takes ownership of (may be NULL).
+ * The line is written whole or not at all: -ENOSPC (file system full),
+ * -EFBIG (file size limit), other -errno; a failure is counted. */
 int audit_write(AuditLog *a, const char *event, cJSON *fields);
+/* How many records this log failed to write; *@ret_last_error (may be NULL)
+ * gets the last failure's -errno when there was one. */
+unsigned audit_failures(const AuditLog *a, int *ret_last_error);
 /* The underlying fd (O_APPEND|O_CLOEXEC), e.g. to check it survives a fork. */
 int audit_fd(const AuditLog *a);
 

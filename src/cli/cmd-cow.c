@@ -2,6 +2,7 @@
  * src/cow/. Exit codes (ward.h): 0 ok, 1 failure, 2 usage, 3 some paths
  * refused. */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,20 +266,34 @@ static int resolve_paths(CowSession *s, char *const *in, char ***ret)
 	return 0;
 }
 
+/* Set when an audit record could not be written: the review command then
+ * exits with WARD_EXIT_FAILURE (audit_exit), whatever else it did. */
+static bool audit_lost;
+
 static void write_audit(CowSession *s, const char *event, cJSON *fields)
 {
 	_cleanup_(audit_closep) AuditLog *a = NULL;
 	_cleanup_free_ char *state = NULL;
 	int r;
 
-	if (ward_state_dir(&state) < 0 || audit_open(state, cow_session_id(s), &a) < 0) {
+	if ((r = ward_state_dir(&state)) < 0 || (r = audit_open(state, cow_session_id(s), &a)) < 0) {
 		cJSON_Delete(fields);
-		log_warning("Failed to open the audit log, continuing without an '%s' event", event);
+		audit_lost = true;
+		log_error_errno(r, "Failed to open the audit log: the '%s' record is lost: %m", event);
 		return;
 	}
 	r = audit_write(a, event, fields);
-	if (r < 0)
-		log_warning_errno(r, "Failed to write the '%s' audit event: %m", event);
+	if (r < 0) {
+		audit_lost = true;
+		log_error_errno(r, "Failed to write the '%s' record to the audit log in '%s': %m",
+				event, state);
+	}
+}
+
+/* The exit status of a review command that wrote audit records. */
+static int audit_exit(int status)
+{
+	return audit_lost && status == 0 ? WARD_EXIT_FAILURE : status;
 }
 
 static cJSON *strv_to_json(char *const *l)
@@ -499,7 +514,7 @@ int cmd_diff(int argc, char **argv)
 		if (r < 0 || !(t = cJSON_Print(j)))
 			return log_oom(), WARD_EXIT_FAILURE;
 		printf("%s\n", t);
-		return 0;
+		return audit_exit(0);
 	}
 	CowDiffOptions o = {
 		.color = a.color == 1 || (a.color < 0 && isatty(STDOUT_FILENO)),
@@ -508,7 +523,7 @@ int cmd_diff(int argc, char **argv)
 	r = cow_diff_write(s, &l, sel, stdout, &o);
 	if (r < 0)
 		return log_error_errno(r, "Failed to show the diff: %m"), WARD_EXIT_FAILURE;
-	return 0;
+	return audit_exit(0);
 }
 
 int cmd_apply(int argc, char **argv)
@@ -536,7 +551,7 @@ int cmd_apply(int argc, char **argv)
 	cJSON *ev = result_json(&res);
 	cJSON_AddBoolToObject(ev, "force", a.force);
 	write_audit(s, "apply", ev);
-	return report("applied", &res, a.json);
+	return audit_exit(report("applied", &res, a.json));
 }
 
 int cmd_undo(int argc, char **argv)
@@ -564,7 +579,7 @@ int cmd_undo(int argc, char **argv)
 	cJSON *ev = result_json(&res);
 	cJSON_AddBoolToObject(ev, "force", a.force);
 	write_audit(s, "undo", ev);
-	return report("restored", &res, a.json);
+	return audit_exit(report("restored", &res, a.json));
 }
 
 int cmd_discard(int argc, char **argv)
@@ -594,5 +609,5 @@ int cmd_discard(int argc, char **argv)
 	if (r < 0)
 		return log_error_errno(r, "Failed to discard session '%s': %m", a.pos[0]),
 		       WARD_EXIT_FAILURE;
-	return 0;
+	return audit_exit(0);
 }

@@ -80,6 +80,20 @@ static int apply_flags(WardPolicy *p, const RunOptions *o, PolicyError *e)
 	return policy_merge_json(p, "<command line>", text, e);
 }
 
+/* The start record comes before anything runs: a run that cannot be
+ * recorded does not start (a full file system must not hide it). Takes
+ * @start. */
+static int write_start(AuditLog *audit, const char *state, cJSON *start)
+{
+	int r = audit_write(audit, "start", start);
+
+	if (r < 0)
+		log_error_errno(r, "Failed to write the audit log in '%s', not running the "
+				   "command: %m",
+				state);
+	return r;
+}
+
 static int write_result(const char *path, cJSON *summary)
 {
 	_cleanup_free_ char *text = cJSON_Print(summary);
@@ -289,7 +303,8 @@ int cmd_run(int argc, char **argv)
 			it = next;
 		}
 		cJSON_Delete(d);
-		(void)audit_write(audit, "start", start);
+		if (write_start(audit, state, start) < 0)
+			return WARD_EXIT_SETUP;
 
 		r = sandbox_run(plan, pol->timeout_s, &res, &se);
 		if (r < 0) {
@@ -316,7 +331,8 @@ int cmd_run(int argc, char **argv)
 			cJSON_Delete(start);
 			return WARD_EXIT_SETUP;
 		}
-		(void)audit_write(audit, "start", start);
+		if (write_start(audit, state, start) < 0)
+			return WARD_EXIT_SETUP;
 		r = tier0_run(o.argv, envp, ws, pol->timeout_s, &res);
 		if (r < 0)
 			return log_error_errno(r, "Failed to run '%s': %m", o.argv[0]),
@@ -357,13 +373,23 @@ int cmd_run(int argc, char **argv)
 		if (cow_session_count_changes(session, pol->fs_protected, &changes) >= 0 && changes)
 			cJSON_AddItemToObject(ex, "changes", changes);
 	}
-	if (o.result_file) {
-		cJSON *sum = cJSON_Duplicate(ex, true);
+	cJSON *sum = o.result_file ? cJSON_Duplicate(ex, true) : NULL;
+	int audit_err = 0;
+	unsigned lost;
+
+	(void)audit_write(audit, "exit", ex);
+	lost = audit_failures(audit, &audit_err);
+	if (lost)
+		log_error("The audit log in '%s' is incomplete: %u record(s) of this run could not "
+			  "be written: %s",
+			  state, lost, strerror(-audit_err));
+	if (sum) {
 		cJSON_AddStringToObject(sum, "session", session_id);
+		if (lost)
+			cJSON_AddStringToObject(sum, "audit_error", strerror(-audit_err));
 		if (write_result(o.result_file, sum) < 0)
 			log_warning("Failed to write the result to '%s'", o.result_file);
 		cJSON_Delete(sum);
 	}
-	(void)audit_write(audit, "exit", ex);
 	return res.exit_code;
 }

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/macro.h"
 #include "net/proxy-internal.h"
 
@@ -104,7 +105,11 @@ static void write_audit(Conn *c)
 	cJSON_AddNumberToObject(o, "duration_ms", (double)(proxy_now_ms() - c->start_ms));
 	if (p->cfg.program)
 		cJSON_AddStringToObject(o, "program", p->cfg.program);
-	(void)audit_write(p->cfg.audit, "net", o);
+	/* The proxy is its own process: say it here, once per run. */
+	if (audit_write(p->cfg.audit, "net", o) < 0 &&
+	    audit_failures(p->cfg.audit, NULL) == 1)
+		log_error("Failed to write a 'net' record to the audit log: the log of this "
+			  "run's connections is incomplete");
 }
 
 static void close_upstream(Conn *c)
