@@ -351,6 +351,9 @@ int cmd_run(int argc, char **argv)
 	} else if (res.timed_out)
 		log_error("Timed out after %llu s; killed the command and everything it started",
 			  (unsigned long long)pol->timeout_s);
+	else if (res.oom_killed)
+		log_error("The run reached limits.memory_mb (%llu MiB): the kernel killed it",
+			  (unsigned long long)pol->memory_mb);
 
 	cJSON *ex = cJSON_CreateObject();
 	cJSON_AddNumberToObject(ex, "exit_code", res.exit_code);
@@ -363,6 +366,8 @@ int cmd_run(int argc, char **argv)
 	else
 		cJSON_AddNullToObject(ex, "signal");
 	cJSON_AddBoolToObject(ex, "timed_out", res.timed_out);
+	if (res.oom_killed)
+		cJSON_AddBoolToObject(ex, "oom_killed", true);
 	cJSON_AddNumberToObject(ex, "duration_ms", (double)res.duration_ms);
 	if (res.setup_failed) {
 		cJSON_AddStringToObject(ex, "setup_step", res.error.step);

@@ -245,9 +245,12 @@ int limits_cgroup_find_base(char *ret, size_t n)
 	return best;
 }
 
+/* pids and memory are required; cpu and io are enabled where @dir's
+ * parent offers them (an error there only means the limit is not held). */
 static int enable_controllers(const char *dir)
 {
 	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char path[4096 + 32], buf[512];
 	int r;
 
 	if (fd < 0)
@@ -255,7 +258,44 @@ static int enable_controllers(const char *dir)
 	r = limits_write_at(fd, "cgroup.subtree_control", "+pids");
 	if (r >= 0)
 		r = limits_write_at(fd, "cgroup.subtree_control", "+memory");
-	return r;
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
+	if (limits_read_text(path, buf, sizeof(buf)) >= 0) {
+		if (limits_controllers_have(buf, "cpu"))
+			(void)limits_write_at(fd, "cgroup.subtree_control", "+cpu");
+		if (limits_controllers_have(buf, "io"))
+			(void)limits_write_at(fd, "cgroup.subtree_control", "+io");
+	}
+	return 0;
+}
+
+/* The CFS quota for @percent of one CPU per 100 ms period. */
+static uint64_t cpu_quota_us(uint64_t percent)
+{
+	return percent * 1000;
+}
+
+/* The io weight files, the BFQ one first: io.weight (io.cost) does
+ * nothing unless io.cost is enabled for the device, BFQ's weight works
+ * wherever BFQ schedules the device. */
+static int set_io_weight(int fd, bool v2, uint64_t weight)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)weight);
+	if (v2)
+		return limits_write_at(fd, "io.bfq.weight", num) >= 0 ||
+				       limits_write_at(fd, "io.weight", num) >= 0
+			       ? 0
+			       : -EOPNOTSUPP;
+	/* v1: BFQ's range is 1..1000, CFQ's was 10..1000. */
+	snprintf(num, sizeof(num), "%llu",
+		 (unsigned long long)(weight > 1000 ? 1000 : weight < 10 ? 10 : weight));
+	return limits_write_at(fd, "blkio.bfq.weight", num) >= 0 ||
+			       limits_write_at(fd, "blkio.weight", num) >= 0
+		       ? 0
+		       : -EOPNOTSUPP;
 }
 
 /* Remove session cgroups a killed ward left behind. Only empty ones go
@@ -282,9 +322,11 @@ static void remove_stale_prefixed(const char *slice, const char *prefix)
 	}
 }
 
-int limits_cgroup_v2_create(LimitsCgroup *cg, const char *session_id, uint64_t pids,
-			    uint64_t memory_bytes)
+int limits_cgroup_v2_create(LimitsCgroup *cg, const char *session_id, const CgroupWant *want,
+			    unsigned *ret_holds)
 {
+	uint64_t pids = want->pids, memory_bytes = want->memory_bytes;
+	unsigned holds = 0;
 	char base[4096], path[4096 + 256], num[32];
 	_cleanup_close_ int fd = -EBADF;
 	int r;
@@ -335,7 +377,16 @@ int limits_cgroup_v2_create(LimitsCgroup *cg, const char *session_id, uint64_t p
 		 * absent when the kernel has no swap accounting. */
 		(void)limits_write_at(fd, "memory.swap.max", "0");
 	}
+	if (want->cpu_percent) {
+		snprintf(num, sizeof(num), "%llu 100000",
+			 (unsigned long long)cpu_quota_us(want->cpu_percent));
+		if (limits_write_at(fd, "cpu.max", num) >= 0)
+			holds |= CG_HOLDS_CPU;
+	}
+	if (want->io_weight && set_io_weight(fd, true, want->io_weight) >= 0)
+		holds |= CG_HOLDS_IO;
 	cg->v2_fd = TAKE_FD(fd);
+	*ret_holds = holds;
 	return 0;
 }
 
@@ -388,17 +439,16 @@ static void destroy_dir(const char *dir, int fd)
 void limits_cgroup_destroy(LimitsCgroup *cg)
 {
 	destroy_dir(cg->v2_path, cg->v2_fd);
-	destroy_dir(cg->v1_pids, -1);
-	destroy_dir(cg->v1_memory, -1);
+	for (CgroupV1 i = 0; i < _CG_V1_MAX; i++)
+		destroy_dir(cg->v1_path[i], -1);
 	if (cg->v2_fd >= 0)
 		(void)close(cg->v2_fd);
-	if (cg->v1_pids_fd >= 0)
-		(void)close(cg->v1_pids_fd);
-	if (cg->v1_memory_fd >= 0)
-		(void)close(cg->v1_memory_fd);
+	for (CgroupV1 i = 0; i < _CG_V1_MAX; i++) {
+		if (cg->v1_fd[i] >= 0)
+			(void)close(cg->v1_fd[i]);
+		free(cg->v1_path[i]);
+	}
 	free(cg->v2_path);
-	free(cg->v1_pids);
-	free(cg->v1_memory);
 	*cg = (LimitsCgroup)LIMITS_CGROUP_INIT;
 }
 
@@ -490,14 +540,20 @@ int limits_cgroup_v1_find(const char *controller, char *ret, size_t n)
 	return 0;
 }
 
-int limits_cgroup_v1_create(LimitsCgroup *cg, const char *controller, const char *session,
+int limits_cgroup_v1_create(LimitsCgroup *cg, CgroupV1 which, const char *session,
 			    uint64_t value)
 {
+	static const char *const controllers[_CG_V1_MAX] = {
+		[CG_V1_PIDS] = "pids",
+		[CG_V1_MEMORY] = "memory",
+		[CG_V1_CPU] = "cpu",
+		[CG_V1_BLKIO] = "blkio",
+	};
+	const char *controller = controllers[which];
 	char dir[4096], num[32];
 	_cleanup_close_ int fd = -EBADF;
-	bool mem = strcmp(controller, "memory") == 0;
-	char **slot = mem ? &cg->v1_memory : &cg->v1_pids;
-	int *slot_fd = mem ? &cg->v1_memory_fd : &cg->v1_pids_fd;
+	char **slot = &cg->v1_path[which];
+	int *slot_fd = &cg->v1_fd[which];
 	int r;
 
 	r = limits_cgroup_v1_find(controller, dir, sizeof(dir));
@@ -518,19 +574,38 @@ int limits_cgroup_v1_create(LimitsCgroup *cg, const char *controller, const char
 	if (fd < 0)
 		return -errno;
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)value);
-	r = limits_write_at(fd, mem ? "memory.limit_in_bytes" : "pids.max", num);
+	switch (which) {
+	case CG_V1_PIDS:
+		r = limits_write_at(fd, "pids.max", num);
+		break;
+	case CG_V1_MEMORY:
+		r = limits_write_at(fd, "memory.limit_in_bytes", num);
+		/* memory+swap as well, where swap accounting exists. */
+		if (r >= 0)
+			(void)limits_write_at(fd, "memory.memsw.limit_in_bytes", num);
+		break;
+	case CG_V1_CPU:
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)cpu_quota_us(value));
+		r = limits_write_at(fd, "cpu.cfs_period_us", "100000");
+		if (r >= 0)
+			r = limits_write_at(fd, "cpu.cfs_quota_us", num);
+		break;
+	case CG_V1_BLKIO:
+		r = set_io_weight(fd, false, value);
+		break;
+	case _CG_V1_MAX:
+	default:
+		r = -EINVAL;
+	}
 	if (r < 0)
 		return r;
-	/* memory+swap as well, where swap accounting exists. */
-	if (mem)
-		(void)limits_write_at(fd, "memory.memsw.limit_in_bytes", num);
 	*slot_fd = TAKE_FD(fd);
 	return 0;
 }
 
 int limits_cgroup_join_self(const LimitsCgroup *cg)
 {
-	const int fds[] = { cg->v2_fd, cg->v1_pids_fd, cg->v1_memory_fd };
+	const int fds[] = { cg->v2_fd, cg->v1_fd[0], cg->v1_fd[1], cg->v1_fd[2], cg->v1_fd[3] };
 
 	/* "0" is the writing process. Joining before the command is forked
 	 * means nothing it starts can be outside the limit, whatever the
@@ -555,7 +630,7 @@ int limits_cgroup_join_self(const LimitsCgroup *cg)
 
 int limits_cgroup_attach(LimitsCgroup *cg, pid_t pid)
 {
-	const int fds[] = { cg->v2_fd, cg->v1_pids_fd, cg->v1_memory_fd };
+	const int fds[] = { cg->v2_fd, cg->v1_fd[0], cg->v1_fd[1], cg->v1_fd[2], cg->v1_fd[3] };
 	char num[32];
 	int r = 0;
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ typedef enum LimitMech {
 	MECH_RLIMIT,
 	MECH_TMPFS,
 	MECH_TIMER,
+	MECH_USERNS,     /* a /proc/sys/user limit of the sandbox's user namespace */
 	MECH_UNENFORCED, /* asked for, but nothing here can hold it */
 	_MECH_MAX,
 } LimitMech;
@@ -41,6 +43,7 @@ static const char *const mech_names[_MECH_MAX] = {
 	[MECH_RLIMIT] = "rlimit",
 	[MECH_TMPFS] = "tmpfs",
 	[MECH_TIMER] = "timer",
+	[MECH_USERNS] = "userns",
 	[MECH_UNENFORCED] = "none",
 };
 /* clang-format on */
@@ -48,39 +51,84 @@ static const char *const mech_names[_MECH_MAX] = {
 typedef enum LimitId {
 	LIM_PIDS,
 	LIM_MEMORY,
+	LIM_CPU,
+	LIM_IO,
 	LIM_NOFILE,
 	LIM_TMP,
+	LIM_SHM,
 	LIM_TIMEOUT,
 	LIM_CORE,
+	LIM_INOTIFY_INSTANCES,
+	LIM_INOTIFY_WATCHES,
+	LIM_SIGPENDING,
+	LIM_MSGQUEUE,
 	_LIM_MAX,
 } LimitId;
 
 /* clang-format off */
 static const struct {
 	const char *name;
-	int resource;         /* the rlimit that stands in, -1 none */
+	int resource;           /* the rlimit that stands in, -1 none */
 	const char *rlimit_name;
-	const char *controller; /* the cgroup controller, NULL none */
+	CgroupV1 v1;            /* the v1 hierarchy, _CG_V1_MAX none */
+	const char *degraded;   /* the name in the degraded list */
+	/* /proc/sys/user files this limit sets in the sandbox's user
+	 * namespace (ucounts: a child namespace's count is charged to every
+	 * ancestor, so a lower maximum there is a share of the user's). */
+	const char *sysctl[2];
 } limit_info[_LIM_MAX] = {
-	[LIM_PIDS] = { "pids", RLIMIT_NPROC, "RLIMIT_NPROC", "pids" },
+	[LIM_PIDS] = { "pids", RLIMIT_NPROC, "RLIMIT_NPROC", CG_V1_PIDS, "limit-pids", {} },
 	/* RLIMIT_DATA, not RLIMIT_AS: it counts private writable memory and
 	 * brk, not address-space reservations, so JITs and Go's arena
-	 * reservations keep working. It is per process. */
-	[LIM_MEMORY] = { "memory_mb", RLIMIT_DATA, "RLIMIT_DATA", "memory" },
-	[LIM_NOFILE] = { "nofile", RLIMIT_NOFILE, "RLIMIT_NOFILE", NULL },
-	[LIM_TMP] = { "tmp_mb", -1, NULL, NULL },
-	[LIM_TIMEOUT] = { "timeout_s", -1, NULL, NULL },
-	[LIM_CORE] = { "core", RLIMIT_CORE, "RLIMIT_CORE", NULL },
+	 * reservations keep working. It is per process and counts no shared
+	 * memory: only a cgroup makes memory_mb hold. */
+	[LIM_MEMORY] = { "memory_mb", RLIMIT_DATA, "RLIMIT_DATA", CG_V1_MEMORY, "limit-memory", {} },
+	[LIM_CPU] = { "cpu_percent", -1, NULL, CG_V1_CPU, "limit-cpu", {} },
+	[LIM_IO] = { "io_weight", -1, NULL, CG_V1_BLKIO, "limit-io", {} },
+	[LIM_NOFILE] = { "nofile", RLIMIT_NOFILE, "RLIMIT_NOFILE", _CG_V1_MAX, NULL, {} },
+	[LIM_TMP] = { "tmp_mb", -1, NULL, _CG_V1_MAX, NULL, {} },
+	[LIM_SHM] = { "shm_mb", -1, NULL, _CG_V1_MAX, NULL, {} },
+	[LIM_TIMEOUT] = { "timeout_s", -1, NULL, _CG_V1_MAX, NULL, {} },
+	[LIM_CORE] = { "core", RLIMIT_CORE, "RLIMIT_CORE", _CG_V1_MAX, NULL, {} },
+	[LIM_INOTIFY_INSTANCES] = { "inotify_instances", -1, NULL, _CG_V1_MAX, "limit-inotify",
+		{ "max_inotify_instances", "max_fanotify_groups" } },
+	[LIM_INOTIFY_WATCHES] = { "inotify_watches", -1, NULL, _CG_V1_MAX, "limit-inotify",
+		{ "max_inotify_watches", "max_fanotify_marks" } },
+	[LIM_SIGPENDING] = { "sigpending", RLIMIT_SIGPENDING, "RLIMIT_SIGPENDING", _CG_V1_MAX,
+		"limit-sigpending", {} },
+	[LIM_MSGQUEUE] = { "msgqueue_kb", RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE", _CG_V1_MAX,
+		"limit-msgqueue", {} },
 };
 /* clang-format on */
 
+/* The namespace counters of /proc/sys/user get a fixed share (with nested
+ * sandboxes off the command cannot create namespaces anyway: no
+ * capabilities, seccomp). Not 0: ward's own setup clones mount trees
+ * (open_tree), which newer kernels count as mount namespaces. */
+static const char *const ns_sysctls[] = {
+	"max_user_namespaces", "max_mnt_namespaces",	"max_pid_namespaces",
+	"max_net_namespaces",  "max_ipc_namespaces",	"max_uts_namespaces",
+	"max_cgroup_namespaces", "max_time_namespaces",
+};
+#define NS_SHARE 64
+
+#define SYSCTL_MAX 16
+
+typedef struct SysctlWrite {
+	char path[64];
+	char value[24];
+} SysctlWrite;
+
 struct LimitsPlan {
-	uint64_t value[_LIM_MAX];     /* as applied (nofile may be clamped) */
+	uint64_t value[_LIM_MAX];     /* as applied (clamped to a share) */
 	uint64_t requested[_LIM_MAX]; /* as the policy asked */
 	LimitMech mech[_LIM_MAX];
 	struct rlimit rlim[_LIM_MAX]; /* precomputed for the child */
-	const char *why[_LIM_MAX];    /* for MECH_UNENFORCED */
+	const char *why[_LIM_MAX];    /* what the mechanism leaves out, if anything */
+	bool degraded_id[_LIM_MAX];
 	char *degraded[_LIM_MAX + 1]; /* static strings, NULL-terminated */
+	SysctlWrite sysctl[SYSCTL_MAX];
+	size_t n_sysctl;
 	LimitsCgroup cg;
 };
 
@@ -104,30 +152,144 @@ LimitsPlan *limits_plan_free(LimitsPlan *plan)
 	return NULL;
 }
 
-/* pids and memory: v2, else (root on a hybrid host) v1, else rlimits. */
+static void degrade(LimitsPlan *p, LimitId id, LimitMech mech, const char *why)
+{
+	size_t n = 0;
+
+	p->mech[id] = mech;
+	p->why[id] = why;
+	p->degraded_id[id] = true;
+	while (p->degraded[n])
+		if (strcmp(p->degraded[n++], limit_info[id].degraded) == 0)
+			return;
+	p->degraded[n] = (char *)limit_info[id].degraded;
+}
+
+/* pids, memory, cpu and io: v2, else (root on a hybrid host) v1. */
 static void plan_cgroups(LimitsPlan *p, const char *session_id)
 {
-	uint64_t mem = p->requested[LIM_MEMORY] * 1024 * 1024;
+	CgroupWant want = {
+		.pids = p->value[LIM_PIDS],
+		.memory_bytes = p->value[LIM_MEMORY] * 1024 * 1024,
+		.cpu_percent = p->value[LIM_CPU],
+		.io_weight = p->value[LIM_IO],
+	};
+	unsigned holds = 0;
 	int r;
 
-	r = limits_cgroup_v2_create(&p->cg, session_id, p->requested[LIM_PIDS], mem);
+	r = limits_cgroup_v2_create(&p->cg, session_id, &want, &holds);
 	if (r >= 0) {
 		for (LimitId id = LIM_PIDS; id <= LIM_MEMORY; id++)
-			if (p->requested[id])
+			if (p->value[id])
 				p->mech[id] = MECH_CGROUP;
+		if (want.cpu_percent && (holds & CG_HOLDS_CPU))
+			p->mech[LIM_CPU] = MECH_CGROUP;
+		if (want.io_weight && (holds & CG_HOLDS_IO))
+			p->mech[LIM_IO] = MECH_CGROUP;
 		return;
 	}
 	limits_cgroup_destroy(&p->cg);
 	p->cg.v2_error = -r;
 
-	for (LimitId id = LIM_PIDS; id <= LIM_MEMORY; id++) {
-		uint64_t v = id == LIM_MEMORY ? mem : p->requested[id];
+	for (LimitId id = LIM_PIDS; id <= LIM_IO; id++) {
+		uint64_t v = id == LIM_MEMORY ? want.memory_bytes : p->value[id];
 
-		if (v && limits_cgroup_v1_create(&p->cg, limit_info[id].controller, session_id,
-						 v) >= 0)
+		if (v && limits_cgroup_v1_create(&p->cg, limit_info[id].v1, session_id, v) >= 0)
 			p->mech[id] = MECH_CGROUP_V1;
 	}
 	/* A v1 cgroup that failed half-way keeps its path for destroy. */
+}
+
+/* Half of @host, the caller's own limit: whatever a run is given, the
+ * user's other processes keep the rest. 0 or "unlimited": no clamp. */
+static uint64_t share_of(uint64_t want, uint64_t host)
+{
+	if (host == 0 || host == RLIM_INFINITY)
+		return want;
+	host /= 2;
+	return want > host ? (host ? host : 1) : want;
+}
+
+static uint64_t read_sysctl_user(const char *name)
+{
+	char path[96], buf[32];
+
+	snprintf(path, sizeof(path), "/proc/sys/user/%s", name);
+	if (limits_read_text(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+static bool add_sysctl(LimitsPlan *p, const char *name, uint64_t v)
+{
+	SysctlWrite *w;
+
+	if (p->n_sysctl >= SYSCTL_MAX)
+		return false;
+	w = &p->sysctl[p->n_sysctl++];
+	snprintf(w->path, sizeof(w->path), "/proc/sys/user/%s", name);
+	snprintf(w->value, sizeof(w->value), "%llu", (unsigned long long)v);
+	return true;
+}
+
+/* The /proc/sys/user shares. The child writes them with CAP_SYS_RESOURCE in
+ * its own user namespace (the only one for which the kernel lets it),
+ * through the host's /proc before the view replaces it. A read-only
+ * /proc/sys (some containers) leaves the counters shared: said so. */
+static void plan_userns_shares(LimitsPlan *p)
+{
+	struct statvfs sv;
+	bool writable = statvfs("/proc/sys/user", &sv) == 0 && !(sv.f_flag & ST_RDONLY);
+
+	for (LimitId id = LIM_INOTIFY_INSTANCES; id <= LIM_INOTIFY_WATCHES; id++) {
+		if (!p->requested[id])
+			continue;
+		p->value[id] = share_of(p->requested[id], read_sysctl_user(limit_info[id].sysctl[0]));
+		if (!writable) {
+			degrade(p, id, MECH_UNENFORCED,
+				"/proc/sys is read-only here: the counter is shared with the user");
+			continue;
+		}
+		p->mech[id] = MECH_USERNS;
+		for (size_t i = 0; i < ELEMENTSOF(limit_info[id].sysctl); i++) {
+			const char *name = limit_info[id].sysctl[i];
+			char path[96];
+
+			snprintf(path, sizeof(path), "/proc/sys/user/%s", name);
+			/* fanotify's files are Linux 5.13+. */
+			if (access(path, F_OK) == 0)
+				(void)add_sysctl(p, name, share_of(p->requested[id], read_sysctl_user(name)));
+		}
+	}
+	if (!writable)
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(ns_sysctls); i++) {
+		char path[96];
+
+		snprintf(path, sizeof(path), "/proc/sys/user/%s", ns_sysctls[i]);
+		if (access(path, F_OK) == 0)
+			(void)add_sysctl(p, ns_sysctls[i],
+					 share_of(NS_SHARE, read_sysctl_user(ns_sysctls[i])));
+	}
+}
+
+/* RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE are counted per user and charged to
+ * every ancestor user namespace as well: a lower limit inside is a share. */
+static void plan_rlimit_shares(LimitsPlan *p)
+{
+	for (LimitId id = LIM_SIGPENDING; id <= LIM_MSGQUEUE; id++) {
+		uint64_t unit = id == LIM_MSGQUEUE ? 1024 : 1;
+		struct rlimit cur = { RLIM_INFINITY, RLIM_INFINITY };
+		rlim_t v;
+
+		if (!p->requested[id])
+			continue;
+		(void)getrlimit(limit_info[id].resource, &cur);
+		v = (rlim_t)share_of(p->requested[id] * unit, cur.rlim_cur);
+		p->value[id] = v / unit;
+		p->mech[id] = MECH_RLIMIT;
+		p->rlim[id] = (struct rlimit){ v, v };
+	}
 }
 
 int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **ret)
@@ -143,37 +305,72 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 	p->cg = (LimitsCgroup)LIMITS_CGROUP_INIT;
 	p->requested[LIM_PIDS] = pol->pids;
 	p->requested[LIM_MEMORY] = pol->memory_mb;
+	p->requested[LIM_CPU] = pol->cpu_percent;
+	p->requested[LIM_IO] = pol->io_weight;
 	p->requested[LIM_NOFILE] = pol->nofile;
 	p->requested[LIM_TMP] = pol->tmp_mb;
+	p->requested[LIM_SHM] = pol->shm_mb;
 	p->requested[LIM_TIMEOUT] = pol->timeout_s;
+	p->requested[LIM_INOTIFY_INSTANCES] = pol->inotify_instances;
+	p->requested[LIM_INOTIFY_WATCHES] = pol->inotify_watches;
+	p->requested[LIM_SIGPENDING] = pol->sigpending;
+	p->requested[LIM_MSGQUEUE] = pol->msgqueue_kb;
 	memcpy(p->value, p->requested, sizeof(p->value));
 	p->mech[LIM_CORE] = MECH_RLIMIT; /* core dumps are always off */
 	p->rlim[LIM_CORE] = (struct rlimit){ 0, 0 };
-	if (pol->tmp_mb)
+	/* The tmpfs sizes (limits_tmpfs_mb): a memory limit bounds them too. */
+	if (pol->tmp_mb) {
 		p->mech[LIM_TMP] = MECH_TMPFS;
+		p->value[LIM_TMP] = limits_tmpfs_mb(pol, false);
+	}
+	if (pol->shm_mb) {
+		p->mech[LIM_SHM] = MECH_TMPFS;
+		p->value[LIM_SHM] = limits_tmpfs_mb(pol, true);
+	}
 	if (pol->timeout_s)
 		p->mech[LIM_TIMEOUT] = MECH_TIMER;
 
-	if (pol->pids || pol->memory_mb)
+	/* The sandbox's processes count against the user's RLIMIT_NPROC
+	 * (ucounts are hierarchical) whatever holds pids: keep it a share.
+	 * Root is exempt from RLIMIT_NPROC, so its limit is no quota. */
+	if (pol->pids && getuid() != 0 && getrlimit(RLIMIT_NPROC, &cur) == 0)
+		p->value[LIM_PIDS] = share_of(pol->pids, cur.rlim_cur);
+
+	if (pol->pids || pol->memory_mb || pol->cpu_percent || pol->io_weight)
 		plan_cgroups(p, session_id);
 	for (LimitId id = LIM_PIDS; id <= LIM_MEMORY; id++) {
-		rlim_t v = id == LIM_MEMORY ? (rlim_t)p->requested[id] * 1024 * 1024
-					    : (rlim_t)p->requested[id];
+		rlim_t v = id == LIM_MEMORY ? (rlim_t)p->value[id] * 1024 * 1024
+					    : (rlim_t)p->value[id];
 
-		if (!p->requested[id] || p->mech[id] != MECH_NONE)
+		if (!p->value[id] || p->mech[id] != MECH_NONE)
 			continue;
 		if (id == LIM_PIDS && getuid() == 0) {
 			/* fork() exempts the global root user from
 			 * RLIMIT_NPROC (kernel/fork.c: INIT_USER), user
 			 * namespace or not: an rlimit would be a pretence. */
-			p->mech[id] = MECH_UNENFORCED;
-			p->why[id] = "RLIMIT_NPROC does not apply to uid 0 and no cgroup is usable";
-			p->degraded[0] = (char *)"limit-pids";
+			degrade(p, id, MECH_UNENFORCED,
+				"RLIMIT_NPROC does not apply to uid 0 and no cgroup is usable");
+			continue;
+		}
+		p->rlim[id] = (struct rlimit){ v, v };
+		if (id == LIM_MEMORY) {
+			/* Held in part: the run goes on, reported degraded
+			 * (--strict refuses it). */
+			degrade(p, id, MECH_RLIMIT,
+				"no memory cgroup is usable: RLIMIT_DATA is per process and does "
+				"not count shared memory (memfd, shared mmap, /dev/shm, tmpfs)");
 			continue;
 		}
 		p->mech[id] = MECH_RLIMIT;
-		p->rlim[id] = (struct rlimit){ v, v };
 	}
+	if (p->mech[LIM_IO] == MECH_CGROUP || p->mech[LIM_IO] == MECH_CGROUP_V1)
+		p->why[LIM_IO] = "a proportional weight: it acts only under contention, on devices "
+				 "that the BFQ scheduler (or io.cost) runs";
+	for (LimitId id = LIM_CPU; id <= LIM_IO; id++)
+		if (p->value[id] && p->mech[id] == MECH_NONE)
+			degrade(p, id, MECH_UNENFORCED,
+				id == LIM_CPU ? "no cgroup with the cpu controller is usable"
+					      : "no cgroup with an io weight is usable");
 	if (pol->nofile) {
 		/* The hard limit cannot be raised without CAP_SYS_RESOURCE in
 		 * the initial namespace: clamp, and say so in describe. */
@@ -186,7 +383,38 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 		p->rlim[LIM_NOFILE] = (struct rlimit){ v, v };
 		p->value[LIM_NOFILE] = v;
 	}
+	plan_userns_shares(p);
+	plan_rlimit_shares(p);
 	*ret = p;
+	return 0;
+}
+
+uint64_t limits_tmpfs_mb(const WardPolicy *pol, bool shm)
+{
+	uint64_t v = shm ? (pol->shm_mb ? pol->shm_mb : 64) : (pol->tmp_mb ? pol->tmp_mb : 1024);
+
+	/* tmpfs pages are memory: no single tmpfs may hold more than the
+	 * memory limit (a cgroup also charges them; without one, this
+	 * bounds what the rlimit does not count). */
+	return pol->memory_mb && pol->memory_mb < v ? pol->memory_mb : v;
+}
+
+int limits_apply_userns(const LimitsPlan *plan)
+{
+	if (!plan)
+		return -EINVAL;
+	for (size_t i = 0; i < plan->n_sysctl; i++) {
+		int fd = open(plan->sysctl[i].path, O_WRONLY | O_CLOEXEC);
+		size_t len = strlen(plan->sysctl[i].value);
+		ssize_t n;
+
+		if (fd < 0)
+			return -errno;
+		n = write(fd, plan->sysctl[i].value, len);
+		(void)close(fd);
+		if (n != (ssize_t)len)
+			return n < 0 ? -errno : -EIO;
+	}
 	return 0;
 }
 
@@ -204,9 +432,12 @@ const char *limits_cgroup_path(const LimitsPlan *plan)
 {
 	if (!plan)
 		return NULL;
-	return plan->cg.v2_path ? plan->cg.v2_path
-	       : plan->cg.v1_pids ? plan->cg.v1_pids
-				  : plan->cg.v1_memory;
+	if (plan->cg.v2_path)
+		return plan->cg.v2_path;
+	for (CgroupV1 i = 0; i < _CG_V1_MAX; i++)
+		if (plan->cg.v1_path[i])
+			return plan->cg.v1_path[i];
+	return NULL;
 }
 
 int limits_attach(LimitsPlan *plan, pid_t pid)
@@ -264,8 +495,9 @@ cJSON *limits_describe(const LimitsPlan *plan)
 		if (plan->mech[id] == MECH_RLIMIT &&
 		    !cJSON_AddStringToObject(e, "rlimit", limit_info[id].rlimit_name))
 			goto oom;
-		if (plan->mech[id] == MECH_UNENFORCED &&
-		    !cJSON_AddStringToObject(e, "reason", plan->why[id]))
+		if (plan->why[id] && !cJSON_AddStringToObject(e, "reason", plan->why[id]))
+			goto oom;
+		if (plan->degraded_id[id] && !cJSON_AddBoolToObject(e, "degraded", true))
 			goto oom;
 		if (plan->value[id] != plan->requested[id] && id != LIM_CORE &&
 		    !cJSON_AddNumberToObject(e, "requested", (double)plan->requested[id]))
@@ -301,6 +533,18 @@ static long events_value(int dirfd, const char *file, const char *key)
 		if (strncmp(l, key, klen) == 0 && l[klen] == ' ')
 			return strtol(l + klen + 1, NULL, 10);
 	return -1;
+}
+
+bool limits_oom_killed(const LimitsPlan *plan)
+{
+	if (!plan)
+		return false;
+	if (plan->cg.v2_fd >= 0)
+		return events_value(plan->cg.v2_fd, "memory.events", "oom_kill") > 0;
+	if (plan->cg.v1_fd[CG_V1_MEMORY] >= 0)
+		return events_value(plan->cg.v1_fd[CG_V1_MEMORY], "memory.oom_control",
+				    "oom_kill") > 0;
+	return false;
 }
 
 cJSON *limits_events(const LimitsPlan *plan)

@@ -1,7 +1,10 @@
-/* Resource limits for a run: limits.pids, memory_mb, nofile (and tmp_mb,
- * which the /tmp tmpfs size enforces), held by a cgroup v2 subtree when one
- * is delegated to the user (or writable, as root), else by the nearest
- * rlimit. Core dumps are always off. */
+/* Resource limits for a run: limits.pids, memory_mb, cpu_percent and
+ * io_weight, held by a cgroup v2 subtree when one is delegated to the user
+ * (or writable, as root), else by the nearest rlimit or not at all, and
+ * then reported degraded; nofile, tmp_mb and shm_mb (tmpfs sizes); and the
+ * sandbox's shares of the per-user kernel counters (inotify, fanotify,
+ * namespaces through its user namespace's /proc/sys/user; pending signals
+ * and message queues through rlimits). Core dumps are always off. */
 #pragma once
 
 #include <stdbool.h>
@@ -19,27 +22,36 @@ typedef struct LimitsPlan LimitsPlan;
 int limits_plan_new(const WardPolicy *p, const char *session_id, LimitsPlan **ret);
 /* Remove the run's cgroup (killing anything left in it). Accepts NULL. */
 LimitsPlan *limits_plan_free(LimitsPlan *plan);
-/* Limits asked for that nothing here can hold, as stable names
- * ("limit-pids"), NULL-terminated, owned by plan; for the start event's
- * degraded list (and --strict). Today only pids for uid 0 without a usable
- * cgroup: fork() exempts root from RLIMIT_NPROC. */
+/* Limits asked for that nothing here holds in full, as stable names
+ * ("limit-pids", "limit-memory", "limit-cpu", "limit-io", "limit-inotify"),
+ * NULL-terminated, owned by plan; for the start event's degraded list (and
+ * --strict). */
 char *const *limits_plan_degraded(const LimitsPlan *plan);
 /* A cgroup dir fd for clone3(CLONE_INTO_CGROUP), or -1 when none. */
 int limits_cgroup_fd(const LimitsPlan *plan);
 /* Parent side, after clone: move @pid into the cgroup if clone3 did not. */
 int limits_attach(LimitsPlan *plan, pid_t pid);
+/* Child side, right after the uid map, with CAP_SYS_RESOURCE in the new
+ * user namespace and the host's /proc still in place: write the
+ * namespace's /proc/sys/user shares. No allocation. */
+int limits_apply_userns(const LimitsPlan *plan);
+/* The size of the /tmp and $HOME tmpfs (@shm false) or /dev/shm's (true),
+ * in MiB: limits.tmp_mb / shm_mb, never above limits.memory_mb. */
+uint64_t limits_tmpfs_mb(const WardPolicy *pol, bool shm);
 /* Child side, before the command is forked: join the run's cgroups (so
  * nothing can start outside them, whatever limits_attach raced with), then
  * setrlimit for the limits held by rlimits, RLIMIT_CORE=0. No allocation. */
 int limits_apply_child(const LimitsPlan *plan);
 /* {"pids":{"value":N,"mechanism":"cgroup"|"rlimit"}, ...} for the start event. */
 cJSON *limits_describe(const LimitsPlan *plan);
+/* Did the run's memory cgroup (v2 or v1) kill a process of the run? */
+bool limits_oom_killed(const LimitsPlan *plan);
 /* Did the cgroup record an OOM kill or hit pids.max? (for the exit event) */
 cJSON *limits_events(const LimitsPlan *plan);
 
-/* Which mechanism holds limit @name ("pids", "memory_mb", "nofile",
- * "tmp_mb", "timeout_s", "core"): "cgroup", "rlimit", "tmpfs", "timer",
- * or NULL when the limit is not set. */
+/* Which mechanism holds limit @name (a limits.* key, or "core"):
+ * "cgroup", "cgroup-v1", "rlimit", "tmpfs", "timer", "userns", "none"
+ * (asked for, not held), or NULL when the limit is not set. */
 const char *limits_mechanism(const LimitsPlan *plan, const char *name);
 /* The run's cgroup directory, NULL when none. */
 const char *limits_cgroup_path(const LimitsPlan *plan);

@@ -24,6 +24,7 @@
 #include "common/dirs.h"
 #include "common/macro.h"
 #include "common/strv.h"
+#include "linux/limits.h"
 #include "linux/mount-plan.h"
 
 static const char *const mount_kind_table[_MOUNT_KIND_MAX] = {
@@ -457,7 +458,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	/* $HOME: empty unless bound (by the policy or as an ancestor). */
 	if (!view_is_bound(ret, in->home)) {
 		snprintf(buf, sizeof(buf), "mode=0700,size=%llum",
-			 (unsigned long long)(pol->tmp_mb ? pol->tmp_mb : 1024));
+			 (unsigned long long)limits_tmpfs_mb(pol, false));
 		if ((r = add_spec(&b, MOUNT_TMPFS, NULL, in->home, buf, false)) < 0 ||
 		    (r = add_rule(&b, in->home, LANDLOCK_CLASS_READ_WRITE)) < 0)
 			goto fail;
@@ -465,10 +466,14 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 
 	/* /tmp: private, size-limited (limits.tmp_mb). */
 	snprintf(buf, sizeof(buf), "mode=1777,size=%llum",
-		 (unsigned long long)(pol->tmp_mb ? pol->tmp_mb : 1024));
+		 (unsigned long long)limits_tmpfs_mb(pol, false));
 	if ((r = add_spec(&b, MOUNT_TMPFS, NULL, "/tmp", buf, false)) < 0 ||
 	    (r = add_rule(&b, "/tmp", LANDLOCK_CLASS_READ_WRITE)) < 0)
 		goto fail;
+
+	/* /dev/shm: limits.shm_mb, within limits.memory_mb like /tmp. */
+	char shm[64];
+	snprintf(shm, sizeof(shm), "mode=1777,size=%llum", (unsigned long long)limits_tmpfs_mb(pol, true));
 
 	/* A minimal /dev. */
 	static const char *const devs[] = { "null", "zero", "full", "random", "urandom", "tty" };
@@ -485,7 +490,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	if ((r = add_spec(&b, MOUNT_DEVPTS, NULL, "/dev/pts", "newinstance,ptmxmode=0666,mode=620",
 			  false)) < 0 ||
 	    (r = add_spec(&b, MOUNT_SYMLINK, "pts/ptmx", "/dev/ptmx", NULL, false)) < 0 ||
-	    (r = add_spec(&b, MOUNT_TMPFS, NULL, "/dev/shm", "mode=1777,size=64m", false)) < 0 ||
+	    (r = add_spec(&b, MOUNT_TMPFS, NULL, "/dev/shm", shm, false)) < 0 ||
 	    (r = add_spec(&b, MOUNT_SYMLINK, "/proc/self/fd", "/dev/fd", NULL, false)) < 0 ||
 	    (r = add_spec(&b, MOUNT_SYMLINK, "/proc/self/fd/0", "/dev/stdin", NULL, false)) < 0 ||
 	    (r = add_spec(&b, MOUNT_SYMLINK, "/proc/self/fd/1", "/dev/stdout", NULL, false)) < 0 ||

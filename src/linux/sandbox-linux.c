@@ -5,6 +5,10 @@
  * Order, and why:
  *   uid-map        first: until the map exists our uid is "nobody" inside
  *                  and nothing can be created;
+ *   user-shares    this user namespace's /proc/sys/user limits (a share of
+ *                  the user's inotify, namespace... counters): needs
+ *                  CAP_SYS_RESOURCE here and the host's /proc, whose
+ *                  /proc/sys the view later makes read-only;
  *   hostname, loopback, proxy-listeners
  *                  need CAP_SYS_ADMIN / CAP_NET_ADMIN in our namespaces, and
  *                  nothing from the mounts: early, so the supervisor starts
@@ -134,6 +138,12 @@ static int step_uid_map(SandboxPlan *plan, const char **detail)
 	return write_file("/proc/self/gid_map", plan->gid_map);
 }
 
+static int step_user_shares(SandboxPlan *plan, const char **detail)
+{
+	*detail = "/proc/sys/user";
+	return limits_apply_userns(plan->limits);
+}
+
 static int step_mount_base(SandboxPlan *plan, const char **detail)
 {
 	return mount_setup_base(&plan->mounts);
@@ -211,6 +221,7 @@ static int step_seccomp(SandboxPlan *plan, const char **detail)
 /* clang-format off */
 static const SetupStep steps[] = {
 	{ "uid-map",         step_uid_map },
+	{ "user-shares",     step_user_shares },
 	{ "hostname",        step_hostname },
 	{ "loopback",        step_loopback },
 	{ "proxy-listeners", step_proxy_listeners },
@@ -728,6 +739,12 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 			res.signal = WTERMSIG(wstatus);
 			res.exit_code = WARD_EXIT_SIGNAL_BASE + res.signal;
 		}
+	} else if (limits_oom_killed(plan->limits)) {
+		/* The memory limit's OOM kill took init (and with it the
+		 * namespace): memfd pages count in the cgroup but in no
+		 * process's size, so the victim need not be the hog. */
+		res.signal = SIGKILL;
+		res.exit_code = WARD_EXIT_SIGNAL_BASE + SIGKILL;
 	} else {
 		res.setup_failed = true;
 		res.exit_code = WARD_EXIT_SETUP;
@@ -737,6 +754,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 			 info.si_code == CLD_EXITED ? "exit" : "signal", info.si_status);
 		res.error.error = EPROTO;
 	}
+	if (res.signal == SIGKILL && !res.timed_out)
+		res.oom_killed = limits_oom_killed(plan->limits);
 	*ret = res;
 	return 0;
 }

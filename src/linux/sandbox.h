@@ -46,6 +46,7 @@ typedef struct SandboxResult {
 	int status;                 /* the command's exit status, -1 if signalled */
 	int signal;                 /* the signal that killed it, 0 if none */
 	bool timed_out;
+	bool oom_killed;            /* the memory cgroup killed a process of the run */
 	bool setup_failed;          /* exit_code is 125/126/127 from setup/exec */
 	uint64_t duration_ms;
 	SandboxError error;         /* when setup_failed */

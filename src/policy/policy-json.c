@@ -98,7 +98,14 @@ static cJSON *build(const WardPolicy *p)
 	if (!add(root, "limits", limits = cJSON_CreateObject()) ||
 	    !add_limit(limits, "timeout_s", p->timeout_s) ||
 	    !add_limit(limits, "memory_mb", p->memory_mb) || !add_limit(limits, "pids", p->pids) ||
-	    !add_limit(limits, "tmp_mb", p->tmp_mb) || !add_limit(limits, "nofile", p->nofile))
+	    !add_limit(limits, "tmp_mb", p->tmp_mb) || !add_limit(limits, "nofile", p->nofile) ||
+	    !add_limit(limits, "shm_mb", p->shm_mb) ||
+	    !add_limit(limits, "inotify_instances", p->inotify_instances) ||
+	    !add_limit(limits, "inotify_watches", p->inotify_watches) ||
+	    !add_limit(limits, "sigpending", p->sigpending) ||
+	    !add_limit(limits, "msgqueue_kb", p->msgqueue_kb) ||
+	    !add_limit(limits, "cpu_percent", p->cpu_percent) ||
+	    !add_limit(limits, "io_weight", p->io_weight))
 		return NULL;
 
 	if (!add(root, "sandbox", sandbox = cJSON_CreateObject()) ||

@@ -3,6 +3,7 @@
  * only when the whole document was accepted. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -516,25 +517,36 @@ static int on_env(Parser *ps, const char *path, cJSON *v)
 
 static int on_limit(Parser *ps, const char *path, cJSON *v)
 {
+	/* clang-format off */
+	static const struct { const char *name; size_t offset; } fields[] = {
+		{ "timeout_s",         offsetof(WardPolicy, timeout_s) },
+		{ "memory_mb",         offsetof(WardPolicy, memory_mb) },
+		{ "pids",              offsetof(WardPolicy, pids) },
+		{ "tmp_mb",            offsetof(WardPolicy, tmp_mb) },
+		{ "nofile",            offsetof(WardPolicy, nofile) },
+		{ "shm_mb",            offsetof(WardPolicy, shm_mb) },
+		{ "inotify_instances", offsetof(WardPolicy, inotify_instances) },
+		{ "inotify_watches",   offsetof(WardPolicy, inotify_watches) },
+		{ "sigpending",        offsetof(WardPolicy, sigpending) },
+		{ "msgqueue_kb",       offsetof(WardPolicy, msgqueue_kb) },
+		{ "cpu_percent",       offsetof(WardPolicy, cpu_percent) },
+		{ "io_weight",         offsetof(WardPolicy, io_weight) },
+	};
+	/* clang-format on */
 	const PolicyLimitRange *l = policy_limit_range(v->string);
-	uint64_t *dst;
 
-	if (strcmp(v->string, "timeout_s") == 0)
-		dst = &ps->p->timeout_s;
-	else if (strcmp(v->string, "memory_mb") == 0)
-		dst = &ps->p->memory_mb;
-	else if (strcmp(v->string, "pids") == 0)
-		dst = &ps->p->pids;
-	else if (strcmp(v->string, "tmp_mb") == 0)
-		dst = &ps->p->tmp_mb;
-	else
-		dst = &ps->p->nofile;
-	return get_uint(ps, path, v, l->min, l->max, dst);
+	for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+		if (strcmp(fields[i].name, v->string) == 0)
+			return get_uint(ps, path, v, l->min, l->max,
+					(uint64_t *)((char *)ps->p + fields[i].offset));
+	return -EINVAL; /* not reached: parse_object knows only limits_keys */
 }
 
 static const KeyHandler limits_keys[] = {
-	{ "timeout_s", on_limit }, { "memory_mb", on_limit }, { "pids", on_limit },
-	{ "tmp_mb", on_limit },	   { "nofile", on_limit },
+	{ "timeout_s", on_limit },	   { "memory_mb", on_limit },	   { "pids", on_limit },
+	{ "tmp_mb", on_limit },		   { "nofile", on_limit },	   { "shm_mb", on_limit },
+	{ "inotify_instances", on_limit }, { "inotify_watches", on_limit }, { "sigpending", on_limit },
+	{ "msgqueue_kb", on_limit },	   { "cpu_percent", on_limit },	   { "io_weight", on_limit },
 };
 
 static int on_limits(Parser *ps, const char *path, cJSON *v)

@@ -137,6 +137,15 @@ WardPolicy *policy_new_defaults(void)
 	p->pids = 4096;
 	p->tmp_mb = 1024;
 	p->nofile = 8192;
+	/* Docker's /dev/shm default. */
+	p->shm_mb = 64;
+	/* Shares of per-user counters: a quarter of the kernel's defaults
+	 * (128 inotify instances, 800 KiB of message queues); and at most half
+	 * of the caller's own limit, whatever is asked (src/linux/limits.c). */
+	p->inotify_instances = 32;
+	p->inotify_watches = 65536;
+	p->sigpending = 1024;
+	p->msgqueue_kb = 200;
 	p->memory_mb = 0;
 	p->timeout_s = 0;
 	p->max_connections = 1024;

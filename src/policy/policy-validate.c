@@ -26,6 +26,16 @@ static const PolicyLimitRange limit_ranges[] = {
 	{ "tmp_mb",          1, 1024ULL * 1024 },
 	/* below 16 even the dynamic loader and init fail; 1048576 is fs.nr_open's default */
 	{ "nofile",         16, 1048576 },
+	{ "shm_mb",          1, 1024ULL * 1024 },
+	/* the kernel's own ceilings are INT_MAX; these are sanity bounds */
+	{ "inotify_instances", 1, 1048576 },
+	{ "inotify_watches", 1, 16777216 },
+	{ "sigpending",      1, 16777216 },
+	{ "msgqueue_kb",     1, 1024ULL * 1024 },
+	/* percent of one CPU: 1024 CPUs */
+	{ "cpu_percent",     1, 102400 },
+	/* cgroup v2 io.weight's range */
+	{ "io_weight",       1, 10000 },
 	{ "max_connections", 1, 65536 },
 };
 /* clang-format on */

@@ -68,6 +68,15 @@ typedef struct WardPolicy {
 	uint64_t pids;
 	uint64_t tmp_mb;
 	uint64_t nofile;
+	uint64_t shm_mb;            /* /dev/shm's size */
+	/* Shares of the per-user kernel counters (docs/policy.md). */
+	uint64_t inotify_instances; /* also fanotify groups */
+	uint64_t inotify_watches;   /* also fanotify marks */
+	uint64_t sigpending;
+	uint64_t msgqueue_kb;
+	/* cgroup-only limits: reported degraded where no cgroup holds them. */
+	uint64_t cpu_percent;       /* 100 = one CPU */
+	uint64_t io_weight;         /* 1..10000, proportional */
 
 	/* sandbox.* switches */
 	bool allow_nested_sandbox; /* clone/unshare with CLONE_NEWUSER */
