@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -193,6 +196,55 @@ static void test_audit_no_session_and_append(void **state)
 		free(lines[i]);
 }
 
+/* A write that runs out of room (here the file size limit, the same short
+ * write a full file system gives) leaves no fragment: the file is as before,
+ * the call says why, and the log counts the loss. In a child: the rlimit
+ * must not stay with the test runner. */
+static void test_audit_short_write_leaves_no_fragment(void **state)
+{
+	char dir[128], path[160];
+	AuditLog *a = NULL;
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/short", tmpdir);
+	assert_int_equal(audit_open(dir, "s", &a), 0);
+	assert_int_equal(audit_write(a, "start", NULL), 0);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	assert_int_equal(stat(path, &st), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { (rlim_t)st.st_size + 10, (rlim_t)st.st_size + 10 };
+		cJSON *o = cJSON_CreateObject();
+		int err = 0;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(1);
+		cJSON_AddStringToObject(o, "pad", "0123456789012345678901234567890123456789");
+		if (audit_write(a, "exit", o) != -EFBIG)
+			_exit(2);
+		if (audit_failures(a, &err) != 1 || err != -EFBIG)
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	{
+		struct stat after;
+
+		assert_int_equal(stat(path, &after), 0);
+		assert_int_equal(after.st_size, st.st_size);
+	}
+	/* The next record goes on as usual. */
+	assert_int_equal(audit_write(a, "exit", NULL), 0);
+	assert_int_equal(audit_failures(a, NULL), 0);
+	audit_close(a);
+}
+
 static void test_audit_rejects_bad_input(void **state)
 {
 	char dir[128], path[160];
@@ -276,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_audit_creates_dir_and_file_modes),
 		cmocka_unit_test(test_audit_line_format),
 		cmocka_unit_test(test_audit_no_session_and_append),
+		cmocka_unit_test(test_audit_short_write_leaves_no_fragment),
 		cmocka_unit_test(test_audit_rejects_bad_input),
 		cmocka_unit_test(test_audit_golden),
 		cmocka_unit_test(test_audit_session_id),

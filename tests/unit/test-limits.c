@@ -4,7 +4,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -197,6 +199,117 @@ static void test_limits_nofile_clamped_to_hard(void **state)
 	policy_free(pol);
 }
 
+static void test_limits_tmpfs_within_memory(void **state)
+{
+	WardPolicy *pol = policy_with(0, 0, 0, 0);
+
+	pol->tmp_mb = 1024;
+	pol->shm_mb = 64;
+	assert_int_equal(limits_tmpfs_mb(pol, false), 1024);
+	assert_int_equal(limits_tmpfs_mb(pol, true), 64);
+	pol->memory_mb = 48;
+	assert_int_equal(limits_tmpfs_mb(pol, false), 48);
+	assert_int_equal(limits_tmpfs_mb(pol, true), 48);
+	pol->memory_mb = 4096;
+	assert_int_equal(limits_tmpfs_mb(pol, false), 1024);
+	/* Unset: the defaults. */
+	pol->tmp_mb = pol->shm_mb = pol->memory_mb = 0;
+	assert_int_equal(limits_tmpfs_mb(pol, false), 1024);
+	assert_int_equal(limits_tmpfs_mb(pol, true), 64);
+	policy_free(pol);
+}
+
+static double described(cJSON *d, const char *name, const char *field)
+{
+	cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(d, name), field);
+
+	return v ? v->valuedouble : -1;
+}
+
+/* Whatever a policy asks, a share is at most half of the caller's own
+ * limit, and the child gets it as a hard limit. */
+static void test_limits_shares_are_half_at_most(void **state)
+{
+	WardPolicy *pol = policy_with(0, 0, 0, 0);
+	struct rlimit sig, mq;
+	LimitsPlan *p = NULL;
+	char buf[32];
+	FILE *f;
+	long host_inotify = 0;
+	cJSON *d;
+	int status;
+	pid_t pid;
+
+	pol->inotify_instances = 1 << 20;
+	pol->sigpending = 1 << 24;
+	pol->msgqueue_kb = 1 << 20;
+	assert_int_equal(getrlimit(RLIMIT_SIGPENDING, &sig), 0);
+	assert_int_equal(getrlimit(RLIMIT_MSGQUEUE, &mq), 0);
+	f = fopen("/proc/sys/user/max_inotify_instances", "re");
+	if (f && fgets(buf, sizeof(buf), f))
+		host_inotify = strtol(buf, NULL, 10);
+	if (f)
+		fclose(f);
+	assert_int_equal(limits_plan_new(pol, "test-shares", &p), 0);
+	d = limits_describe(p);
+	if (host_inotify > 0) {
+		assert_true(described(d, "inotify_instances", "value") <= host_inotify / 2);
+		assert_int_equal(described(d, "inotify_instances", "requested"), 1 << 20);
+	}
+	if (sig.rlim_cur != RLIM_INFINITY)
+		assert_true(described(d, "sigpending", "value") <= (double)(sig.rlim_cur / 2));
+	if (mq.rlim_cur != RLIM_INFINITY)
+		assert_true(described(d, "msgqueue_kb", "value") * 1024 <= (double)(mq.rlim_cur / 2));
+	assert_string_equal(limits_mechanism(p, "sigpending"), "rlimit");
+	cJSON_Delete(d);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl;
+
+		if (limits_apply_child(p) < 0)
+			_exit(1);
+		if (getrlimit(RLIMIT_SIGPENDING, &rl) < 0 || rl.rlim_cur != rl.rlim_max ||
+		    (sig.rlim_cur != RLIM_INFINITY && rl.rlim_cur > sig.rlim_cur / 2))
+			_exit(2);
+		if (getrlimit(RLIMIT_MSGQUEUE, &rl) < 0 || rl.rlim_cur != rl.rlim_max ||
+		    (mq.rlim_cur != RLIM_INFINITY && rl.rlim_cur > mq.rlim_cur / 2))
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	limits_plan_free(p);
+	policy_free(pol);
+}
+
+/* cpu and io are held by a cgroup or named degraded: never silently
+ * dropped. */
+static void test_limits_cpu_io_held_or_degraded(void **state)
+{
+	WardPolicy *pol = policy_with(0, 0, 0, 0);
+	LimitsPlan *p = NULL;
+
+	pol->cpu_percent = 50;
+	pol->io_weight = 100;
+	assert_int_equal(limits_plan_new(pol, "test-cpu", &p), 0);
+	for (int i = 0; i < 2; i++) {
+		const char *m = limits_mechanism(p, i ? "io_weight" : "cpu_percent");
+		const char *name = i ? "limit-io" : "limit-cpu";
+		bool listed = false;
+
+		assert_non_null(m);
+		for (char *const *s = limits_plan_degraded(p); s && *s; s++)
+			listed |= strcmp(*s, name) == 0;
+		assert_int_equal(strcmp(m, "none") == 0, listed);
+		assert_true(strcmp(m, "none") == 0 || strncmp(m, "cgroup", 6) == 0);
+	}
+	limits_plan_free(p);
+	policy_free(pol);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +320,9 @@ int main(void)
 		cmocka_unit_test(test_limits_unset_limits_only_core),
 		cmocka_unit_test(test_limits_mechanisms_and_child_rlimits),
 		cmocka_unit_test(test_limits_nofile_clamped_to_hard),
+		cmocka_unit_test(test_limits_tmpfs_within_memory),
+		cmocka_unit_test(test_limits_shares_are_half_at_most),
+		cmocka_unit_test(test_limits_cpu_io_held_or_degraded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -78,6 +78,9 @@ static const InvalidCase invalid_cases[] = {
 	{ "invalid-limit-absurd.json", "limits.timeout_s", "expected an integer from 1 to 2592000" },
 	{ "invalid-limit-type.json", "limits.tmp_mb", "got \"1024\"" },
 	{ "invalid-nofile-low.json", "limits.nofile", "from 16 to" },
+	{ "invalid-limit-cpu.json", "limits.cpu_percent", "expected an integer from 1 to 102400, got 0" },
+	{ "invalid-limit-io.json", "limits.io_weight", "expected an integer from 1 to 10000, got 10001" },
+	{ "invalid-limit-inotify.json", "limits.inotify_instances", "got \"32\"" },
 	{ "invalid-sandbox-type.json", "sandbox.allow_ptrace", "expected true or false, got \"yes\"" },
 	{ "invalid-duplicate-key.json", "fs.read", "duplicate key" },
 	{ "invalid-syntax.json", "", "invalid JSON at line 3, column 19" },
@@ -243,6 +246,13 @@ static void test_policy_parse_full(void **state)
 	assert_int_equal(p->pids, 2048);
 	assert_int_equal(p->tmp_mb, 512);
 	assert_int_equal(p->nofile, 4096);
+	assert_int_equal(p->shm_mb, 32);
+	assert_int_equal(p->inotify_instances, 16);
+	assert_int_equal(p->inotify_watches, 1000);
+	assert_int_equal(p->sigpending, 100);
+	assert_int_equal(p->msgqueue_kb, 64);
+	assert_int_equal(p->cpu_percent, 150);
+	assert_int_equal(p->io_weight, 50);
 	assert_true(p->allow_ptrace);
 	assert_int_equal(strv_length(p->sources), 1);
 	assert_non_null(strstr(p->sources[0], "/valid-full.json"));
