@@ -69,6 +69,24 @@ static void print_table(const WardFeatures *f, int tier)
 	else
 		printf("%-24s no (%s; limits use %s)\n", "cgroup v2 delegation", f->cgroup_reason,
 		       f->cgroup_v1 ? "the cgroup v1 hierarchies, as root" : "rlimits");
+	printf("%-24s %s\n", "memory limit",
+	       strcmp(f->memory_limit, "rlimit") == 0
+		       ? "rlimit only: degraded (counts no shared memory; --strict refuses memory_mb)"
+	       : strcmp(f->memory_limit, "cgroup-v1") == 0
+		       ? "cgroup v1, as root (counts shared memory)"
+		       : "cgroup v2 (counts shared memory)");
+	printf("%-24s %s\n", "cpu limit",
+	       strcmp(f->cpu_limit, "none") == 0 ? "none: degraded (--strict refuses cpu_percent)"
+	       : strcmp(f->cpu_limit, "cgroup-v1") == 0 ? "cgroup v1, as root"
+							: "cgroup v2");
+	printf("%-24s %s\n", "io weight",
+	       strcmp(f->io_limit, "none") == 0 ? "none: degraded (--strict refuses io_weight)"
+	       : strcmp(f->io_limit, "cgroup-v1") == 0 ? "cgroup v1, as root (BFQ devices only)"
+						       : "cgroup v2 (BFQ or io.cost devices only)");
+	printf("%-24s %s\n", "per-user shares",
+	       f->user_shares ? "yes (inotify, fanotify, namespaces in the sandbox's user namespace; "
+				"signals, message queues, processes by rlimit)"
+			      : "rlimits only (/proc/sys is read-only: inotify is shared)");
 	printf("%-24s T%d%s\n", "tier", tier, f->full ? "" : " (quick probe)");
 }
 
@@ -115,6 +133,10 @@ static int print_json(const WardFeatures *f, int tier)
 	else
 		cJSON_AddStringToObject(cg, "reason", f->cgroup_reason);
 	cJSON_AddBoolToObject(cg, "v1_fallback", f->cgroup_v1);
+	cJSON_AddStringToObject(cg, "memory", f->memory_limit);
+	cJSON_AddStringToObject(cg, "cpu", f->cpu_limit);
+	cJSON_AddStringToObject(cg, "io", f->io_limit);
+	cJSON_AddBoolToObject(o, "user_shares", f->user_shares);
 	cJSON_AddBoolToObject(o, "full", f->full);
 	cJSON_AddNumberToObject(o, "tier", tier);
 

@@ -14,6 +14,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -222,6 +223,39 @@ static void probe_seccomp(WardFeatures *f, bool full)
 	seccomp_program_free(prog);
 }
 
+/* What would hold memory, cpu and io limits (the same choice limits.c
+ * makes, without creating anything), and whether the per-user shares can
+ * be written. */
+static void probe_limits(WardFeatures *f)
+{
+	char path[4096], buf[512];
+	struct statvfs sv;
+
+	f->memory_limit = "rlimit";
+	f->cpu_limit = f->io_limit = "none";
+	if (f->cgroup_delegated) {
+		f->memory_limit = "cgroup";
+		_cleanup_fclose_ FILE *c = NULL;
+
+		snprintf(path, sizeof(path), "%s/cgroup.controllers", f->cgroup_path);
+		c = fopen(path, "re");
+		if (c && fgets(buf, sizeof(buf), c)) {
+			if (limits_controllers_have(buf, "cpu"))
+				f->cpu_limit = "cgroup";
+			if (limits_controllers_have(buf, "io"))
+				f->io_limit = "cgroup";
+		}
+	} else if (geteuid() == 0) {
+		if (limits_cgroup_v1_find("memory", path, sizeof(path)) == 0)
+			f->memory_limit = "cgroup-v1";
+		if (limits_cgroup_v1_find("cpu", path, sizeof(path)) == 0)
+			f->cpu_limit = "cgroup-v1";
+		if (limits_cgroup_v1_find("blkio", path, sizeof(path)) == 0)
+			f->io_limit = "cgroup-v1";
+	}
+	f->user_shares = statvfs("/proc/sys/user", &sv) == 0 && !(sv.f_flag & ST_RDONLY);
+}
+
 int probe_features(WardFeatures *ret, bool full)
 {
 	static const struct {
@@ -293,6 +327,7 @@ int probe_features(WardFeatures *ret, bool full)
 			      limits_cgroup_v1_find("pids", path, sizeof(path)) == 0 &&
 			      limits_cgroup_v1_find("memory", path, sizeof(path)) == 0;
 	}
+	probe_limits(&f);
 
 	*ret = f;
 	return 0;

@@ -23,6 +23,12 @@ typedef struct WardFeatures {
 	char cgroup_reason[128]; /* why not delegated; "" when it is */
 	bool cgroup_v1;          /* root on a hybrid host: the v1 pids and memory
 	                          * hierarchies hold the limits instead */
+	/* What holds limits.memory_mb / cpu_percent / io_weight here:
+	 * "cgroup", "cgroup-v1", or "rlimit" (memory, degraded: counts no
+	 * shared memory) / "none" (degraded). */
+	const char *memory_limit, *cpu_limit, *io_limit;
+	bool user_shares;        /* /proc/sys/user is writable: per-user counters
+	                          * get a share in the sandbox's user namespace */
 } WardFeatures;
 
 /* Probe everything. Cheap enough for every run (no clone unless asked):
