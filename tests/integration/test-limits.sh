@@ -127,6 +127,42 @@ if ! "$WARD" run -- /bin/true >/dev/null 2>&1; then
 	exit
 fi
 
+# --- audit: a review command that cannot write its record -----------------------
+# The session lives in the state dir as usual; only the audit log sits on a
+# full tmpfs (bound over it in a user + mount namespace of the test's own).
+if unshare -Urm true 2>/dev/null; then
+	mkdir -p "$T/rv/ws" "$T/rv/small"
+	cat >"$T/rv.sh" <<'EOF'
+set -u
+W=$1 d=$2
+export XDG_STATE_HOME=$d/state
+cd "$d/ws" || exit 99
+"$W" run --cow -- sh -c 'echo applied >f' 2>"$d/err1" || exit 98
+id=$(sed -n 's/^ward: session \([0-9a-f]*\)$/\1/p' "$d/err1")
+f=$d/state/ward/audit.jsonl
+mount -t tmpfs -o size=64k tmpfs "$d/small" || exit 99
+cp "$f" "$d/small/audit.jsonl"
+mount --bind "$d/small/audit.jsonl" "$f" || exit 99
+pad=$((4096 - $(stat -c %s "$f") % 4096 - 20))
+[ "$pad" -lt 2 ] && pad=$((pad + 4096))
+{ head -c $((pad - 1)) /dev/zero | tr '\0' x; echo; } >>"$f"
+dd if=/dev/zero of="$d/small/fill" bs=1k 2>/dev/null
+size=$(stat -c %s "$f")
+"$W" apply "$id" >/dev/null 2>"$d/err2"
+echo "apply=$?"
+test "$(stat -c %s "$f")" = "$size" && echo same-size
+sed 's/^/err: /' "$d/err2"
+EOF
+	out=$(unshare -Urm bash "$T/rv.sh" "$WARD" "$T/rv" 2>&1)
+	check "audit full: ward apply exits 1 when its record is lost" grep -qx 'apply=1' <<<"$out"
+	check "audit full: ward apply says so on stderr" \
+		grep -q "err: .*Failed to write the 'apply' record.*No space left" <<<"$out"
+	check "audit full: ward apply left no fragment" grep -qx same-size <<<"$out"
+	check_eq "audit full: the change itself was applied" applied "$(cat "$T/rv/ws/f" 2>&1)"
+else
+	ok_skip "audit full (apply): unshare -Urm is not available here"
+fi
+
 # --- per-user counters: inotify -----------------------------------------------
 # The command takes every inotify instance the kernel gives it and holds
 # them; meanwhile a host process of the same user creates one.
