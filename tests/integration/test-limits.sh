@@ -251,12 +251,26 @@ check_eq "shm_mb: /dev/shm has the size asked" 16 \
 
 # --- cpu and io: held by a cgroup or reported ----------------------------------
 cpu=$(policy cpu '{"version":1,"limits":{"cpu_percent":50}}')
-out=$("$WARD" run -p "$cpu" -- cat /proc/self/cgroup 2>&1)
+"$WARD" run -p "$cpu" -- true >/dev/null 2>&1
 mech=$(last_event start | json_get limits.cpu_percent.mechanism)
 case $mech in
 cgroup | cgroup-v1)
-	cg=$(last_event start | json_get limits.cgroup)
-	check "cpu: the run was in a cgroup of its own" grep -q 'ward' <<<"$out"
+	# Read the quota on the host while the run holds its cgroup.
+	"$WARD" run -p "$cpu" -- sh -c 'cat /proc/self/cgroup >ready; cat go >/dev/null' \
+		>/dev/null 2>&1 &
+	ward_pid=$!
+	cgl=$(timeout 120 cat "$WS/ready")
+	if [ "$mech" = cgroup ]; then
+		quota=$(cat "$(last_event start | json_get limits.cgroup)/cpu.max" 2>&1)
+		want="50000 100000"
+	else
+		quota=$(cat "/sys/fs/cgroup/cpu$(sed -n 's/^[0-9]*:[^:]*\bcpu\b[^:]*:\(.*\)/\1/p' \
+			<<<"$cgl")/cpu.cfs_quota_us" 2>&1)
+		want=50000
+	fi
+	timeout 120 sh -c ': >"$1"' sh "$WS/go"
+	wait "$ward_pid"
+	check_eq "cpu: the run's cgroup has the quota ($mech)" "$want" "$quota"
 	check "cpu: not reported degraded" test -z "$(last_event start | json_get degraded |
 		grep limit-cpu)" ;;
 *)
