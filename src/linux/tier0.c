@@ -104,7 +104,11 @@ static void kill_tree(pid_t cmd, bool *cmd_reaped, SandboxResult *res)
 		int status;
 		pid_t p;
 
-		(void)kill(-cmd, SIGKILL);
+		/* The group only while the command is unreaped: a reaped
+		 * leader's id can be reused by an unrelated new group. What is
+		 * left of the group reaches us as orphans anyway. */
+		if (!*cmd_reaped)
+			(void)kill(-cmd, SIGKILL);
 		(void)kill_own_children();
 		p = waitpid(-1, &status, 0);
 		if (p < 0 && errno == EINTR)

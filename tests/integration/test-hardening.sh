@@ -118,7 +118,7 @@ cp /bin/sleep "sleeper-$$"
 "$WARD" run -- "./sleeper-$$" 60 >/dev/null 2>&1 &
 ward_pid=$!
 for _ in $(seq 100); do pgrep -f "sleeper-$$" >/dev/null && break; sleep 0.1; done
-check "control: pgrep on the host sees a sandboxed process" pgrep -f "sleeper-$$"
+check "control: pgrep on the host sees a sandboxed process" quiet pgrep -f "sleeper-$$"
 kill "$ward_pid"
 wait "$ward_pid" 2>/dev/null
 # A shell fork bomb that never gives up: bounded by the limit, ended by
