@@ -62,6 +62,7 @@ typedef enum LimitId {
 	LIM_INOTIFY_WATCHES,
 	LIM_SIGPENDING,
 	LIM_MSGQUEUE,
+	LIM_MEMLOCK,
 	_LIM_MAX,
 } LimitId;
 
@@ -98,6 +99,9 @@ static const struct {
 		"limit-sigpending", {} },
 	[LIM_MSGQUEUE] = { "msgqueue_kb", RLIMIT_MSGQUEUE, "RLIMIT_MSGQUEUE", _CG_V1_MAX,
 		"limit-msgqueue", {} },
+	/* Per process for mlock(), per user (hierarchical) for SHM_LOCK. */
+	[LIM_MEMLOCK] = { "memlock_kb", RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK", _CG_V1_MAX,
+		"limit-memlock", {} },
 };
 /* clang-format on */
 
@@ -273,12 +277,13 @@ static void plan_userns_shares(LimitsPlan *p)
 	}
 }
 
-/* RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE are counted per user and charged to
- * every ancestor user namespace as well: a lower limit inside is a share. */
+/* RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE and (for SHM_LOCK) RLIMIT_MEMLOCK are
+ * counted per user and charged to every ancestor user namespace as well: a
+ * lower limit inside is a share. */
 static void plan_rlimit_shares(LimitsPlan *p)
 {
-	for (LimitId id = LIM_SIGPENDING; id <= LIM_MSGQUEUE; id++) {
-		uint64_t unit = id == LIM_MSGQUEUE ? 1024 : 1;
+	for (LimitId id = LIM_SIGPENDING; id <= LIM_MEMLOCK; id++) {
+		uint64_t unit = id == LIM_SIGPENDING ? 1 : 1024;
 		struct rlimit cur = { RLIM_INFINITY, RLIM_INFINITY };
 		rlim_t v;
 
@@ -315,6 +320,7 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 	p->requested[LIM_INOTIFY_WATCHES] = pol->inotify_watches;
 	p->requested[LIM_SIGPENDING] = pol->sigpending;
 	p->requested[LIM_MSGQUEUE] = pol->msgqueue_kb;
+	p->requested[LIM_MEMLOCK] = pol->memlock_kb;
 	memcpy(p->value, p->requested, sizeof(p->value));
 	p->mech[LIM_CORE] = MECH_RLIMIT; /* core dumps are always off */
 	p->rlim[LIM_CORE] = (struct rlimit){ 0, 0 };

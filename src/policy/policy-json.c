@@ -104,6 +104,7 @@ static cJSON *build(const WardPolicy *p)
 	    !add_limit(limits, "inotify_watches", p->inotify_watches) ||
 	    !add_limit(limits, "sigpending", p->sigpending) ||
 	    !add_limit(limits, "msgqueue_kb", p->msgqueue_kb) ||
+	    !add_limit(limits, "memlock_kb", p->memlock_kb) ||
 	    !add_limit(limits, "cpu_percent", p->cpu_percent) ||
 	    !add_limit(limits, "io_weight", p->io_weight))
 		return NULL;

@@ -146,6 +146,7 @@ WardPolicy *policy_new_defaults(void)
 	p->inotify_watches = 65536;
 	p->sigpending = 1024;
 	p->msgqueue_kb = 200;
+	p->memlock_kb = 4096; /* half of the usual 8 MiB */
 	p->memory_mb = 0;
 	p->timeout_s = 0;
 	p->max_connections = 1024;

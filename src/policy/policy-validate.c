@@ -32,6 +32,7 @@ static const PolicyLimitRange limit_ranges[] = {
 	{ "inotify_watches", 1, 16777216 },
 	{ "sigpending",      1, 16777216 },
 	{ "msgqueue_kb",     1, 1024ULL * 1024 },
+	{ "memlock_kb",      1, 16ULL * 1024 * 1024 },
 	/* percent of one CPU: 1024 CPUs */
 	{ "cpu_percent",     1, 102400 },
 	/* cgroup v2 io.weight's range */

@@ -74,6 +74,7 @@ typedef struct WardPolicy {
 	uint64_t inotify_watches;   /* also fanotify marks */
 	uint64_t sigpending;
 	uint64_t msgqueue_kb;
+	uint64_t memlock_kb;
 	/* cgroup-only limits: reported degraded where no cgroup holds them. */
 	uint64_t cpu_percent;       /* 100 = one CPU */
 	uint64_t io_weight;         /* 1..10000, proportional */

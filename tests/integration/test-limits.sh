@@ -199,6 +199,10 @@ check "sigpending: the share is at most half the user's limit" \
 check_eq "msgqueue: RLIMIT_MSGQUEUE inside is the share (limits.msgqueue_kb 100)" 102400 \
 	"$("$WARD" run -p "$(policy mq '{"version":1,"limits":{"msgqueue_kb":100}}')" -- \
 		bash -c 'ulimit -q' 2>&1)"
+host_l=$(ulimit -l)
+in_l=$("$WARD" run -- bash -c 'ulimit -l' 2>&1)
+check "memlock: RLIMIT_MEMLOCK inside ($in_l KiB) is at most half the user's ($host_l)" \
+	test "$host_l" = unlimited -o "$((${in_l:-999999999} * 2))" -le "${host_l/unlimited/0}"
 check "namespaces: the sandbox's user namespace has a share of max_user_namespaces" \
 	test "$("$WARD" run -- cat /proc/sys/user/max_user_namespaces 2>&1)" -le 64
 check_eq "the shares cannot be raised from inside" "denied" \
