@@ -318,7 +318,11 @@ int cmd_run(int argc, char **argv)
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "step", se.step);
 			cJSON_AddStringToObject(e, "error", strerror(se.error));
-			(void)audit_write(audit, "error", e);
+			r = audit_write(audit, "error", e);
+			if (r < 0)
+				log_error_errno(r, "Failed to write the 'error' record to the audit "
+						   "log in '%s': %m",
+						state);
 			return WARD_EXIT_SETUP;
 		}
 	} else {
