@@ -23,6 +23,8 @@ const char cli_run_usage[] =
 	"      --env NAME[=VALUE]  pass NAME from the environment, or set it (repeatable)\n"
 	"      --net MODE          network: none (default) or proxy\n"
 	"      --allow-domain HOST allow HOST through the proxy (repeatable; implies proxy)\n"
+	"      --git MODE          repository metadata: read-only (default), commit\n"
+	"                          (objects, refs, index, logs writable) or off\n"
 	"      --tier N            0: no isolation (explicit opt-out); 2: namespaces,\n"
 	"                          Landlock and seccomp (default)\n"
 	"      --strict            refuse to run if any protection is degraded\n"
@@ -47,6 +49,7 @@ enum {
 	OPT_ALLOW_DOMAIN,
 	OPT_RESULT,
 	OPT_LOG_LEVEL,
+	OPT_GIT,
 };
 
 static const struct option run_options[] = {
@@ -63,6 +66,7 @@ static const struct option run_options[] = {
 	{ "allow-domain", required_argument, NULL, OPT_ALLOW_DOMAIN },
 	{ "result", required_argument, NULL, OPT_RESULT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "git", required_argument, NULL, OPT_GIT },
 	{ "help", no_argument, NULL, 'h' },
 	{}
 };
@@ -116,7 +120,7 @@ static int set_string(char **field, const char *v)
 
 int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr)
 {
-	RunOptions o = { .tier = -1, .net_mode = -1, .log_level = -1 };
+	RunOptions o = { .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1 };
 	uint64_t v;
 	int c, r = 0;
 
@@ -175,6 +179,16 @@ int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr)
 				break;
 			}
 			o.net_mode = m;
+			break;
+		}
+		case OPT_GIT: {
+			GitMode m = git_mode_from_string(optarg);
+			if (m < 0) {
+				r = fail(reterr, "--git: expected 'read-only', 'commit' or 'off', got '%s'",
+					 optarg);
+				break;
+			}
+			o.git_mode = m;
 			break;
 		}
 		case OPT_ALLOW_DOMAIN:
@@ -237,5 +251,5 @@ void run_options_done(RunOptions *o)
 	strv_free(o->allow_domains);
 	free(o->result_file);
 	strv_free(o->argv);
-	*o = (RunOptions){ .tier = -1, .net_mode = -1, .log_level = -1 };
+	*o = (RunOptions){ .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1 };
 }

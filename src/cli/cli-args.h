@@ -19,6 +19,7 @@ typedef struct RunOptions {
 	char **allow_domains; /* --allow-domain HOST... (implies proxy) */
 	char *result_file;    /* --result FILE */
 	int log_level;        /* --log-level; -1 unset */
+	int git_mode;         /* --git read-only|commit|off; -1 unset */
 	bool help;
 	char **argv;          /* the command */
 } RunOptions;

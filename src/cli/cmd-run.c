@@ -74,6 +74,8 @@ static int apply_flags(WardPolicy *p, const RunOptions *o, PolicyError *e)
 			cJSON_AddItemToArray(a, cJSON_CreateString(*d));
 		}
 	}
+	if (o->git_mode >= 0)
+		cJSON_AddStringToObject(doc, "git", git_mode_to_string((GitMode)o->git_mode));
 	text = cJSON_PrintUnformatted(doc);
 	if (!text)
 		return -ENOMEM;
@@ -305,6 +307,8 @@ int cmd_run(int argc, char **argv)
 		cJSON_Delete(d);
 		if (write_start(audit, state, start) < 0)
 			return WARD_EXIT_SETUP;
+		STRV_FOREACH(l, sandbox_plan_git_notes(plan))
+		log_warning("%s", *l);
 
 		r = sandbox_run(plan, pol->timeout_s, &res, &se);
 		if (r < 0) {
@@ -358,6 +362,16 @@ int cmd_run(int argc, char **argv)
 	else if (res.oom_killed)
 		log_error("The run reached limits.memory_mb (%llu MiB): the kernel killed it",
 			  (unsigned long long)pol->memory_mb);
+
+	if (plan) {
+		_cleanup_strv_ char **lines = NULL;
+		r = sandbox_git_finish(plan, &res, &lines);
+		if (r < 0)
+			log_warning("Failed to apply the repository metadata the command wrote: %s",
+				    strerror(-r));
+		STRV_FOREACH(l, lines)
+		log_warning("%s", *l);
+	}
 
 	cJSON *ex = cJSON_CreateObject();
 	cJSON_AddNumberToObject(ex, "exit_code", res.exit_code);

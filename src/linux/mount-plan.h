@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "linux/git-layout.h"
+#include "linux/git-stage.h"
 #include "linux/landlock.h"
 #include "policy/policy.h"
 
@@ -55,6 +57,9 @@ typedef struct MountPlan {
 	size_t n_ll_rules;
 	char **placeholders;        /* host dirs created for missing protected paths */
 	char *empty_file;           /* "/newroot/.ward-empty": source of file masks */
+	GitLayout git;              /* the repository's git dirs (git-layout.h) */
+	GitStage *git_stages;       /* "git": "commit": one per writable git dir */
+	size_t n_git_stages;
 } MountPlan;
 
 typedef struct MountPlanInput {

@@ -379,6 +379,10 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	plan->audit = opt->audit;
 	plan->proxy = opt->policy->net_mode == NET_MODE_PROXY;
 	plan->workspace = strdup(opt->workspace);
+	if (opt->cow_upper && opt->policy->git_mode == GIT_MODE_COMMIT)
+		FAIL(-EINVAL, "git",
+		     "\"git\": \"commit\" cannot be combined with a copy-on-write session "
+		     "(ward apply never writes repository metadata); use \"read-only\"");
 	const char *base = strrchr(opt->argv[0], '/');
 	plan->program = strdup(base ? base + 1 : opt->argv[0]);
 	if (!plan->workspace || !plan->program)
@@ -514,10 +518,41 @@ SandboxPlan *sandbox_plan_free(SandboxPlan *plan)
 	return NULL;
 }
 
+char *const *sandbox_plan_git_notes(const SandboxPlan *plan)
+{
+	return plan->mounts.git.notes;
+}
+
+int sandbox_git_finish(SandboxPlan *plan, const SandboxResult *res, char ***ret_lines)
+{
+	const MountPlan *m = &plan->mounts;
+	char *hint;
+	int r = 0;
+
+	for (size_t i = 0; i < m->n_git_stages; i++) {
+		int k = git_stage_apply(&m->git_stages[i], ret_lines);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	if (res->setup_failed || res->timed_out)
+		return r;
+	hint = git_layout_hint(&m->git, plan->policy->git_mode == GIT_MODE_READ_ONLY,
+			       plan->argv, res->exit_code);
+	if (hint && strv_consume(ret_lines, hint) < 0)
+		return -ENOMEM;
+	return r;
+}
+
 cJSON *sandbox_plan_describe(const SandboxPlan *plan)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *lim = limits_describe(plan->limits);
+	cJSON *git = cJSON_AddObjectToObject(o, "git");
+
+	cJSON_AddStringToObject(git, "mode", git_mode_to_string(plan->policy->git_mode));
+	cJSON_AddItemToObject(git, "gitdirs", json_strv_array(plan->mounts.git.gitdirs));
+	if (plan->mounts.git.worktree)
+		cJSON_AddStringToObject(git, "worktree", plan->mounts.git.worktree);
 
 	cJSON_AddItemToObject(o, "enforced", json_strv_array(plan->enforced));
 	cJSON_AddItemToObject(o, "degraded", json_strv_array(plan->degraded));

@@ -64,6 +64,15 @@ struct cJSON *sandbox_plan_describe(const SandboxPlan *plan);
  * (e.g. clone failed: @reterr says why; probe_explain_missing() for hints). */
 int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, SandboxError *reterr);
 
+/* Lines about the repository's git layout to show before the run: git
+ * dirs that were found but not exposed, and why. */
+char *const *sandbox_plan_git_notes(const SandboxPlan *plan);
+
+/* After a run: with "git": "commit", apply the staged repository metadata
+ * (git-stage.h); then, if the run failed, a hint (git-layout.h). Appends
+ * lines to show on stderr to @ret_lines. */
+int sandbox_git_finish(SandboxPlan *plan, const SandboxResult *res, char ***ret_lines);
+
 /* Placeholder directories for protected paths that did not exist: removes
  * those left by runs that died (ward killed with SIGKILL). Call before a run. */
 int placeholders_cleanup_stale(const char *state_dir);

@@ -114,6 +114,9 @@ static cJSON *build(const WardPolicy *p)
 	    !add(sandbox, "allow_ptrace", cJSON_CreateBool(p->allow_ptrace)))
 		return NULL;
 
+	if (!add(root, "git", cJSON_CreateString(git_mode_to_string(p->git_mode) ?: "read-only")))
+		return NULL;
+
 	/* Last: presets apply where they appear, and after the lists they add
 	 * nothing new on reload, so the lists keep their order. */
 	if (!add(root, "presets", json_strv_array(p->presets)))

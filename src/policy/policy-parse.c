@@ -579,10 +579,22 @@ static int on_sandbox(Parser *ps, const char *path, cJSON *v)
 	return parse_object(ps, path, v, sandbox_keys, ELEMENTSOF(sandbox_keys));
 }
 
+/* ---- git ---- */
+
+static int on_git(Parser *ps, const char *path, cJSON *v)
+{
+	GitMode m;
+
+	if (!cJSON_IsString(v) || (m = git_mode_from_string(v->valuestring)) < 0)
+		return fail_type(ps, path, "\"read-only\", \"commit\" or \"off\"", v);
+	ps->p->git_mode = m;
+	return 0;
+}
+
 static const KeyHandler top_keys[] = {
 	{ "version", on_version }, { "presets", on_presets }, { "fs", on_fs },
 	{ "network", on_network }, { "env", on_env },	      { "limits", on_limits },
-	{ "sandbox", on_sandbox },
+	{ "sandbox", on_sandbox }, { "git", on_git },
 };
 
 static void line_col(const char *text, const char *at, int *line, int *col)

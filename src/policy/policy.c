@@ -29,6 +29,27 @@ NetMode net_mode_from_string(const char *s)
 	return _NET_MODE_INVALID;
 }
 
+static const char *const git_mode_table[_GIT_MODE_MAX] = {
+	[GIT_MODE_READ_ONLY] = "read-only",
+	[GIT_MODE_COMMIT] = "commit",
+	[GIT_MODE_OFF] = "off",
+};
+
+const char *git_mode_to_string(GitMode m)
+{
+	if (m < 0 || m >= _GIT_MODE_MAX)
+		return NULL;
+	return git_mode_table[m];
+}
+
+GitMode git_mode_from_string(const char *s)
+{
+	for (int i = 0; s && i < _GIT_MODE_MAX; i++)
+		if (strcmp(s, git_mode_table[i]) == 0)
+			return (GitMode)i;
+	return _GIT_MODE_INVALID;
+}
+
 int policy_error_set(PolicyError *e, const char *file, const char *path, const char *fmt, ...)
 {
 	va_list ap;

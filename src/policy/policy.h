@@ -23,6 +23,21 @@ typedef enum NetMode {
 const char *net_mode_to_string(NetMode m);
 NetMode net_mode_from_string(const char *s);
 
+/* "git": what the command may do to the repository's metadata (the git
+ * dirs of the workspace's repository, wherever they are). */
+typedef enum GitMode {
+	GIT_MODE_READ_ONLY, /* git dirs the layout needs are visible, read-only (default) */
+	GIT_MODE_COMMIT,    /* objects, refs, index and logs writable; config, hooks,
+	                     * info and every other file git reads settings or
+	                     * commands from stay read-only */
+	GIT_MODE_OFF,       /* ward adds nothing outside the workspace for git */
+	_GIT_MODE_MAX,
+	_GIT_MODE_INVALID = -22,
+} GitMode;
+
+const char *git_mode_to_string(GitMode m);
+GitMode git_mode_from_string(const char *s);
+
 /* network.commands: program base name -> its own allow list. */
 typedef struct NetCommand {
 	char *name;
@@ -78,6 +93,8 @@ typedef struct WardPolicy {
 	/* cgroup-only limits: reported degraded where no cgroup holds them. */
 	uint64_t cpu_percent;       /* 100 = one CPU */
 	uint64_t io_weight;         /* 1..10000, proportional */
+
+	GitMode git_mode;   /* "git" */
 
 	/* sandbox.* switches */
 	bool allow_nested_sandbox; /* clone/unshare with CLONE_NEWUSER */

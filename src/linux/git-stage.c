@@ -1,0 +1,191 @@
+/* Commit mode's staging layer for a git dir (git-stage.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/strv.h"
+#include "cow/cow-fsops.h"
+#include "linux/git-stage.h"
+
+/* The top-level files a commit, a reset, a merge or a cherry-pick writes.
+ * None of them names a program or a configuration source: git parses them
+ * as refs, object ids, messages and the index. */
+static const char *const applied[] = {
+	"index",	"HEAD",	      "ORIG_HEAD",  "FETCH_HEAD",	"COMMIT_EDITMSG",
+	"packed-refs",	"MERGE_HEAD", "MERGE_MSG",  "MERGE_MODE",	"AUTO_MERGE",
+	"SQUASH_MSG",	"REVERT_HEAD", "CHERRY_PICK_HEAD", NULL,
+};
+
+bool git_stage_name_applies(const char *name)
+{
+	for (size_t i = 0; applied[i]; i++)
+		if (strcmp(name, applied[i]) == 0)
+			return true;
+	return false;
+}
+
+int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret)
+{
+	_cleanup_free_ char *base = NULL, *logs = NULL;
+	GitStage s = { .gitdir_fd = -EBADF };
+	int r;
+
+	*ret = (GitStage){ .gitdir_fd = -EBADF };
+	if (asprintf(&base, "%s/git-stage", state_dir) < 0)
+		return -ENOMEM;
+	if ((r = mkdir_p(base, 0700)) < 0)
+		return r;
+	s.gitdir = strdup(gitdir);
+	if (!s.gitdir || asprintf(&s.root, "%s/XXXXXX", base) < 0)
+		goto oom;
+	if (!mkdtemp(s.root)) {
+		r = -errno;
+		free(s.root);
+		s.root = NULL;
+		goto fail;
+	}
+	if (asprintf(&s.upper, "%s/upper", s.root) < 0 || asprintf(&s.work, "%s/work", s.root) < 0)
+		goto oom;
+	if (mkdir(s.upper, 0700) < 0 || mkdir(s.work, 0700) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	s.gitdir_fd = open(gitdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s.gitdir_fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (mkdirat(s.gitdir_fd, "logs", 0755) < 0 && errno != EEXIST) {
+		r = -errno;
+		goto fail;
+	}
+	*ret = s;
+	return 0;
+oom:
+	r = -ENOMEM;
+fail:
+	git_stage_done(&s);
+	return r;
+}
+
+static int apply_one(const GitStage *s, int upper_fd, const char *name, const struct stat *st)
+{
+	_cleanup_close_ int dfd = -EBADF;
+	char tmp[64];
+	int r;
+
+	/* A real directory fd from the O_PATH one: the *at calls below need it. */
+	dfd = openat(s->gitdir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	if (S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0)) {
+		/* An overlay whiteout: the command removed it (MERGE_HEAD after
+		 * a merge commit). */
+		if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+			return -errno;
+		return 1;
+	}
+	if (!S_ISREG(st->st_mode))
+		return 0;
+	snprintf(tmp, sizeof(tmp), ".ward-git.%d.tmp", (int)getpid());
+	(void)unlinkat(dfd, tmp, 0);
+	r = cow_make_tmp_copy(upper_fd, name, st, dfd, tmp, st->st_mode & 0777);
+	if (r < 0)
+		return r;
+	if (renameat(dfd, tmp, dfd, name) < 0) {
+		r = -errno;
+		(void)unlinkat(dfd, tmp, 0);
+		return r;
+	}
+	return 1;
+}
+
+int git_stage_apply(const GitStage *s, char ***ret_lines)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_strv_ char **skipped = NULL;
+	struct dirent *de;
+	int fd, n = 0, r = 0;
+
+	fd = open(s->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!git_stage_name_applies(de->d_name)) {
+			/* Lock files a git killed mid-way left: noise. */
+			size_t len = strlen(de->d_name);
+			if (len > 5 && strcmp(de->d_name + len - 5, ".lock") == 0)
+				continue;
+			if (strv_extend(&skipped, de->d_name) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		int k = apply_one(s, dirfd(d), de->d_name, &st);
+		if (k < 0 && r == 0)
+			r = k;
+		else if (k > 0)
+			n++;
+	}
+	if (skipped && ret_lines) {
+		_cleanup_free_ char *list = NULL;
+		size_t len = 0;
+		STRV_FOREACH(x, skipped)
+		len += strlen(*x) + 2;
+		list = calloc(1, len + 1);
+		if (!list)
+			return -ENOMEM;
+		STRV_FOREACH(x, skipped)
+		{
+			if (*list)
+				strcat(list, ", ");
+			strcat(list, *x);
+		}
+		char *line = NULL;
+		if (asprintf(&line,
+			     "git: not applied to '%s' (read-only even with \"git\": \"commit\"): %s",
+			     s->gitdir, list) < 0 ||
+		    strv_consume(ret_lines, line) < 0)
+			return -ENOMEM;
+	}
+	return r < 0 ? r : n;
+}
+
+void git_stage_done(GitStage *s)
+{
+	if (s->root) {
+		_cleanup_free_ char *parent = strdup(s->root);
+		char *sl = parent ? strrchr(parent, '/') : NULL;
+		if (sl) {
+			*sl = '\0';
+			_cleanup_close_ int pfd =
+				open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (pfd >= 0)
+				(void)cow_rm_rf_at(pfd, sl + 1, 0);
+		}
+	}
+	if (s->gitdir_fd >= 0)
+		close(s->gitdir_fd);
+	free(s->gitdir);
+	free(s->root);
+	free(s->upper);
+	free(s->work);
+	*s = (GitStage){ .gitdir_fd = -EBADF };
+}

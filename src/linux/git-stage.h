@@ -1,0 +1,37 @@
+/* "git": "commit" without letting the command plant configuration: a git
+ * dir is mounted as an overlay whose upper layer is a staging directory in
+ * ward's state dir, with its objects/, refs/ and logs/ bound writable on
+ * top. After the run, ward copies back only the top-level files git writes
+ * for commits (index, HEAD, packed-refs, ORIG_HEAD, COMMIT_EDITMSG, ...);
+ * config, hooks, info, commondir, rebase todo lists and everything else the
+ * command wrote there stay in the staging layer and are dropped. So a name
+ * that did not exist (.git/commondir, .git/rebase-merge) cannot be created
+ * on the host, which a read-only mount alone could not promise. */
+#pragma once
+
+#include <stdbool.h>
+
+typedef struct GitStage {
+	char *gitdir;  /* host git dir, real path */
+	char *root;    /* <state>/git-stage/XXXXXX */
+	char *upper;   /* root/upper */
+	char *work;    /* root/work */
+	int gitdir_fd; /* the git dir, opened when staged (O_DIRECTORY) */
+} GitStage;
+
+/* Make a staging directory for @gitdir under @state_dir. Creates
+ * @gitdir/logs when missing (git creates it on the first ref update; an
+ * empty one changes nothing for git), so it can be bound writable. */
+int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret);
+
+/* After a run: copy the allow-listed files from the upper layer into the git
+ * dir (atomically per file, regular files only) and apply their removals.
+ * @ret_lines gets one line naming what was written there and not applied
+ * (caller frees). Returns the number of files applied, or -errno. */
+int git_stage_apply(const GitStage *s, char ***ret_lines);
+
+/* Remove the staging directory; NULL-safe fields. */
+void git_stage_done(GitStage *s);
+
+/* Is @name a top-level git dir entry that commit mode applies? */
+bool git_stage_name_applies(const char *name);

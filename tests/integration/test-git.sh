@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# git in every common layout, through the real CLI: a repository root, a
+# subdirectory of a repository, a linked worktree, a superproject and its
+# submodule, an empty directory. Read commands inside give the host's
+# output; writes to repository metadata are refused in the default
+# "read-only" mode with a hint line; "commit" mode commits while config,
+# hooks and every other name git reads settings from stay out of reach
+# (checked on the host); hostile gitfiles expose nothing; ward leaves
+# nothing a host `git status` taken during a run would see.
+. "$(dirname "$0")/lib.sh"
+require_t2
+command -v git >/dev/null || skip_all "git is not installed"
+
+git config --global user.name "Ward Test"
+git config --global user.email "ward-test@example.org"
+git config --global init.defaultBranch main
+git config --global protocol.file.allow always
+
+R="$T/repos"
+mkdir -p "$R"
+# The repository root: two commits, a subdirectory, a modified file.
+git init -q "$R/main"
+(
+	cd "$R/main" &&
+		mkdir -p pkg/src && printf 'one\ntwo\n' >pkg/src/a.txt && echo top >top.txt &&
+		git add -A && git commit -qm first &&
+		echo three >>pkg/src/a.txt && git commit -qam second &&
+		echo dirty >>top.txt && echo change >>pkg/src/a.txt
+) || { echo "Bail out! could not build the test repository"; exit 1; }
+git -C "$R/main" worktree add -q "$R/wt" -b wt-branch
+echo wt-dirty >>"$R/wt/top.txt"
+git init -q "$R/lib"
+(cd "$R/lib" && echo lib >lib.txt && git add -A && git commit -qm lib)
+git init -q "$R/super"
+(
+	cd "$R/super" && echo s >s.txt && git add -A && git commit -qm super &&
+		git submodule add -q "$R/lib" lib && git commit -qm "add lib" &&
+		echo lib-dirty >>lib/lib.txt
+) || { echo "Bail out! could not build the submodule repository"; exit 1; }
+mkdir -p "$R/empty"
+
+# ward's own marks of protected paths (issue 9 point 1, being removed in
+# another branch): lines naming them are tolerated as a known TODO only.
+MARKS='(^|[[:space:]/])(\.agents|\.codex|\.harness|\.ward|\.git)/?$'
+
+# A known-open check: reported, not counted as a failure.
+todo() {
+	_tap_n=$((_tap_n + 1))
+	echo "not ok $_tap_n - $1 # TODO $2"
+}
+
+# What long-format status says about untracked files, which the marks change.
+BOILER='^$|[Uu]ntracked|git add|^nothing (added )?to commit'
+
+# same DIR DESC ARGS...: `git ARGS` in DIR inside ward prints what it prints on the host.
+same() {
+	local dir=$1 desc=$2 host inside hs is
+	shift 2
+	host=$(cd "$dir" && git "$@" 2>&1)
+	hs=$?
+	inside=$(cd "$dir" && "$WARD" run --preset git -- git "$@" 2>&1)
+	is=$?
+	if [ "$host" = "$inside" ] && [ "$hs" = "$is" ]; then
+		ok "$desc"
+	elif [ "$(grep -Ev "$MARKS|$BOILER" <<<"$host")" = "$(grep -Ev "$MARKS|$BOILER" <<<"$inside")" ] ||
+		grep -q 'invalid gitfile format: .*/\.git$' <<<"$inside"; then
+		todo "$desc" "ward's placeholder marks (issue 9 point 1)"
+	else
+		not_ok "$desc"
+		while read -r l; do diag "host ($hs): $l"; done <<<"$host"
+		while read -r l; do diag "inside ($is): $l"; done <<<"$inside"
+	fi
+}
+
+for layout in "main:root" "main/pkg:subdirectory" "main/pkg/src:nested subdirectory" \
+	"wt:linked worktree" "super:superproject" "super/lib:submodule"; do
+	d="$R/${layout%%:*}"
+	name=${layout#*:}
+	same "$d" "$name: git status" status
+	same "$d" "$name: git status --porcelain" status --porcelain
+	same "$d" "$name: git diff" diff
+	same "$d" "$name: git log" log --stat
+	same "$d" "$name: git show" show HEAD
+done
+same "$R/main" "root: git blame" blame pkg/src/a.txt
+same "$R/main/pkg/src" "subdirectory: git blame" blame a.txt
+same "$R/wt" "linked worktree: git blame" blame top.txt
+same "$R/super" "superproject: git submodule status" submodule status
+same "$R/super" "superproject: git diff --submodule" diff --submodule=diff
+same "$R/empty" "empty directory: git status fails as on the host" status
+
+# The enclosing repository of a subdirectory workspace: read-only.
+before=$(cd "$R/main" && git status --porcelain && cat top.txt)
+(cd "$R/main/pkg" && "$WARD" run -- sh -c 'echo x >>../top.txt; echo y >../new.txt; rm -f ../top.txt' >/dev/null 2>&1)
+check_eq "subdirectory workspace: the enclosing tree is read-only" "$before" \
+	"$(cd "$R/main" && git status --porcelain && cat top.txt)"
+check_not "subdirectory workspace: nothing created beside it" test -e "$R/main/new.txt"
+check "subdirectory workspace: the workspace itself is writable" \
+	bash -c "cd '$R/main/pkg' && '$WARD' run -- sh -c 'echo w >w.txt && rm w.txt'"
+
+# read-only (the default): a commit and a stash are refused, with a hint.
+head=$(git -C "$R/main" rev-parse HEAD)
+err=$(cd "$R/main" && "$WARD" run --preset git -- git commit -qam refused 2>&1 >/dev/null)
+check_eq "read-only: git commit fails, HEAD unchanged on the host" "$head" "$(git -C "$R/main" rev-parse HEAD)"
+check "read-only: the hint names ward, the metadata and --git commit" \
+	grep -q "^ward: hint: .*'$R/main/.git' is read-only.*--git commit" <<<"$err"
+err=$(cd "$R/main" && "$WARD" run --preset git -- sh -c 'git stash' 2>&1 >/dev/null)
+check "read-only: git stash (in sh -c) fails with the hint" grep -q '^ward: hint: ' <<<"$err"
+check_eq "read-only: no stash on the host" "" "$(git -C "$R/main" stash list)"
+check "read-only: the work tree change is still there" grep -q dirty "$R/main/top.txt"
+err=$(cd "$R/wt" && "$WARD" run --preset git -- git commit -qam refused 2>&1 >/dev/null)
+check "read-only: a linked worktree's commit names the common dir" \
+	grep -q "^ward: hint: .*'$R/main/.git' is read-only" <<<"$err"
+check_eq "read-only: no hint after a successful git command" "" \
+	"$(cd "$R/main" && "$WARD" run --preset git -- git log -1 2>&1 >/dev/null)"
+
+# commit: objects, refs, index and logs writable; nothing git reads
+# settings or programs from.
+cfg=$(md5sum <"$R/main/.git/config")
+out=$(cd "$R/main" && "$WARD" run --preset git --git commit -- sh -c '
+	git commit -qam "from ward" || exit 1
+	echo "[core]" >>.git/config; printf "[core]\n\tfsmonitor = touch /tmp/pwned\n" >.git/config
+	mkdir -p .git/hooks; printf "#!/bin/sh\ntouch /tmp/pwned\n" >.git/hooks/post-checkout
+	chmod +x .git/hooks/post-checkout
+	echo ../evil >.git/commondir; mkdir -p .git/rebase-merge .git/info
+	echo "exec touch /tmp/pwned" >.git/rebase-merge/git-rebase-todo
+	echo "*.txt filter=evil" >.git/info/attributes
+	mkdir -p .git/modules/x && echo "[core]" >.git/modules/x/config
+	echo 0 >.git/config.worktree; echo ok' 2>&1)
+check "commit: git commit works inside" grep -q '^ok$' <<<"$out"
+check_eq "commit: the commit is on the host's branch" "from ward" "$(git -C "$R/main" log -1 --format=%s)"
+check_eq "commit: the host index has it (status is clean)" "" \
+	"$(git -C "$R/main" status --porcelain --untracked-files=no)"
+check_eq "commit: .git/config unchanged on the host" "$cfg" "$(md5sum <"$R/main/.git/config")"
+check_not "commit: no hook planted on the host" test -e "$R/main/.git/hooks/post-checkout"
+check_not "commit: no commondir on the host" test -e "$R/main/.git/commondir"
+check_not "commit: no rebase todo list on the host" test -e "$R/main/.git/rebase-merge"
+check_not "commit: no info/attributes on the host" test -e "$R/main/.git/info/attributes"
+check_not "commit: no submodule config on the host" test -e "$R/main/.git/modules"
+check_not "commit: no config.worktree on the host" test -e "$R/main/.git/config.worktree"
+check "commit: ward names what it did not apply" \
+	grep -q "^ward: git: not applied to '$R/main/.git'.*config" <<<"$out"
+check "commit: host git fsck passes on the repository" \
+	bash -c "git -C '$R/main' fsck --no-progress >/dev/null 2>&1"
+check_not "commit: nothing ran on the host" test -e /tmp/pwned
+out=$(cd "$R/wt" && "$WARD" run --preset git --git commit -- git commit -qam "wt from ward" 2>&1)
+check_eq "commit: a linked worktree commits into the main repository" "wt from ward" \
+	"$(git -C "$R/main" log -1 --format=%s wt-branch)"
+check_eq "commit: the linked worktree's index is updated" "" \
+	"$(git -C "$R/wt" status --porcelain --untracked-files=no)"
+out=$(cd "$R/main" && "$WARD" run --preset git --git commit -- sh -c 'echo x >>.git/hooks/pre-commit.sample; rm -rf .git/hooks' 2>&1)
+check "commit: existing hooks cannot be changed or removed" test -s "$R/main/.git/hooks/pre-commit.sample"
+check_not "commit: nor an existing hook's content" grep -q '^x$' "$R/main/.git/hooks/pre-commit.sample"
+check_eq "commit: refused with a copy-on-write session (125)" 125 \
+	"$(cd "$R/main" && status_of "$WARD" run --cow --git commit -- true)"
+
+# off: ward adds nothing outside the workspace.
+check_not "off: a linked worktree's git dir is not visible" \
+	bash -c "cd '$R/wt' && '$WARD' run --git off -- test -e '$R/main/.git/HEAD'"
+check "read-only: it is visible" bash -c "cd '$R/wt' && '$WARD' run -- test -e '$R/main/.git/HEAD'"
+check_not "read-only: the main repository's work tree is not" \
+	bash -c "cd '$R/wt' && '$WARD' run -- test -e '$R/main/top.txt'"
+
+# Policy and flag errors.
+echo '{ "version": 1, "git": "write" }' >"$T/bad.json"
+err=$("$WARD" run -p "$T/bad.json" -- true 2>&1)
+check_eq "a bad \"git\" value in a policy exits 125" 125 "$(status_of "$WARD" run -p "$T/bad.json" -- true)"
+check "the error names the file, the key and the values" \
+	grep -q "$T/bad.json: git: expected \"read-only\", \"commit\" or \"off\"" <<<"$err"
+check_eq "--git with a bad value exits 125" 125 "$(status_of "$WARD" run --git yes -- true)"
+echo '{ "version": 1, "git": "commit" }' >"$T/commit.json"
+check "policy show prints the mode" bash -c "'$WARD' policy show -p '$T/commit.json' | grep -q '\"git\":[[:space:]]*\"commit\"'"
+
+# Hostile pointers: a gitfile may name anything; only a git dir tied to
+# this workspace by git's own layout is shown.
+mkdir -p "$T/evil" "$HOME/.ssh"
+echo secret >"$HOME/.ssh/id_test"
+git init -q "$T/other"
+(cd "$T/other" && echo secret >s && git add s && git commit -qm s)
+echo "gitdir: $T/other/.git" >"$T/evil/.git"
+err=$(cd "$T/evil" && "$WARD" run -- cat "$T/other/s" 2>&1)
+check_not "gitfile to another repository: not visible" grep -q '^secret$' <<<"$err"
+check "gitfile to another repository: ward says why" \
+	grep -q "ward: git: not exposing '$T/other/.git'" <<<"$err"
+echo "gitdir: $HOME/.ssh" >"$T/evil/.git"
+check_not "gitfile to ~/.ssh: not visible" bash -c "cd '$T/evil' && '$WARD' run -- cat '$HOME/.ssh/id_test'"
+mkdir -p "$T/other/.git/worktrees/evil"
+echo ../.. >"$T/other/.git/worktrees/evil/commondir"
+echo "ref: refs/heads/main" >"$T/other/.git/worktrees/evil/HEAD"
+echo "$T/somewhere/.git" >"$T/other/.git/worktrees/evil/gitdir"
+echo "gitdir: $T/other/.git/worktrees/evil" >"$T/evil/.git"
+check_not "a worktree git dir that does not point back: not visible" \
+	bash -c "cd '$T/evil' && '$WARD' run -- test -e '$T/other/.git/HEAD'"
+echo "gitdir: ../other/.git/modules/x" >"$T/evil/.git"
+mkdir -p "$T/other/.git/modules/x" && cp -r "$T/other/.git/"{HEAD,objects,refs} "$T/other/.git/modules/x/"
+check_not "a module git dir of a repository that is not above: not visible" \
+	bash -c "cd '$T/evil' && '$WARD' run -- test -e '$T/other/.git/modules/x/HEAD'"
+
+# During a run, the host's git status shows nothing ward made.
+before=$(git -C "$R/main" status --porcelain --ignored)
+coproc RUN { cd "$R/main/pkg" && "$WARD" run -- sh -c 'echo ready; read -r x'; }
+read -r line <&"${RUN[0]}"
+during=$(git -C "$R/main" status --porcelain --ignored)
+echo go >&"${RUN[1]}"
+wait "$RUN_PID" 2>/dev/null
+if [ "$line" != ready ]; then
+	not_ok "host git status during a run (the run did not start)"
+elif [ "$before" = "$during" ]; then
+	ok "host git status during a run shows nothing ward made"
+elif [ -z "$(comm -3 <(sort <<<"$before") <(sort <<<"$during") | grep -Ev "$MARKS")" ]; then
+	todo "host git status during a run shows nothing ward made" "ward's placeholder marks (issue 9 point 1)"
+else
+	not_ok "host git status during a run shows nothing ward made"
+	while read -r l; do diag "during: $l"; done <<<"$during"
+fi
+check_eq "host git status after the run is as before" "$before" "$(git -C "$R/main" status --porcelain --ignored)"
+
+done_testing
