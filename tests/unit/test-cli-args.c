@@ -27,7 +27,7 @@ static void test_cli_args_full(void **state)
 	assert_int_equal(PARSE(&o, &err, "-w", "/tmp", "-p", "/p.json", "--preset", "git",
 			       "--preset", "node", "--timeout", "30", "--env", "FOO=bar", "--env",
 			       "BAZ", "--tier", "2", "--strict", "--net", "proxy", "--allow-domain",
-			       "example.com", "--", "sh", "-c", "echo hi"),
+			       "example.com", "--git", "commit", "--", "sh", "-c", "echo hi"),
 			 0);
 	assert_string_equal(o.workspace, "/tmp");
 	assert_string_equal(o.policy_file, "/p.json");
@@ -41,6 +41,7 @@ static void test_cli_args_full(void **state)
 	assert_true(o.strict);
 	assert_int_equal(o.net_mode, NET_MODE_PROXY);
 	assert_string_equal(o.allow_domains[0], "example.com");
+	assert_int_equal(o.git_mode, GIT_MODE_COMMIT);
 	assert_string_equal(o.argv[0], "sh");
 	assert_string_equal(o.argv[1], "-c");
 	assert_string_equal(o.argv[2], "echo hi");
@@ -62,6 +63,7 @@ static void test_cli_args_command_options_are_not_ours(void **state)
 	assert_string_equal(o.argv[1], "-w");
 	assert_int_equal(o.tier, -1);
 	assert_int_equal(o.net_mode, -1);
+	assert_int_equal(o.git_mode, -1);
 	run_options_done(&o);
 }
 
@@ -93,6 +95,7 @@ static void test_cli_args_errors(void **state)
 	EXPECT_ERROR("--env", "--env", "1BAD=x", "--", "true");
 	EXPECT_ERROR("--env", "--env", "=x", "--", "true");
 	EXPECT_ERROR("--net", "--net", "open", "--", "true");
+	EXPECT_ERROR("--git: expected 'read-only', 'commit' or 'off'", "--git", "rw", "--", "true");
 	EXPECT_ERROR("unknown option", "--frobnicate", "--", "true");
 	EXPECT_ERROR("needs an argument", "--timeout");
 	EXPECT_ERROR("missing COMMAND", "--timeout", "5");

@@ -82,6 +82,8 @@ static const InvalidCase invalid_cases[] = {
 	{ "invalid-limit-io.json", "limits.io_weight", "expected an integer from 1 to 10000, got 10001" },
 	{ "invalid-limit-inotify.json", "limits.inotify_instances", "got \"32\"" },
 	{ "invalid-sandbox-type.json", "sandbox.allow_ptrace", "expected true or false, got \"yes\"" },
+	{ "invalid-git-mode.json", "git", "expected \"read-only\", \"commit\" or \"off\", got \"write\"" },
+	{ "invalid-git-type.json", "git", "got true" },
 	{ "invalid-duplicate-key.json", "fs.read", "duplicate key" },
 	{ "invalid-syntax.json", "", "invalid JSON at line 3, column 19" },
 	{ "invalid-not-object.json", "", "expected a JSON object, got an array" },
@@ -254,6 +256,7 @@ static void test_policy_parse_full(void **state)
 	assert_int_equal(p->cpu_percent, 150);
 	assert_int_equal(p->io_weight, 50);
 	assert_true(p->allow_ptrace);
+	assert_int_equal(p->git_mode, GIT_MODE_COMMIT);
 	assert_int_equal(strv_length(p->sources), 1);
 	assert_non_null(strstr(p->sources[0], "/valid-full.json"));
 	assert_true(p->sources[0][0] == '/');
