@@ -11,6 +11,7 @@
 
 #include "common/cleanup.h"
 #include "common/dirs.h"
+#include "common/macro.h"
 #include "common/strv.h"
 #include "cow/cow-fsops.h"
 #include "linux/git-stage.h"
@@ -106,6 +107,86 @@ static int apply_one(const GitStage *s, int upper_fd, const char *name, const st
 		return r;
 	}
 	return 1;
+}
+
+/* Remove what is neither a regular file nor a directory beneath @dfd: the
+ * host's git appends to reflogs and writes objects and refs through
+ * whatever path it finds, so a symlink the command left in logs/ (to
+ * ~/.bashrc) or in objects/ (to a directory elsewhere) would make the host's
+ * git write there. git itself creates none of these in these trees. */
+static int scrub(int dfd, int depth, unsigned *removed)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int fd, r = 0;
+
+	if (depth > 64)
+		return -ELOOP;
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sub = openat(dirfd(d), de->d_name,
+							 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int k = sub < 0 ? -errno : scrub(sub, depth + 1, removed);
+			if (k < 0 && r == 0)
+				r = k;
+			continue;
+		}
+		if (unlinkat(dirfd(d), de->d_name, 0) < 0) {
+			if (r == 0)
+				r = -errno;
+		} else
+			(*removed)++;
+	}
+	return r;
+}
+
+int git_stage_scrub(const GitStage *s, char ***ret_lines)
+{
+	static const char *const trees[] = { "objects", "refs", "logs" };
+	unsigned removed = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
+		_cleanup_close_ int fd = openat(s->gitdir_fd, trees[i],
+						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			/* Replaced by a symlink or a file: remove that too. */
+			if (errno == ENOTDIR || errno == ELOOP) {
+				if (unlinkat(s->gitdir_fd, trees[i], 0) == 0)
+					removed++;
+			}
+			continue;
+		}
+		int k = scrub(fd, 0, &removed);
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	if (removed && ret_lines) {
+		char *line = NULL;
+		if (asprintf(&line,
+			     "git: removed %u symlink(s) or special file(s) from the objects, refs "
+			     "and logs of '%s' (git makes none; the host's git would write through "
+			     "them)",
+			     removed, s->gitdir) < 0 ||
+		    strv_consume(ret_lines, line) < 0)
+			return -ENOMEM;
+	}
+	return r;
 }
 
 int git_stage_apply(const GitStage *s, char ***ret_lines)

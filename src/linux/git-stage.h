@@ -30,6 +30,13 @@ int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret);
  * (caller frees). Returns the number of files applied, or -errno. */
 int git_stage_apply(const GitStage *s, char ***ret_lines);
 
+/* Remove every symlink, FIFO or socket beneath the git dir's objects/, refs/
+ * and logs/ (the trees bound writable): git makes none there, and the
+ * host's git writes through them. Before a run (a run killed with SIGKILL
+ * may have left some) and after. One line in @ret_lines when something was
+ * removed. */
+int git_stage_scrub(const GitStage *s, char ***ret_lines);
+
 /* Remove the staging directory; NULL-safe fields. */
 void git_stage_done(GitStage *s);
 

@@ -279,6 +279,9 @@ static int add_git(Builder *b, const MountPlanInput *in)
 		if ((r = git_stage_new(in->state_dir, *g, st)) < 0)
 			return r;
 		p->n_git_stages++;
+		/* What a run killed before its scrub left behind. */
+		if ((r = git_stage_scrub(st, &p->git.notes)) < 0)
+			return r;
 		_cleanup_free_ char *data = NULL;
 		if (!overlay_safe(*g) || !overlay_safe(st->upper))
 			return -EINVAL;

@@ -530,9 +530,12 @@ int sandbox_git_finish(SandboxPlan *plan, const SandboxResult *res, char ***ret_
 	int r = 0;
 
 	for (size_t i = 0; i < m->n_git_stages; i++) {
-		int k = git_stage_apply(&m->git_stages[i], ret_lines);
+		int k = git_stage_scrub(&m->git_stages[i], ret_lines);
+		int a = git_stage_apply(&m->git_stages[i], ret_lines);
 		if (k < 0 && r == 0)
 			r = k;
+		if (a < 0 && r == 0)
+			r = a;
 	}
 	if (res->setup_failed || res->timed_out)
 		return r;

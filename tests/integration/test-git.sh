@@ -151,6 +151,19 @@ check_eq "commit: the linked worktree's index is updated" "" \
 out=$(cd "$R/main" && "$WARD" run --preset git --git commit -- sh -c 'echo x >>.git/hooks/pre-commit.sample; rm -rf .git/hooks' 2>&1)
 check "commit: existing hooks cannot be changed or removed" test -s "$R/main/.git/hooks/pre-commit.sample"
 check_not "commit: nor an existing hook's content" grep -q '^x$' "$R/main/.git/hooks/pre-commit.sample"
+echo keep >"$T/victim"
+mkdir -p "$T/victimdir"
+out=$(cd "$R/main" && "$WARD" run --preset git --git commit -- sh -c "
+	rm -f .git/logs/HEAD && ln -s '$T/victim' .git/logs/HEAD
+	rm -rf .git/objects/ee && ln -s '$T/victimdir' .git/objects/ee
+	mkfifo .git/refs/heads/fifo" 2>&1)
+check_not "commit: a symlinked reflog left by the command is removed" test -L "$R/main/.git/logs/HEAD"
+check_not "commit: a symlinked object directory is removed" test -L "$R/main/.git/objects/ee"
+check_not "commit: a FIFO among the refs is removed" test -p "$R/main/.git/refs/heads/fifo"
+check "commit: ward says it removed them" grep -q "^ward: git: removed 3 " <<<"$out"
+(cd "$R/main" && echo more >>top.txt && git commit -qam host-after && git gc -q --prune=now) >/dev/null 2>&1
+check_eq "commit: the host's next commit wrote nothing through them" "keep" "$(cat "$T/victim")"
+check_eq "commit: nor into the directory" "" "$(ls -A "$T/victimdir")"
 check_eq "commit: refused with a copy-on-write session (125)" 125 \
 	"$(cd "$R/main" && status_of "$WARD" run --cow --git commit -- true)"
 
