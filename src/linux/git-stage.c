@@ -35,7 +35,7 @@ bool git_stage_name_applies(const char *name)
 
 int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret)
 {
-	_cleanup_free_ char *base = NULL, *logs = NULL;
+	_cleanup_free_ char *base = NULL;
 	GitStage s = { .gitdir_fd = -EBADF };
 	int r;
 
