@@ -234,81 +234,6 @@ static int add_mask(Builder *b, const char *path)
 	return add_spec(b, MOUNT_MASK_FILE, NULL, real, NULL, true);
 }
 
-static bool overlay_safe(const char *p)
-{
-	return !strpbrk(p, ",:\\\n");
-}
-
-/* "git": read-only: the git dirs outside the workspace, and the enclosing
- * repository's working tree of a subdirectory workspace, read-only (so
- * that git status there sees the same tree as on the host, not every other
- * file deleted). "git": "commit": each git dir an overlay over a staging
- * layer (git-stage.h) with objects/, refs/ and logs/ writable on top.
- * Added before the protected paths: for the workspace's own .git, commit
- * mode's mount replaces the read-only one. */
-static int add_git(Builder *b, const MountPlanInput *in)
-{
-	const WardPolicy *pol = in->policy;
-	MountPlan *p = b->plan;
-	GitLayoutInput gi = { .workspace = in->workspace, .home = in->home, .hidden = b->hidden };
-	int r;
-
-	if (pol->git_mode == GIT_MODE_OFF)
-		return 0;
-	if ((r = git_layout_discover(&gi, &p->git)) < 0)
-		return r;
-	if (p->git.worktree &&
-	    (r = add_host_bind(b, MOUNT_BIND_RO, LANDLOCK_CLASS_READ, p->git.worktree,
-			       p->git.worktree, false)) < 0)
-		return r;
-	STRV_FOREACH(g, p->git.gitdirs)
-	{
-		bool visible = path_at_or_below(*g, in->workspace) ||
-			       (p->git.worktree && path_at_or_below(*g, p->git.worktree));
-		if (pol->git_mode != GIT_MODE_COMMIT) {
-			if (!visible && (r = add_host_bind(b, MOUNT_BIND_RO, LANDLOCK_CLASS_READ, *g,
-							   *g, false)) < 0)
-				return r;
-			continue;
-		}
-		GitStage *n = realloc(p->git_stages, (p->n_git_stages + 1) * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		p->git_stages = n;
-		GitStage *st = &p->git_stages[p->n_git_stages];
-		if ((r = git_stage_new(in->state_dir, *g, st)) < 0)
-			return r;
-		p->n_git_stages++;
-		/* What a run killed before its scrub left behind. */
-		if ((r = git_stage_scrub(st, &p->git.notes)) < 0)
-			return r;
-		_cleanup_free_ char *data = NULL;
-		if (!overlay_safe(*g) || !overlay_safe(st->upper))
-			return -EINVAL;
-		if (asprintf(&data,
-			     "lowerdir=" MP_OLDROOT "%s,upperdir=" MP_OLDROOT "%s,workdir=" MP_OLDROOT
-			     "%s,userxattr",
-			     *g, st->upper, st->work) < 0)
-			return -ENOMEM;
-		if ((r = add_spec(b, MOUNT_OVERLAY, NULL, *g, data, false)) < 0 ||
-		    (r = add_rule(b, *g, LANDLOCK_CLASS_READ_WRITE)) < 0)
-			return r;
-		static const char *const writable[] = { "objects", "refs", "logs" };
-		for (size_t i = 0; i < ELEMENTSOF(writable); i++) {
-			_cleanup_free_ char *sub = NULL;
-			struct stat sst;
-			if (asprintf(&sub, "%s/%s", *g, writable[i]) < 0)
-				return -ENOMEM;
-			if (lstat(sub, &sst) < 0 || !S_ISDIR(sst.st_mode))
-				continue;
-			if ((r = add_host_bind(b, MOUNT_BIND_RW, LANDLOCK_CLASS_READ_WRITE, sub, sub,
-					       false)) < 0)
-				return r;
-		}
-	}
-	return 0;
-}
-
 static int add_protected(Builder *b, const MountPlanInput *in, const char *rel, char **reterr_path)
 {
 	_cleanup_free_ char *host = NULL, *view = NULL, *src = NULL;
@@ -414,6 +339,10 @@ static int add_protected(Builder *b, const MountPlanInput *in, const char *rel, 
 	return add_spec(b, MOUNT_PROTECT, src, view, NULL, is_file);
 }
 
+static bool overlay_safe(const char *p)
+{
+	return !strpbrk(p, ",:\\\n");
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -426,6 +355,77 @@ static int cmp_spec(const void *a, const void *b)
 	int c = strcmp(x->view, y->view);
 	/* A parent sorts before its children; ties cannot happen (add_spec). */
 	return c;
+}
+
+/* "git": read-only: the git dirs outside the workspace, and the enclosing
+ * repository's working tree of a subdirectory workspace, read-only (so
+ * that git status there sees the same tree as on the host, not every other
+ * file deleted). "git": "commit": each git dir an overlay over a staging
+ * layer (git-stage.h) with objects/, refs/ and logs/ writable on top.
+ * Called before the protected paths are added: for the workspace's own
+ * .git, commit mode's mount replaces the read-only one (add_spec keeps the
+ * first mount of a view path). */
+static int add_git(Builder *b, const MountPlanInput *in)
+{
+	const WardPolicy *pol = in->policy;
+	MountPlan *p = b->plan;
+	GitLayoutInput gi = { .workspace = in->workspace, .home = in->home, .hidden = b->hidden };
+	int r;
+
+	if (pol->git_mode == GIT_MODE_OFF)
+		return 0;
+	if ((r = git_layout_discover(&gi, &p->git)) < 0)
+		return r;
+	if (p->git.worktree &&
+	    (r = add_host_bind(b, MOUNT_BIND_RO, LANDLOCK_CLASS_READ, p->git.worktree,
+			       p->git.worktree, false)) < 0)
+		return r;
+	STRV_FOREACH(g, p->git.gitdirs)
+	{
+		bool visible = path_at_or_below(*g, in->workspace) ||
+			       (p->git.worktree && path_at_or_below(*g, p->git.worktree));
+		if (pol->git_mode != GIT_MODE_COMMIT) {
+			if (!visible && (r = add_host_bind(b, MOUNT_BIND_RO, LANDLOCK_CLASS_READ, *g,
+							   *g, false)) < 0)
+				return r;
+			continue;
+		}
+		GitStage *n = realloc(p->git_stages, (p->n_git_stages + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->git_stages = n;
+		GitStage *st = &p->git_stages[p->n_git_stages];
+		if ((r = git_stage_new(in->state_dir, *g, st)) < 0)
+			return r;
+		p->n_git_stages++;
+		/* What a run killed before its scrub left behind. */
+		if ((r = git_stage_scrub(st, &p->git.notes)) < 0)
+			return r;
+		_cleanup_free_ char *data = NULL;
+		if (!overlay_safe(*g) || !overlay_safe(st->upper))
+			return -EINVAL;
+		if (asprintf(&data,
+			     "lowerdir=" MP_OLDROOT "%s,upperdir=" MP_OLDROOT "%s,workdir=" MP_OLDROOT
+			     "%s,userxattr",
+			     *g, st->upper, st->work) < 0)
+			return -ENOMEM;
+		if ((r = add_spec(b, MOUNT_OVERLAY, NULL, *g, data, false)) < 0 ||
+		    (r = add_rule(b, *g, LANDLOCK_CLASS_READ_WRITE)) < 0)
+			return r;
+		static const char *const writable[] = { "objects", "refs", "logs" };
+		for (size_t i = 0; i < ELEMENTSOF(writable); i++) {
+			_cleanup_free_ char *sub = NULL;
+			struct stat sst;
+			if (asprintf(&sub, "%s/%s", *g, writable[i]) < 0)
+				return -ENOMEM;
+			if (lstat(sub, &sst) < 0 || !S_ISDIR(sst.st_mode))
+				continue;
+			if ((r = add_host_bind(b, MOUNT_BIND_RW, LANDLOCK_CLASS_READ_WRITE, sub, sub,
+					       false)) < 0)
+				return r;
+		}
+	}
+	return 0;
 }
 
 int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_path)
@@ -526,6 +526,9 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 			goto fail;
 	}
 
+	if ((r = add_git(&b, in)) < 0)
+		goto fail;
+
 	/* $HOME: empty unless bound (by the policy or as an ancestor). */
 	if (!view_is_bound(ret, in->home)) {
 		snprintf(buf, sizeof(buf), "mode=0700,size=%llum",
@@ -586,9 +589,6 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	    (r = add_rule(&b, "/sys", LANDLOCK_CLASS_READ)) < 0)
 		goto fail;
 
-	if ((r = add_git(&b, in)) < 0)
-		goto fail;
-
 	STRV_FOREACH(p, pol->fs_protected)
 	if ((r = add_protected(&b, in, *p, reterr_path)) < 0)
 		goto fail;
@@ -630,14 +630,14 @@ void mount_plan_done(MountPlan *plan)
 		free(plan->specs[i].data);
 	}
 	free(plan->specs);
+	git_layout_done(&plan->git);
+	for (size_t i = 0; i < plan->n_git_stages; i++)
+		git_stage_done(&plan->git_stages[i]);
+	free(plan->git_stages);
 	for (size_t i = 0; i < plan->n_ll_rules; i++)
 		free((char *)plan->ll_rules[i].path);
 	free(plan->ll_rules);
 	strv_free(plan->placeholders);
 	free(plan->empty_file);
-	git_layout_done(&plan->git);
-	for (size_t i = 0; i < plan->n_git_stages; i++)
-		git_stage_done(&plan->git_stages[i]);
-	free(plan->git_stages);
 	*plan = (MountPlan){};
 }

@@ -59,11 +59,6 @@ SandboxPlan *sandbox_plan_free(SandboxPlan *plan);
  * "limits":{...}}. Caller frees (cJSON_Delete). */
 struct cJSON *sandbox_plan_describe(const SandboxPlan *plan);
 
-/* Run the plan: returns 0 and fills @ret whenever the command ran or failed
- * to start in a way that has an exit code; < 0 only for supervisor errors
- * (e.g. clone failed: @reterr says why; probe_explain_missing() for hints). */
-int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, SandboxError *reterr);
-
 /* Lines about the repository's git layout to show before the run: git
  * dirs that were found but not exposed, and why. */
 char *const *sandbox_plan_git_notes(const SandboxPlan *plan);
@@ -72,6 +67,11 @@ char *const *sandbox_plan_git_notes(const SandboxPlan *plan);
  * (git-stage.h); then, if the run failed, a hint (git-layout.h). Appends
  * lines to show on stderr to @ret_lines. */
 int sandbox_git_finish(SandboxPlan *plan, const SandboxResult *res, char ***ret_lines);
+
+/* Run the plan: returns 0 and fills @ret whenever the command ran or failed
+ * to start in a way that has an exit code; < 0 only for supervisor errors
+ * (e.g. clone failed: @reterr says why; probe_explain_missing() for hints). */
+int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, SandboxError *reterr);
 
 /* Placeholder directories for protected paths that did not exist: removes
  * those left by runs that died (ward killed with SIGKILL). Call before a run. */
