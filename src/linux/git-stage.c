@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -33,6 +34,24 @@ bool git_stage_name_applies(const char *name)
 	return false;
 }
 
+/* Staging directories are named <pid>-XXXXXX: remove those whose run is
+ * gone (ward killed with SIGKILL). A recycled pid only delays the removal. */
+static void remove_stale(const char *base)
+{
+	_cleanup_closedir_ DIR *d = opendir(base);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (end == de->d_name || *end != '-' || pid <= 0 || pid == getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		(void)cow_rm_rf_at(dirfd(d), de->d_name, 0);
+	}
+}
+
 int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret)
 {
 	_cleanup_free_ char *base = NULL;
@@ -44,8 +63,9 @@ int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret)
 		return -ENOMEM;
 	if ((r = mkdir_p(base, 0700)) < 0)
 		return r;
+	remove_stale(base);
 	s.gitdir = strdup(gitdir);
-	if (!s.gitdir || asprintf(&s.root, "%s/XXXXXX", base) < 0)
+	if (!s.gitdir || asprintf(&s.root, "%s/%d-XXXXXX", base, (int)getpid()) < 0)
 		goto oom;
 	if (!mkdtemp(s.root)) {
 		r = -errno;

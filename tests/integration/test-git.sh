@@ -161,6 +161,15 @@ check_eq "commit: the linked worktree's index is updated" "" \
 out=$(cd "$R/main" && "$WARD" run --preset git --git commit -- sh -c 'echo x >>.git/hooks/pre-commit.sample; rm -rf .git/hooks' 2>&1)
 check "commit: existing hooks cannot be changed or removed" test -s "$R/main/.git/hooks/pre-commit.sample"
 check_not "commit: nor an existing hook's content" grep -q '^x$' "$R/main/.git/hooks/pre-commit.sample"
+# Staging layers: none left after a run; one a killed run left is removed.
+stage="$XDG_STATE_HOME/ward/git-stage"
+check_eq "commit: no staging directory left after the runs" "" "$(ls -A "$stage")"
+sh -c 'exit 0' &
+dead=$!
+wait "$dead"
+mkdir -p "$stage/$dead-zzzzzz/upper"
+(cd "$R/main" && "$WARD" run --git commit -- true)
+check_not "commit: a dead run's staging directory is removed" test -e "$stage/$dead-zzzzzz"
 echo keep >"$T/victim"
 mkdir -p "$T/victimdir"
 out=$(cd "$R/main" && "$WARD" run --preset git --git commit -- sh -c "
