@@ -34,9 +34,37 @@ bool git_stage_name_applies(const char *name)
 	return false;
 }
 
+/* Does the upper layer under @dfd/@name hold a file commit mode applies? */
+static bool holds_applicable(int dfd, const char *name)
+{
+	_cleanup_free_ char *upper = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int fd;
+
+	if (asprintf(&upper, "%s/upper", name) < 0)
+		return true;
+	fd = openat(dfd, upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	while ((de = readdir(d)))
+		if (git_stage_name_applies(de->d_name))
+			return true;
+	return false;
+}
+
 /* Staging directories are named <pid>-XXXXXX: remove those whose run is
- * gone (ward killed with SIGKILL). A recycled pid only delays the removal. */
-static void remove_stale(const char *base)
+ * gone (ward killed with SIGKILL), unless the run got as far as writing an
+ * index or refs there: its objects and loose refs already reached the git
+ * dir, and what the staging layer holds (packed-refs after a pack-refs)
+ * may be the only copy. Applying it now could overwrite what the user did
+ * since, so it is kept and named. A recycled pid only delays the removal. */
+static int remove_stale(const char *base, char ***notes)
 {
 	_cleanup_closedir_ DIR *d = opendir(base);
 	struct dirent *de;
@@ -48,11 +76,26 @@ static void remove_stale(const char *base)
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;
+		if (holds_applicable(dirfd(d), de->d_name)) {
+			char *line = NULL;
+			if (asprintf(&line,
+				     "git: a commit-mode run that was killed left repository files "
+				     "it did not apply in '%s/%s/upper'; remove that directory once "
+				     "you have checked them",
+				     base, de->d_name) < 0 ||
+			    strv_extend_unique(notes, line) < 0) {
+				free(line);
+				return -ENOMEM;
+			}
+			free(line);
+			continue;
+		}
 		(void)cow_rm_rf_at(dirfd(d), de->d_name, 0);
 	}
+	return 0;
 }
 
-int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret)
+int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret, char ***notes)
 {
 	_cleanup_free_ char *base = NULL;
 	GitStage s = { .gitdir_fd = -EBADF };
@@ -63,7 +106,8 @@ int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret)
 		return -ENOMEM;
 	if ((r = mkdir_p(base, 0700)) < 0)
 		return r;
-	remove_stale(base);
+	if ((r = remove_stale(base, notes)) < 0)
+		return r;
 	s.gitdir = strdup(gitdir);
 	if (!s.gitdir || asprintf(&s.root, "%s/%d-XXXXXX", base, (int)getpid()) < 0)
 		goto oom;
@@ -97,10 +141,13 @@ fail:
 	return r;
 }
 
+/* Replace @name in the git dir the way git does: write @name.lock
+ * (O_EXCL: a git running on the host holds it while it works), then rename
+ * it over @name. 1 applied, 0 skipped, -EBUSY locked, -errno. */
 static int apply_one(const GitStage *s, int upper_fd, const char *name, const struct stat *st)
 {
 	_cleanup_close_ int dfd = -EBADF;
-	char tmp[64];
+	char lock[64];
 	int r;
 
 	/* A real directory fd from the O_PATH one: the *at calls below need it. */
@@ -116,14 +163,16 @@ static int apply_one(const GitStage *s, int upper_fd, const char *name, const st
 	}
 	if (!S_ISREG(st->st_mode))
 		return 0;
-	snprintf(tmp, sizeof(tmp), ".ward-git.%d.tmp", (int)getpid());
-	(void)unlinkat(dfd, tmp, 0);
-	r = cow_make_tmp_copy(upper_fd, name, st, dfd, tmp, st->st_mode & 0777);
+	snprintf(lock, sizeof(lock), "%s.lock", name);
+	/* Never executable, whatever the command set. */
+	r = cow_make_tmp_copy(upper_fd, name, st, dfd, lock, st->st_mode & 0666);
+	if (r == -EEXIST)
+		return -EBUSY;
 	if (r < 0)
 		return r;
-	if (renameat(dfd, tmp, dfd, name) < 0) {
+	if (renameat(dfd, lock, dfd, name) < 0) {
 		r = -errno;
-		(void)unlinkat(dfd, tmp, 0);
+		(void)unlinkat(dfd, lock, 0);
 		return r;
 	}
 	return 1;
@@ -209,11 +258,12 @@ int git_stage_scrub(const GitStage *s, char ***ret_lines)
 	return r;
 }
 
-int git_stage_apply(const GitStage *s, char ***ret_lines)
+int git_stage_apply(GitStage *s, char ***ret_lines)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	_cleanup_strv_ char **skipped = NULL;
 	struct dirent *de;
+	bool busy = false;
 	int fd, n = 0, r = 0;
 
 	fd = open(s->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -240,7 +290,16 @@ int git_stage_apply(const GitStage *s, char ***ret_lines)
 			continue;
 		}
 		int k = apply_one(s, dirfd(d), de->d_name, &st);
-		if (k < 0 && r == 0)
+		if (k == -EBUSY) {
+			char *line = NULL;
+			if (asprintf(&line,
+				     "git: '%s/%s' was not applied: '%s.lock' exists (a git on the "
+				     "host is using it); the command's version is in '%s'",
+				     s->gitdir, de->d_name, de->d_name, s->upper) < 0 ||
+			    strv_consume(ret_lines, line) < 0)
+				return -ENOMEM;
+			busy = true;
+		} else if (k < 0 && r == 0)
 			r = k;
 		else if (k > 0)
 			n++;
@@ -266,12 +325,17 @@ int git_stage_apply(const GitStage *s, char ***ret_lines)
 		    strv_consume(ret_lines, line) < 0)
 			return -ENOMEM;
 	}
+	/* Keep what could not be applied where the line says it is. */
+	if (r < 0 || busy)
+		s->keep = true;
+	if (r >= 0 && busy)
+		r = -EBUSY;
 	return r < 0 ? r : n;
 }
 
 void git_stage_done(GitStage *s)
 {
-	if (s->root) {
+	if (s->root && !s->keep) {
 		_cleanup_free_ char *parent = strdup(s->root);
 		char *sl = parent ? strrchr(parent, '/') : NULL;
 		if (sl) {

@@ -16,19 +16,24 @@ typedef struct GitStage {
 	char *root;    /* <state>/git-stage/XXXXXX */
 	char *upper;   /* root/upper */
 	char *work;    /* root/work */
-	int gitdir_fd; /* the git dir, opened when staged (O_DIRECTORY) */
+	int gitdir_fd; /* the git dir, opened when staged (O_PATH) */
+	bool keep;     /* something was not applied: git_stage_done keeps root */
 } GitStage;
 
 /* Make a staging directory for @gitdir under @state_dir. Creates
  * @gitdir/logs when missing (git creates it on the first ref update; an
- * empty one changes nothing for git), so it can be bound writable. */
-int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret);
+ * empty one changes nothing for git), so it can be bound writable. Removes
+ * the staging directories of dead runs, except those that hold files they
+ * did not apply: those get a line in @notes. */
+int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret, char ***notes);
 
 /* After a run: copy the allow-listed files from the upper layer into the git
- * dir (atomically per file, regular files only) and apply their removals.
- * @ret_lines gets one line naming what was written there and not applied
- * (caller frees). Returns the number of files applied, or -errno. */
-int git_stage_apply(const GitStage *s, char ***ret_lines);
+ * dir (each through NAME.lock, as git does, so a git working on the host at
+ * the same time is not overwritten: that file is skipped with a line and
+ * -EBUSY) and apply their removals. @ret_lines gets one line naming what
+ * was written there and not applied. Returns the number of files applied,
+ * or -errno. */
+int git_stage_apply(GitStage *s, char ***ret_lines);
 
 /* Remove every symlink, FIFO or socket beneath the git dir's objects/, refs/
  * and logs/ (the trees bound writable): git makes none there, and the
@@ -37,7 +42,8 @@ int git_stage_apply(const GitStage *s, char ***ret_lines);
  * removed. */
 int git_stage_scrub(const GitStage *s, char ***ret_lines);
 
-/* Remove the staging directory; NULL-safe fields. */
+/* Remove the staging directory (unless something in it was not applied);
+ * NULL-safe fields. */
 void git_stage_done(GitStage *s);
 
 /* Is @name a top-level git dir entry that commit mode applies? */

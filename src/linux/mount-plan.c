@@ -395,7 +395,7 @@ static int add_git(Builder *b, const MountPlanInput *in)
 			return -ENOMEM;
 		p->git_stages = n;
 		GitStage *st = &p->git_stages[p->n_git_stages];
-		if ((r = git_stage_new(in->state_dir, *g, st)) < 0)
+		if ((r = git_stage_new(in->state_dir, *g, st, &p->git.notes)) < 0)
 			return r;
 		p->n_git_stages++;
 		/* What a run killed before its scrub left behind. */

@@ -534,7 +534,7 @@ int sandbox_git_finish(SandboxPlan *plan, const SandboxResult *res, char ***ret_
 		int a = git_stage_apply(&m->git_stages[i], ret_lines);
 		if (k < 0 && r == 0)
 			r = k;
-		if (a < 0 && r == 0)
+		if (a < 0 && a != -EBUSY && r == 0) /* -EBUSY: said in a line */
 			r = a;
 	}
 	if (res->setup_failed || res->timed_out)

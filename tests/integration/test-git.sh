@@ -52,6 +52,27 @@ todo() {
 # What long-format status says about untracked files, which the marks change.
 BOILER='^$|[Uu]ntracked|git add|^nothing (added )?to commit'
 
+# start_run DIR ARGS...: `ward ARGS` in DIR in the background, its stdin
+# and stdout (with stderr) on FIFOs: fd 8 writes to it, fd 7 reads it. No
+# timing: the script waits for what the command prints.
+start_run() {
+	local dir=$1
+	shift
+	rm -f "$T/run.in" "$T/run.out"
+	mkfifo "$T/run.in" "$T/run.out"
+	(cd "$dir" && exec "$WARD" "$@" <"$T/run.in" >"$T/run.out" 2>&1) &
+	run_pid=$!
+	exec 8>"$T/run.in" 7<"$T/run.out"
+}
+# finish_run: end its input, collect the rest of its output in $run_out.
+finish_run() {
+	echo go >&8
+	exec 8>&-
+	run_out=$(cat <&7)
+	exec 7<&-
+	wait "$run_pid"
+}
+
 # same DIR DESC ARGS...: `git ARGS` in DIR inside ward prints what it prints on the host.
 same() {
 	local dir=$1 desc=$2 host inside hs is
@@ -170,6 +191,26 @@ wait "$dead"
 mkdir -p "$stage/$dead-zzzzzz/upper"
 (cd "$R/main" && "$WARD" run --git commit -- true)
 check_not "commit: a dead run's staging directory is removed" test -e "$stage/$dead-zzzzzz"
+# A git working on the host when the run ends holds index.lock: ward does
+# not overwrite the index under it, keeps its copy and says where.
+echo locked >>"$R/main/top.txt"
+start_run "$R/main" run --preset git --git commit -- sh -c 'git commit -qam locked; echo ready; read -r x'
+read -r line <&7
+idx=$(md5sum <"$R/main/.git/index")
+: >"$R/main/.git/index.lock"
+finish_run
+check_eq "commit: the locked run started" ready "$line"
+check "commit: an index locked on the host is not overwritten (ward says so)" \
+	grep -q "^ward: git: '$R/main/.git/index' was not applied: 'index.lock' exists" <<<"$run_out"
+check_eq "commit: the host's index is unchanged" "$idx" "$(md5sum <"$R/main/.git/index")"
+check "commit: the lock is still the host's (empty)" test ! -s "$R/main/.git/index.lock"
+rm -f "$R/main/.git/index.lock"
+out=$(cd "$R/main" && "$WARD" run --git commit -- true 2>&1)
+check "commit: the next run names the kept staging directory" \
+	grep -q "^ward: git: a commit-mode run that was killed left repository files" <<<"$out"
+rm -rf "${stage:?}"/*
+git -C "$R/main" reset -q
+
 echo keep >"$T/victim"
 mkdir -p "$T/victimdir"
 out=$(cd "$R/main" && "$WARD" run --preset git --git commit -- sh -c "
@@ -243,11 +284,10 @@ rm -rf "$HOME/.git" "$HOME/proj" "$HOME/.dotfile"
 
 # During a run, the host's git status shows nothing ward made.
 before=$(git -C "$R/main" status --porcelain --ignored)
-coproc RUN { cd "$R/main/pkg" && "$WARD" run -- sh -c 'echo ready; read -r x'; }
-read -r line <&"${RUN[0]}"
+start_run "$R/main/pkg" run -- sh -c 'echo ready; read -r x'
+read -r line <&7
 during=$(git -C "$R/main" status --porcelain --ignored)
-echo go >&"${RUN[1]}"
-wait "$RUN_PID" 2>/dev/null
+finish_run
 if [ "$line" != ready ]; then
 	not_ok "host git status during a run (the run did not start)"
 elif [ "$before" = "$during" ]; then
