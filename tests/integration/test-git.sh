@@ -227,6 +227,10 @@ check_eq "commit: nor into the directory" "" "$(ls -A "$T/victimdir")"
 check_eq "commit: refused with a copy-on-write session (125)" 125 \
 	"$(cd "$R/main" && status_of "$WARD" run --cow --git commit -- true)"
 
+# Copy-on-write runs see the same layouts.
+check_eq "--cow: a linked worktree's log" "$(git -C "$R/wt" log --oneline)" \
+	"$(cd "$R/wt" && "$WARD" run --cow -- git log --oneline 2>/dev/null)"
+
 # off: ward adds nothing outside the workspace.
 check_not "off: a linked worktree's git dir is not visible" \
 	bash -c "cd '$R/wt' && '$WARD' run --git off -- test -e '$R/main/.git/HEAD'"
