@@ -387,6 +387,10 @@ int cmd_run(int argc, char **argv)
 	if (res.oom_killed)
 		cJSON_AddBoolToObject(ex, "oom_killed", true);
 	cJSON_AddNumberToObject(ex, "duration_ms", (double)res.duration_ms);
+	if (res.quarantined || res.protected_check_failed)
+		cJSON_AddNumberToObject(ex, "quarantined", res.quarantined);
+	if (res.protected_check_failed)
+		cJSON_AddBoolToObject(ex, "protected_check_failed", true);
 	if (res.setup_failed) {
 		cJSON_AddStringToObject(ex, "setup_step", res.error.step);
 		cJSON_AddStringToObject(ex, "setup_error", strerror(res.error.error));

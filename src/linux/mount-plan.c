@@ -26,6 +26,7 @@
 #include "common/strv.h"
 #include "linux/limits.h"
 #include "linux/mount-plan.h"
+#include "linux/workspace-scan.h"
 
 static const char *const mount_kind_table[_MOUNT_KIND_MAX] = {
 	[MOUNT_BIND_RO] = "bind-ro",     [MOUNT_BIND_RO_EXEC] = "bind-ro-exec",
@@ -234,109 +235,101 @@ static int add_mask(Builder *b, const char *path)
 	return add_spec(b, MOUNT_MASK_FILE, NULL, real, NULL, true);
 }
 
-static int add_protected(Builder *b, const MountPlanInput *in, const char *rel, char **reterr_path)
+static int cmp_str(const void *a, const void *b);
+
+static int add_host_bind_protect(Builder *b, const char *view, bool is_file)
 {
-	_cleanup_free_ char *host = NULL, *view = NULL, *src = NULL;
-	const char *base = in->cow_upper ? in->cow_upper : in->workspace;
-	bool is_file = false;
-	struct stat st;
+	_cleanup_free_ char *src = NULL;
 
-	if (asprintf(&view, "%s/%s", in->workspace, rel) < 0)
-		return -ENOMEM;
-	/* A nested protected path (ci/.github/workflows) is only as fixed as
-	 * its parents: renaming one would carry the read-only mount away and
-	 * let the command put its own tree in its place. Every ancestor below
-	 * the workspace becomes a mount point (rename and rmdir: EBUSY). Added
-	 * before the placeholders below create any missing one; the mounts
-	 * are sorted by path, so parents are pinned before their children. */
-	for (const char *sl = strchr(rel, '/'); sl; sl = strchr(sl + 1, '/')) {
-		_cleanup_free_ char *anc = NULL, *anc_rel = strndup(rel, (size_t)(sl - rel));
-		struct stat ast;
-		if (!anc_rel || asprintf(&anc, "%s/%s", in->workspace, anc_rel) < 0)
-			return -ENOMEM;
-		/* A repository can ship the parent as a symlink to anywhere: we
-		 * would create the placeholder there, on the host. Refuse. */
-		if (lstat(anc, &ast) == 0 && S_ISLNK(ast.st_mode)) {
-			*reterr_path = TAKE_PTR(anc);
-			return -ELOOP;
-		}
-		/* Protected itself: its read-only mount pins it already. */
-		if (strv_contains(in->policy->fs_protected, anc_rel))
-			continue;
-		int r = add_spec(b, MOUNT_PIN, NULL, anc, NULL, false);
-		if (r < 0)
-			return r;
-	}
-	if (lstat(view, &st) == 0) {
-		if (S_ISLNK(st.st_mode)) {
-			*reterr_path = TAKE_PTR(view);
-			return -ELOOP; /* cannot be made read-only: refuse rather than pretend */
-		}
-		/* It may be another live run's placeholder: say we rely on it, so
-		 * that run does not remove it under our read-only mount. */
-		if (!in->cow_upper && in->placeholder_fd >= 0 &&
-		    dprintf(in->placeholder_fd, "U %s\n", view) < 0)
-			return -EIO;
-		if (asprintf(&src, MP_OLDROOT "%s", view) < 0)
-			return -ENOMEM;
-		return add_spec(b, MOUNT_PROTECT, src, view, NULL, !S_ISDIR(st.st_mode));
-	}
-	if (errno != ENOENT)
-		return -errno;
-
-	/* Missing: a placeholder directory becomes the read-only mount point.
-	 * In CoW mode it lives in the upper layer, so the host is untouched;
-	 * otherwise on the host, recorded so a dead run's leftovers are removed. */
-	if (asprintf(&host, "%s/%s", base, rel) < 0)
-		return -ENOMEM;
-	if (lstat(host, &st) < 0) {
-		_cleanup_free_ char *p = strdup(host);
-		if (!p)
-			return -ENOMEM;
-		/* Missing parents become directories, the protected name itself an
-		 * empty file: creating and removing an empty file is far cheaper
-		 * than a directory on most file systems (no data block to free),
-		 * and a read-only file mount blocks mkdir, create, rename and
-		 * unlink of the name just as well. Each is recorded before it is
-		 * created: a SIGKILL in between leaves a record of a path that may
-		 * not exist, never the reverse. */
-		for (char *s = p + strlen(base) + 1;; s++) {
-			if (*s == '/' || *s == '\0') {
-				char c = *s;
-				bool last = c == '\0';
-				*s = '\0';
-				if (access(p, F_OK) < 0) {
-					int fd;
-					if (!in->cow_upper && in->placeholder_fd >= 0 &&
-					    dprintf(in->placeholder_fd, "%c %s\n", last ? 'F' : 'C', p) < 0)
-						return -EIO;
-					if (last) {
-						fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-							  0444);
-						if (fd < 0) {
-							*reterr_path = strdup(p);
-							return -errno;
-						}
-						close(fd);
-					} else if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-						*reterr_path = strdup(p);
-						return -errno;
-					}
-				}
-				*s = c;
-				if (last)
-					break;
-			}
-		}
-		is_file = true;
-	} else if (S_ISLNK(st.st_mode)) {
-		*reterr_path = TAKE_PTR(host);
-		return -ELOOP;
-	} else
-		is_file = !S_ISDIR(st.st_mode);
-	if (asprintf(&src, MP_OLDROOT "%s", host) < 0)
+	if (asprintf(&src, MP_OLDROOT "%s", view) < 0)
 		return -ENOMEM;
 	return add_spec(b, MOUNT_PROTECT, src, view, NULL, is_file);
+}
+
+/* Make ancestors of protected paths mount points (pins): renaming one would
+ * carry the read-only mount away and let the command put its own tree in
+ * its place. @rels are relative to the workspace; each ancestor is pinned
+ * once. A pin never replaces a protected mount of the same path (added
+ * before the pins: add_spec keeps the first). */
+static int add_pins(Builder *b, const char *ws, char **rels)
+{
+	_cleanup_strv_ char **anc = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	STRV_FOREACH(rel, rels)
+	for (const char *sl = strchr(*rel, '/'); sl; sl = strchr(sl + 1, '/')) {
+		if (n + 1 >= cap) {
+			size_t c = cap ? cap * 2 : 32;
+			char **v = realloc(anc, c * sizeof(char *));
+			if (!v)
+				return -ENOMEM;
+			anc = v;
+			cap = c;
+		}
+		if (asprintf(&anc[n], "%s/%.*s", ws, (int)(sl - *rel), *rel) < 0)
+			return -ENOMEM;
+		anc[++n] = NULL;
+	}
+	if (n > 1)
+		qsort(anc, n, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < n && r >= 0; i++)
+		if (i == 0 || strcmp(anc[i], anc[i - 1]) != 0)
+			r = add_spec(b, MOUNT_PIN, NULL, anc[i], NULL, false);
+	return r;
+}
+
+/* Protected paths that exist (workspace-scan.c found them): read-only binds
+ * of the real workspace's entries, in copy-on-write runs too (the command
+ * sees the host's, not a copy it could have changed). Nothing is created
+ * for a protected path that does not exist: the quarantine deals with what
+ * the command makes there (quarantine.c, docs/sandbox.md). */
+static int add_protected(Builder *b, const MountPlanInput *in, char **reterr_path)
+{
+	_cleanup_strv_ char **rels = NULL;
+	const char *ws = in->workspace;
+	size_t wl = strlen(ws);
+	int r;
+
+	for (size_t i = 0; in->protected_scan && i < in->protected_scan->n; i++) {
+		const ScanItem *it = &in->protected_scan->items[i];
+		_cleanup_free_ char *view = NULL, *src = NULL, *real = NULL;
+		const char *rel = it->rel;
+
+		if (asprintf(&view, "%s/%s", ws, rel) < 0)
+			return -ENOMEM;
+		if (it->kind == SCAN_LINKED_PARENT) {
+			/* A repository can ship the parent of an anchored entry
+			 * as a symlink to anywhere: refuse rather than guess. */
+			*reterr_path = TAKE_PTR(view);
+			return -ELOOP;
+		}
+		if (S_ISLNK(it->mode)) {
+			/* Host tools follow it: protect what it points to when
+			 * that is in the workspace (outside, the policy decides
+			 * what is writable). A dangling one could be made to
+			 * point at anything the command creates: refuse. */
+			real = realpath(view, NULL);
+			if (!real) {
+				*reterr_path = TAKE_PTR(view);
+				return -ELOOP;
+			}
+			if (strncmp(real, ws, wl) != 0 || real[wl] != '/')
+				continue;
+			free(view);
+			view = TAKE_PTR(real);
+			rel = view + wl + 1;
+			struct stat st;
+			if (lstat(view, &st) < 0)
+				return -errno;
+			if ((r = add_host_bind_protect(b, view, !S_ISDIR(st.st_mode))) < 0)
+				return r;
+		} else if ((r = add_host_bind_protect(b, view, !S_ISDIR(it->mode))) < 0)
+			return r;
+		if ((r = strv_extend(&rels, rel)) < 0)
+			return r;
+	}
+	return add_pins(b, ws, rels);
 }
 
 static bool overlay_safe(const char *p)
@@ -589,8 +582,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	    (r = add_rule(&b, "/sys", LANDLOCK_CLASS_READ)) < 0)
 		goto fail;
 
-	STRV_FOREACH(p, pol->fs_protected)
-	if ((r = add_protected(&b, in, *p, reterr_path)) < 0)
+	if ((r = add_protected(&b, in, reterr_path)) < 0)
 		goto fail;
 
 	/* Masks last: they must see every bind above. Ancestors first, so a
@@ -637,7 +629,6 @@ void mount_plan_done(MountPlan *plan)
 	for (size_t i = 0; i < plan->n_ll_rules; i++)
 		free((char *)plan->ll_rules[i].path);
 	free(plan->ll_rules);
-	strv_free(plan->placeholders);
 	free(plan->empty_file);
 	*plan = (MountPlan){};
 }

@@ -55,7 +55,6 @@ typedef struct MountPlan {
 	size_t n_specs;
 	LandlockPathRule *ll_rules; /* the same view as Landlock rules (view paths) */
 	size_t n_ll_rules;
-	char **placeholders;        /* host dirs created for missing protected paths */
 	char *empty_file;           /* "/newroot/.ward-empty": source of file masks */
 	GitLayout git;              /* the repository's git dirs (git-layout.h) */
 	GitStage *git_stages;       /* "git": "commit": one per writable git dir */
@@ -72,12 +71,10 @@ typedef struct MountPlanInput {
 	const char *cow_upper;
 	const char *cow_work;
 	const char *test_leak_dir;
-	int placeholder_fd;         /* record of host placeholders, written before each mkdir */
+	const struct WorkspaceScan *protected_scan; /* existing protected paths (workspace-scan.h) */
 } MountPlanInput;
 
-/* Compute the plan. Creates host placeholders for missing protected paths
- * (non-CoW) or placeholders in the upper dir (CoW); the caller records and
- * removes host placeholders (placeholder.c). On error @reterr_path names
- * the path involved (caller frees). */
+/* Compute the plan. Changes nothing on the host (nor in the CoW upper dir).
+ * On error @reterr_path names the path involved (caller frees). */
 int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_path);
 void mount_plan_done(MountPlan *plan);

@@ -53,30 +53,6 @@ static unsigned long long process_start_time(pid_t pid)
 	return st;
 }
 
-int placeholder_record_open(const char *state_dir, char **ret_path)
-{
-	_cleanup_free_ char *dir = NULL, *path = NULL;
-	int fd, r;
-
-	if (asprintf(&dir, "%s/placeholders", state_dir) < 0)
-		return -ENOMEM;
-	r = mkdir_p(dir, 0700);
-	if (r < 0)
-		return r;
-	if (asprintf(&path, "%s/%d", dir, (int)getpid()) < 0)
-		return -ENOMEM;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	if (dprintf(fd, "%llu\n", process_start_time(getpid())) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	*ret_path = TAKE_PTR(path);
-	return fd;
-}
-
 /* Read a record: its start time and its "C path" (created) and "U path"
  * (relied on) lines. */
 static int record_read(const char *path, unsigned long long *ret_start, char ***created,

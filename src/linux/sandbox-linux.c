@@ -58,9 +58,10 @@
 #include "linux/mount-plan.h"
 #include "linux/mount-setup.h"
 #include "linux/netns.h"
-#include "linux/placeholder.h"
+#include "linux/quarantine.h"
 #include "linux/sandbox.h"
 #include "linux/seccomp-filter.h"
+#include "linux/workspace-scan.h"
 #include "net/proxy.h"
 #include "ward/ward.h"
 
@@ -77,12 +78,16 @@ struct SandboxPlan {
 	const WardPolicy *policy;
 	AuditLog *audit;
 	char *program;           /* argv[0]'s base name, for network.commands */
-	char *placeholder_record;
+	WorkspaceScan protected_scan; /* protected paths that exist (read-only binds) */
+	uint64_t scan_us;
+	QuarantineInput quarantine;   /* after the run; .workspace NULL in CoW runs */
+	char *state_dir, *run_id;
 	char **enforced, **degraded;
 	/* Filled during the run. */
 	int status_fd;           /* child -> parent: SetupReport on failure */
 	int result_fd;           /* init -> parent: the command's wait status */
 	int proxy_sock;          /* init -> parent: the proxy listeners */
+	int go_fd, go_wfd;       /* parent -> init: a byte once the guard watches (EOF: stop) */
 };
 
 /* What the child reports when a step fails. Written with one write(2). */
@@ -269,6 +274,13 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 	if (poll(&pp, 1, 0) != 0) /* it died before the prctl */
 		_exit(WARD_EXIT_SETUP);
 	close(parent_pidfd);
+	/* Nothing runs before the quarantine guard watches us: without it a
+	 * SIGKILL of ward at the wrong moment would skip the after-run check. */
+	char go;
+	close(plan->go_wfd);
+	if (RETRY_EINTR(read(plan->go_fd, &go, 1)) != 1)
+		_exit(WARD_EXIT_SETUP);
+	close(plan->go_fd);
 
 	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
 		const char *detail = NULL;
@@ -358,7 +370,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 {
 	_cleanup_free_ char *errpath = NULL;
 	SandboxPlan *plan;
-	int r, record_fd = -EBADF;
+	int r;
 
 #define FAIL(r_, step_, ...)                                                                       \
 	do {                                                                                       \
@@ -372,7 +384,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	plan = calloc(1, sizeof(*plan));
 	if (!plan)
 		return -ENOMEM;
-	plan->status_fd = plan->result_fd = plan->proxy_sock = -EBADF;
+	plan->status_fd = plan->result_fd = plan->proxy_sock = plan->go_fd = plan->go_wfd = -EBADF;
 	plan->argv = opt->argv;
 	plan->envp = opt->envp;
 	plan->policy = opt->policy;
@@ -390,21 +402,37 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	snprintf(plan->uid_map, sizeof(plan->uid_map), "%u %u 1\n", getuid(), getuid());
 	snprintf(plan->gid_map, sizeof(plan->gid_map), "%u %u 1\n", getgid(), getgid());
 
-	/* A record only when a placeholder will be needed: creating and
-	 * removing it is a file system round trip on every run otherwise. */
-	bool need_record = false;
-	STRV_FOREACH(pp, opt->cow_upper ? NULL : opt->policy->fs_protected)
+	/* Which protected paths exist, at any depth: read-only for the run,
+	 * and the reference the after-run check compares with. */
 	{
-		char path[PATH_MAX];
-		struct stat st;
-		snprintf(path, sizeof(path), "%s/%s", opt->workspace, *pp);
-		if (lstat(path, &st) < 0 && errno == ENOENT)
-			need_record = true;
+		_cleanup_close_ int wfd =
+			open(opt->workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_free_ char *errrel = NULL;
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		r = wfd < 0 ? -errno
+			    : workspace_scan(wfd, opt->policy->fs_protected, &plan->protected_scan,
+					     &errrel);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (r < 0)
+			FAIL(r, "protected", "scanning '%s%s%s' for protected paths", opt->workspace,
+			     errrel ? "/" : "", errrel ? errrel : "");
+		plan->scan_us = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000 +
+				(uint64_t)(t1.tv_nsec - t0.tv_nsec) / 1000;
 	}
-	if (need_record) {
-		record_fd = placeholder_record_open(opt->state_dir, &plan->placeholder_record);
-		if (record_fd < 0)
-			FAIL(record_fd, "placeholders", "%s/placeholders", opt->state_dir);
+	if (!opt->cow_upper) {
+		plan->state_dir = strdup(opt->state_dir);
+		plan->run_id = strdup(opt->session_id ? opt->session_id : "run");
+		if (!plan->state_dir || !plan->run_id)
+			FAIL(-ENOMEM, "plan", "out of memory");
+		plan->quarantine = (QuarantineInput){
+			.workspace = plan->workspace,
+			.state_dir = plan->state_dir,
+			.run_id = plan->run_id,
+			.protected = opt->policy->fs_protected,
+			.before = &plan->protected_scan,
+			.audit = opt->audit,
+		};
 	}
 	MountPlanInput in = {
 		.policy = opt->policy,
@@ -416,11 +444,9 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		.cow_upper = opt->cow_upper,
 		.cow_work = opt->cow_work,
 		.test_leak_dir = opt->test_leak_dir,
-		.placeholder_fd = record_fd,
+		.protected_scan = &plan->protected_scan,
 	};
 	r = mount_plan_build(&in, &plan->mounts, &errpath);
-	if (record_fd >= 0)
-		close(record_fd);
 	if (r == -EXDEV)
 		FAIL(r, "workspace",
 		     "workspace '%s' is / or contains the home directory; run ward in a project "
@@ -428,7 +454,8 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		     errpath ? errpath : opt->workspace);
 	if (r == -ELOOP)
 		FAIL(r, "protected",
-		     "protected path '%s' is a symlink and cannot be made read-only",
+		     "protected path '%s' is a symlink (or its parent is) that ward cannot make "
+		     "read-only: it dangles or its parent would redirect the protection",
 		     errpath ? errpath : "?");
 	if (r < 0)
 		FAIL(r, "plan", "%s", errpath ? errpath : opt->workspace);
@@ -489,10 +516,13 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		FAIL(-ENOMEM, "plan", "out of memory");
 
 	static const char *const base_enforced[] = { "userns", "mountns", "pidns", "netns",
-						     "ipcns", "utsns", "no-new-privs", "caps-dropped" };
+						     "ipcns", "utsns", "no-new-privs", "caps-dropped",
+						     "protected-readonly" };
 	for (size_t i = 0; i < ELEMENTSOF(base_enforced); i++)
 		if (add_name(&plan->enforced, base_enforced[i]) < 0)
 			FAIL(-ENOMEM, "plan", "out of memory");
+	if (!opt->cow_upper && add_name(&plan->enforced, "protected-quarantine") < 0)
+		FAIL(-ENOMEM, "plan", "out of memory");
 #undef FAIL
 	*ret = plan;
 	return 0;
@@ -502,10 +532,9 @@ SandboxPlan *sandbox_plan_free(SandboxPlan *plan)
 {
 	if (!plan)
 		return NULL;
-	if (plan->placeholder_record) {
-		(void)placeholder_record_finish(plan->placeholder_record);
-		free(plan->placeholder_record);
-	}
+	workspace_scan_done(&plan->protected_scan);
+	free(plan->state_dir);
+	free(plan->run_id);
 	mount_plan_done(&plan->mounts);
 	landlock_plan_free(plan->landlock);
 	seccomp_program_free(plan->seccomp);
@@ -563,6 +592,11 @@ cJSON *sandbox_plan_describe(const SandboxPlan *plan)
 				plan->landlock ? landlock_plan_abi(plan->landlock) : 0);
 	if (lim)
 		cJSON_AddItemToObject(o, "limits", lim);
+	cJSON *prot = cJSON_AddObjectToObject(o, "protected");
+	cJSON_AddNumberToObject(prot, "existing", (double)plan->protected_scan.n);
+	cJSON_AddNumberToObject(prot, "dirs_scanned", (double)plan->protected_scan.n_dirs);
+	cJSON_AddNumberToObject(prot, "scan_us", (double)plan->scan_us);
+	cJSON_AddStringToObject(prot, "new", plan->quarantine.workspace ? "quarantine" : "cow-upper");
 	return o;
 }
 
@@ -604,14 +638,17 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 {
 	_cleanup_close_ int status_r = -EBADF, result_r = -EBADF, sfd = -EBADF, pidfd = -EBADF,
 			    self_pidfd = -EBADF, proxy_parent = -EBADF, status_w = -EBADF,
-			    result_w = -EBADF, proxy_child = -EBADF;
-	int status_p[2], result_p[2], proxy_sp[2] = { -EBADF, -EBADF };
+			    result_w = -EBADF, proxy_child = -EBADF, go_r = -EBADF, go_w = -EBADF,
+			    guard_fd = -EBADF;
+	int status_p[2], result_p[2], go_p[2], proxy_sp[2] = { -EBADF, -EBADF };
+	pid_t guard = 0;
 	sigset_t mask, saved;
 	pid_t child, proxy_pid = 0;
 	uint64_t start = monotonic_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
 	int cgfd = limits_cgroup_fd(plan->limits);
 	SandboxResult res = { .status = -1 };
 	bool proxy_failed = false;
+	int r;
 
 	if (pipe2(status_p, O_CLOEXEC) < 0)
 		return -errno;
@@ -621,6 +658,10 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		return -errno;
 	result_r = result_p[0];
 	result_w = result_p[1];
+	if (pipe2(go_p, O_CLOEXEC) < 0)
+		return -errno;
+	go_r = go_p[0];
+	go_w = go_p[1];
 	if (plan->proxy) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, proxy_sp) < 0)
 			return -errno;
@@ -641,6 +682,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 
 	plan->status_fd = status_p[1];
 	plan->result_fd = result_p[1];
+	plan->go_fd = go_p[0];
+	plan->go_wfd = go_p[1];
 	struct clone_args args = {
 		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 			 CLONE_NEWUTS | CLONE_PIDFD | (cgfd >= 0 ? CLONE_INTO_CGROUP : 0),
@@ -655,7 +698,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	status_w = safe_close(status_w);
 	result_w = safe_close(result_w);
 	proxy_child = safe_close(proxy_child);
-	plan->proxy_sock = -EBADF;
+	go_r = safe_close(go_r);
+	plan->proxy_sock = plan->go_fd = plan->go_wfd = -EBADF;
 	if (child < 0) {
 		int e = errno;
 		sigprocmask(SIG_SETMASK, &saved, NULL);
@@ -665,6 +709,16 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		reterr->error = e;
 		return -e;
 	}
+	/* The after-run check, in a process of its own that outlives a
+	 * SIGKILL of ward (quarantine.h); init starts the command only once
+	 * it watches. Without it, nothing runs. */
+	if (plan->quarantine.workspace &&
+	    quarantine_guard_start(&plan->quarantine, pidfd, &guard, &guard_fd) < 0) {
+		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+		guard = 0;
+	} else
+		(void)!write(go_w, "g", 1);
+	go_w = safe_close(go_w);
 	(void)setpgid(child, child);
 	int tty = foreground_tty();
 	if (tty >= 0)
@@ -744,6 +798,11 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	}
 	res.duration_ms = monotonic_ms() - start;
+	if (guard > 0) {
+		r = quarantine_guard_wait(guard, guard_fd);
+		res.quarantined = r > 0 ? r : 0;
+		res.protected_check_failed = r < 0;
+	}
 	if (proxy_pid > 0) {
 		(void)kill(proxy_pid, SIGTERM);
 		(void)waitpid(proxy_pid, NULL, 0);

@@ -49,6 +49,8 @@ typedef struct SandboxResult {
 	bool oom_killed;            /* the memory cgroup killed a process of the run */
 	bool setup_failed;          /* exit_code is 125/126/127 from setup/exec */
 	uint64_t duration_ms;
+	int quarantined;            /* paths moved out of the workspace after the run */
+	bool protected_check_failed; /* the after-run check could not run or move one */
 	SandboxError error;         /* when setup_failed */
 } SandboxResult;
 
@@ -73,6 +75,6 @@ int sandbox_git_finish(SandboxPlan *plan, const SandboxResult *res, char ***ret_
  * (e.g. clone failed: @reterr says why; probe_explain_missing() for hints). */
 int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, SandboxError *reterr);
 
-/* Placeholder directories for protected paths that did not exist: removes
- * those left by runs that died (ward killed with SIGKILL). Call before a run. */
+/* Placeholders that ward versions before the quarantine made for missing
+ * protected paths: removes those their dead runs left. Call before a run. */
 int placeholders_cleanup_stale(const char *state_dir);

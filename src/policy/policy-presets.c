@@ -38,8 +38,24 @@ static const Preset defaults = {
 			 "MANPAGER", "LESS"),
 };
 
+/* The one list of what is protected by default: names match at any depth
+ * (protected.h). Each is configuration that a host tool reads and that can
+ * make it run a command, without the user choosing to run the project's
+ * code; docs/policy.md ("Protected by default") says which tool and how.
+ * A policy adds to it (fs.protected); it cannot remove from it. */
 static const char *const default_protected[] = {
-	".git", ".ward", ".harness", ".codex", ".agents", NULL
+	/* git: config, hooks, modules, worktree pointers; submodule URLs */
+	".git", ".gitmodules",
+	/* hooks that git runs through core.hooksPath or a pre-commit hook */
+	".husky", ".pre-commit-config.yaml",
+	/* harnesses and ward itself */
+	".ward", ".harness", ".codex", ".agents",
+	/* coding agents: hooks, MCP servers, commands they run */
+	".claude", ".mcp.json", ".gemini", ".cursor", ".continue", ".kiro", ".roo", ".amazonq",
+	".opencode", "opencode.json", "opencode.jsonc", ".aider.conf.yml",
+	/* editors: tasks, run configurations, language servers, host commands */
+	".vscode", ".idea", ".zed", ".devcontainer", ".devcontainer.json",
+	NULL
 };
 
 static const char *const default_strip[] = {
