@@ -298,35 +298,35 @@ check "a nested protected path cannot be replaced by renaming its parent (host: 
 	test "$(cat "$WS/.github/workflows/ci.yml")" = original
 rm -rf "$WS/.github" "$WS/.github-moved"
 
-# A missing nested protected path: ward makes placeholders (dir "sub", file
-# "sub/inner") and removes them after the run. Replace "sub" by a symlink
-# to a host directory: the cleanup must not follow it.
+# A missing nested protected path: nothing is made for it. The command
+# puts a symlink to a host directory where its parent belongs: the
+# after-run check moves the symlink out and never follows it.
 mkdir -p "$T/victim"
 : >"$T/victim/inner"
 pol=$(policy ph '{"version":1,"fs":{"protected":[".git","sub/inner"]}}')
-"$WARD" run -p "$pol" -- sh -c "mv sub sub-moved && ln -s '$T/victim' sub" >/dev/null 2>&1
-check "the placeholder cleanup does not follow a symlinked parent (host: victim/inner kept)" \
+"$WARD" run -p "$pol" -- sh -c "ln -s '$T/victim' sub" >/dev/null 2>&1
+check "the quarantine does not follow a symlinked parent (host: victim/inner kept)" \
 	test -e "$T/victim/inner"
-check "no placeholder is left behind after the run (host: sub-moved/inner)" \
-	test ! -e "$WS/sub-moved/inner"
-rm -rf "$WS/sub" "$WS/sub-moved"
+check_not "...and the symlink in place of the protected path's parent is gone (host)" \
+	test -L "$WS/sub"
+rm -rf "$WS/sub"
 
 # A repository that ships the parent of a nested protected path as a
-# symlink to a host directory: ward must not create the placeholder
-# through it (on the host, before any sandbox exists).
+# symlink to a host directory: refused before any sandbox exists.
 mkdir -p "$T/victim2"
 ln -s "$T/victim2" "$WS/sub"
-"$WARD" run -p "$pol" -- true >/dev/null 2>&1
-check "no placeholder is created through a symlinked parent (host: victim2/inner)" \
-	test ! -e "$T/victim2/inner"
+check_eq "a symlinked parent of a protected path is refused (exit 125)" 125 \
+	"$(status_of "$WARD" run -p "$pol" -- sh -c "echo x >sub/inner")"
+check "...and nothing is written through it (host: victim2/inner)" test ! -e "$T/victim2/inner"
 rm -f "$WS/sub" "$T/victim2/inner"
 
-# Top-level placeholders (the default policy): the command cannot replace,
-# link or keep them, and a user's own non-empty file of that name survives.
-out=$("$WARD" run -- sh -c 'rm -f .ward; mv .ward x 2>&1; ln .ward hl 2>&1; echo data >.ward 2>&1; ls -la' 2>&1)
-check_not "no hard link to a placeholder was made (host)" test -e "$WS/hl"
-check_not "no placeholder is left after a default run (host)" test -e "$WS/.ward"
-check_not "...and none was renamed away (host)" test -e "$WS/x"
+# A missing top-level protected name (the default policy): no placeholder;
+# what the command makes there, hard links included, does not survive.
+out=$("$WARD" run -- sh -c 'echo data >.ward; mkdir -p .agents; ln .ward .harness; ln -s .ward .codex; ls -A' 2>&1)
+check_not "no .ward left after a default run (host)" test -e "$WS/.ward"
+check_not "...nor a hard link to it under another protected name (host)" test -e "$WS/.harness"
+check_not "...nor a symlink (host)" test -L "$WS/.codex"
+check_not "...nor a directory (host)" test -e "$WS/.agents"
 
 # --- /dev -----------------------------------------------------------------
 out=$("$WARD" run -- sh -c 'mknod /dev/sda2 b 8 2 2>&1; : >/dev/newnode 2>&1; mknod ./blk b 8 0 2>&1; ls /dev' 2>&1)

@@ -507,7 +507,7 @@ if [ -n "$SSHP" ]; then
 	chmod 600 "$WS/ck"
 	out=$("$WARD" run -p "$T/pol.json" --env "GIT_SSH_COMMAND=ssh -i $WS/ck -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ProxyCommand=\"nc -X 5 -x 127.0.0.1:1080 %h %p\"" \
 		-- git -C /tmp ls-remote "ssh://$(id -un)@sshd.test:$SSHP$T/repo.git" 2>&1)
-	# (-C /tmp: the workspace's .git is a protected placeholder here)
+	# (-C /tmp: the workspace is not a repository)
 	check "ward run: git over ssh through the SOCKS5 port (network.commands.git)" grep -q "refs/heads/main" <<<"$out"
 	rm -f "$WS/ck"
 else

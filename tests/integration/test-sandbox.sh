@@ -50,23 +50,24 @@ h2=$(sha "$WS/.git/config")
 check_eq ".git/hooks/pre-commit unchanged" "$h1" "$(sha "$WS/.git/hooks/pre-commit")"
 check_eq ".git/config unchanged" "$h2" "$(sha "$WS/.git/config")"
 check_not ".git was not moved" test -e "$WS/.git-moved"
-check_not ".ward could not be created" test -e "$WS/.ward"
-for p in .ward .harness .codex .agents; do
-	check_not "no placeholder $p left on the host" test -e "$WS/$p"
+check_not ".ward made by the command does not survive the run (host)" test -e "$WS/.ward"
+for p in .ward .harness .codex .agents .claude; do
+	check_not "nothing named $p left in the workspace (host)" test -e "$WS/$p"
 done
 
-# ward killed with SIGKILL: the sandbox dies with it, and the next run
-# removes the placeholders the dead run left.
+# No marks: while a run is alive, the workspace holds nothing of ward's;
+# ward killed with SIGKILL: the sandbox dies with it and leaves nothing.
+before=$(ls -A "$WS")
 "$WARD" run -- sh -c 'sleep 1234' &
 wpid=$!
-for _ in $(seq 50); do [ -e "$WS/.ward" ] && pgrep -f 'sleep 1234' >/dev/null && break; sleep 0.1; done
-check "placeholder exists while a run is alive" test -e "$WS/.ward"
+for _ in $(seq 50); do pgrep -f 'sleep 1234' >/dev/null && break; sleep 0.1; done
+check "a run is alive" pgrep -f 'sleep 1234'
+check_eq "no placeholder in the workspace while a run is alive (host)" "$before" "$(ls -A "$WS")"
 kill -KILL "$wpid"
 wait "$wpid" 2>/dev/null
 for _ in $(seq 50); do pgrep -f 'sleep 1234' >/dev/null || break; sleep 0.1; done
 check_not "the sandbox died with ward (SIGKILL)" pgrep -f 'sleep 1234'
-"$WARD" run -- true
-check_not "the next run removed the dead run's placeholders" test -e "$WS/.ward"
+check_eq "nothing of ward's left after the SIGKILL (host)" "$before" "$(ls -A "$WS")"
 
 # --- processes ----------------------------------------------------------
 sleep 4321 &

@@ -206,7 +206,13 @@ static void test_policy_defaults(void **state)
 	assert_false(strv_contains(p->fs_deny, "/etc/ssh"));
 	assert_true(strv_contains(p->fs_protected, ".git"));
 	assert_true(strv_contains(p->fs_protected, ".agents"));
-	assert_int_equal(strv_length(p->fs_protected), 5);
+	/* The agent and editor configurations that run commands (issue 19). */
+	assert_true(strv_contains(p->fs_protected, ".claude"));
+	assert_true(strv_contains(p->fs_protected, ".mcp.json"));
+	assert_true(strv_contains(p->fs_protected, ".gemini"));
+	assert_true(strv_contains(p->fs_protected, ".vscode"));
+	assert_true(strv_contains(p->fs_protected, ".gitmodules"));
+	assert_int_equal(strv_length(p->fs_protected), 25);
 	assert_int_equal(p->net_mode, NET_MODE_NONE);
 	assert_true(strv_contains(p->env_pass, "LC_*"));
 	assert_true(strv_contains(p->env_pass, "PATH"));
