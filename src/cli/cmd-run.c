@@ -23,6 +23,7 @@
 #include "common/time-util.h"
 #include "config.h"
 #include "cow/cow.h"
+#include "linux/quarantine.h"
 #include "linux/sandbox.h"
 #include "linux/tier0.h"
 #include "net/proxy.h"
@@ -266,6 +267,12 @@ int cmd_run(int argc, char **argv)
 	if (tier == 2) {
 		const bool cow = session && cow_session_is_cow(session);
 		(void)placeholders_cleanup_stale(state);
+		if (!cow) {
+			/* A run whose guard was killed before its check. */
+			QuarantineInput qi = { .workspace = ws, .state_dir = state,
+					       .protected = pol->fs_protected, .audit = audit };
+			(void)quarantine_recover(&qi);
+		}
 		SandboxOptions so = {
 			.policy = pol,
 			.workspace = ws,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -332,6 +333,153 @@ int quarantine_check(const QuarantineInput *in)
 	return c.failed ? -EIO : c.moved;
 }
 
+/* ---- the guard's record: a check that never ran is done by the next run ---- */
+
+/* <state>/pending/<run id>, flock'ed by the guard for as long as it lives:
+ *   ward-pending 1
+ *   <len> <workspace>
+ *   <kind> <dev> <ino> <mode> <len> <rel>     (one per item of the walk before)
+ * Lengths, because a name may hold a newline. */
+static int pending_write(const QuarantineInput *in, char **ret_path)
+{
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	int fd, r;
+
+	if (asprintf(&dir, "%s/pending", in->state_dir) < 0 ||
+	    asprintf(&path, "%s/%s", dir, in->run_id) < 0)
+		return -ENOMEM;
+	if ((r = mkdir_p(dir, 0700)) < 0)
+		return r;
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || !(f = fdopen(dup(fd), "we"))) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	fprintf(f, "ward-pending 1\n%zu %s\n", strlen(in->workspace), in->workspace);
+	for (size_t i = 0; in->before && i < in->before->n; i++) {
+		const ScanItem *it = &in->before->items[i];
+		fprintf(f, "%d %llu %llu %u %zu %s\n", (int)it->kind, (unsigned long long)it->dev,
+			(unsigned long long)it->ino, (unsigned)it->mode, strlen(it->rel), it->rel);
+	}
+	if (fflush(f) != 0) {
+		r = -errno;
+		close(fd);
+		(void)unlink(path);
+		return r;
+	}
+	*ret_path = TAKE_PTR(path);
+	return fd;
+}
+
+/* Read "<len> <bytes>\n" into a new string. */
+static char *read_counted(FILE *f)
+{
+	size_t n;
+	char *s;
+
+	if (fscanf(f, "%zu", &n) != 1 || n > 65536 || fgetc(f) != ' ')
+		return NULL;
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	if (fread(s, 1, n, f) != n || fgetc(f) != '\n') {
+		free(s);
+		return NULL;
+	}
+	s[n] = '\0';
+	return s;
+}
+
+static int pending_read(FILE *f, char **ret_ws, WorkspaceScan *ret)
+{
+	_cleanup_free_ char *ws = NULL;
+	char magic[32];
+	int kind, c;
+
+	*ret = (WorkspaceScan){};
+	if (!fgets(magic, sizeof(magic), f) || strcmp(magic, "ward-pending 1\n") != 0 ||
+	    !(ws = read_counted(f)))
+		return -EBADMSG;
+	while ((c = fgetc(f)) != EOF) {
+		unsigned long long dev, ino;
+		unsigned mode;
+		ungetc(c, f);
+		if (fscanf(f, "%d %llu %llu %u", &kind, &dev, &ino, &mode) != 4)
+			break;
+		char *rel = read_counted(f);
+		if (!rel || kind < 0 || kind >= _SCAN_KIND_MAX) {
+			free(rel);
+			break;
+		}
+		if (ret->n == ret->cap) {
+			size_t cap = ret->cap ? ret->cap * 2 : 16;
+			ScanItem *v = realloc(ret->items, cap * sizeof(*v));
+			if (!v) {
+				free(rel);
+				workspace_scan_done(ret);
+				return -ENOMEM;
+			}
+			ret->items = v;
+			ret->cap = cap;
+		}
+		ret->items[ret->n++] = (ScanItem){ .rel = rel, .dev = (dev_t)dev, .ino = (ino_t)ino,
+						   .mode = (mode_t)mode, .kind = (ScanKind)kind };
+	}
+	*ret_ws = TAKE_PTR(ws);
+	return 0;
+}
+
+int quarantine_recover(const QuarantineInput *in)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_free_ char *dir = NULL;
+	struct dirent *de;
+	int total = 0;
+
+	if (asprintf(&dir, "%s/pending", in->state_dir) < 0)
+		return -ENOMEM;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *path = NULL, *ws = NULL;
+		_cleanup_(workspace_scan_done) WorkspaceScan before = {};
+		_cleanup_close_ int fd = -EBADF;
+		_cleanup_fclose_ FILE *f = NULL;
+
+		if (de->d_name[0] == '.' || asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			continue;
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		/* Locked: its guard is alive and will check. */
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		f = fdopen(dup(fd), "re");
+		if (!f || pending_read(f, &ws, &before) < 0) {
+			(void)unlink(path);
+			continue;
+		}
+		if (strcmp(ws, in->workspace) != 0)
+			continue; /* that workspace's next run checks it */
+		log_warning("The after-run check of run %s in '%s' did not run (its guard was "
+			    "killed); checking now: what was made under protected names since is "
+			    "moved too",
+			    de->d_name, ws);
+		QuarantineInput q = *in;
+		q.run_id = de->d_name;
+		q.before = &before;
+		int r = quarantine_check(&q);
+		if (r >= 0) {
+			total += r;
+			(void)unlink(path);
+		}
+	}
+	return total;
+}
+
 /* ---- the guard process ---- */
 
 /* Close every fd from 3 up except those in @keep (sorted, ascending). */
@@ -356,21 +504,31 @@ static int cmp_int(const void *a, const void *b)
 
 int quarantine_guard_start(const QuarantineInput *in, int init_pidfd, pid_t *ret_pid, int *ret_fd)
 {
+	_cleanup_free_ char *record = NULL;
+	_cleanup_close_ int lock = -EBADF;
 	int p[2];
 	pid_t pid;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
+	/* Locked before the fork: the guard inherits the lock, so no moment
+	 * exists at which a live guard's record looks abandoned. */
+	lock = pending_write(in, &record);
+	if (lock < 0)
+		return lock;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		(void)unlink(record);
 		return -errno;
+	}
 	pid = fork();
 	if (pid < 0) {
 		int r = -errno;
 		close(p[0]);
 		close(p[1]);
+		(void)unlink(record);
 		return r;
 	}
 	if (pid == 0) {
 		struct pollfd pfd = { .fd = init_pidfd, .events = POLLIN };
-		int keep[3] = { init_pidfd, p[1], in->audit ? audit_fd(in->audit) : -1 };
+		int keep[4] = { init_pidfd, p[1], in->audit ? audit_fd(in->audit) : -1, lock };
 		sigset_t all;
 		int r, null;
 
@@ -380,8 +538,8 @@ int quarantine_guard_start(const QuarantineInput *in, int init_pidfd, pid_t *ret
 		(void)setsid();
 		sigfillset(&all);
 		(void)sigprocmask(SIG_SETMASK, &all, NULL);
-		qsort(keep, 3, sizeof(int), cmp_int);
-		close_except(keep, 3);
+		qsort(keep, 4, sizeof(int), cmp_int);
+		close_except(keep, 4);
 		null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null >= 0) {
 			(void)dup2(null, 0);
@@ -391,6 +549,8 @@ int quarantine_guard_start(const QuarantineInput *in, int init_pidfd, pid_t *ret
 		while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
 			;
 		r = quarantine_check(in);
+		/* Checked (or said why not): nothing for a later run to redo. */
+		(void)unlink(record);
 		(void)!write(p[1], &r, sizeof(r));
 		_exit(0);
 	}

@@ -32,6 +32,12 @@ typedef struct QuarantineInput {
  * checked (said on stderr too: the caller must not pretend it was). */
 int quarantine_check(const QuarantineInput *in);
 
+/* A guard killed before its check leaves its record (the walk before its
+ * run) in <state>/pending/: check each one left for @in->workspace now,
+ * against that walk, and drop the record. Call before a run (@in->before
+ * and @in->run_id are ignored). Returns the number of paths moved. */
+int quarantine_recover(const QuarantineInput *in);
+
 /* Fork the guard: it waits until @init_pidfd (the sandbox's init) has
  * exited, runs quarantine_check() and writes its result (an int) to the
  * pipe whose read end is returned in @ret_fd. It leaves ward's session and

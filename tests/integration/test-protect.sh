@@ -155,6 +155,27 @@ check_not "...and host git in k runs nothing planted" test -e "$M"
 check_not "the sandbox died with ward" pgrep -f 'sleep 3607'
 rm -rf "$WS/k"
 
+# The guard itself killed (kill -9 of every process of the user): its
+# record stays, and the next run in the workspace does the check it missed.
+rm -f "$T/out"
+"$WARD" run -- sh -c "git init -q g && git -C g config core.fsmonitor 'touch $M' && echo ready && sleep 3608" \
+	>"$T/out" 2>/dev/null &
+wpid=$!
+for _ in $(seq 200); do grep -q ready "$T/out" 2>/dev/null && break; sleep 0.05; done
+guard=$(ps -o pid=,sid= --ppid "$wpid" | awk '$1 == $2 { print $1 }')
+check "the guard is a child of ward in a session of its own" test -n "$guard"
+[ -n "$guard" ] && kill -KILL "$guard"
+kill -KILL "$wpid"
+wait "$wpid" 2>/dev/null
+for _ in $(seq 100); do pgrep -f 'sleep 3608' >/dev/null || break; sleep 0.05; done
+check "with the guard killed too, the command's g/.git is still there (host)" test -e "$WS/g/.git"
+"$WARD" run -- true 2>"$T/err"
+check_not "the next run did the check the dead guard missed (host: g/.git gone)" test -e "$WS/g/.git"
+check "...and said so" grep -q "did not run" "$T/err"
+git -C "$WS/g" status >/dev/null 2>&1
+check_not "...so host git in g runs nothing planted" test -e "$M"
+rm -rf "$WS/g"
+
 # --- a workspace that is a subdirectory of a repository ------------------
 mkdir -p "$WS/mono/pkg"
 echo p >"$WS/mono/pkg/p.txt"
