@@ -298,6 +298,11 @@ static int add_protected(Builder *b, const MountPlanInput *in, char **reterr_pat
 
 		if (asprintf(&view, "%s/%s", ws, rel) < 0)
 			return -ENOMEM;
+		if (it->kind == SCAN_TOO_DEEP) {
+			/* Ward could not see what is down there. */
+			*reterr_path = TAKE_PTR(view);
+			return -EMLINK;
+		}
 		if (it->kind == SCAN_LINKED_PARENT) {
 			/* A repository can ship the parent of an anchored entry
 			 * as a symlink to anywhere: refuse rather than guess. */

@@ -219,17 +219,16 @@ static void report(Check *c, const char *rel, const char *why, const Move *m, in
 		cJSON_AddStringToObject(e, "action", m->how);
 		cJSON_AddStringToObject(e, "to", m->dest);
 		if (++c->moved <= QUARANTINE_MAX_LINES)
-			log_warning("'%s' was made under a protected name during the run (%s): %s "
-				    "to '%s'",
-				    rel, why, m->how, m->dest);
+			log_warning("Made during the run, %s: '%s'; %s to '%s'", why, rel, m->how,
+				    m->dest);
 	} else {
 		cJSON_AddStringToObject(e, "action", "failed");
 		cJSON_AddStringToObject(e, "error", strerror(-error));
 		c->failed++;
-		log_error("'%s' was made under a protected name during the run (%s) and could "
-			  "not be moved out of the workspace: %s. Do not run git or open the "
-			  "project in a tool until it is removed.",
-			  rel, why, strerror(-error));
+		log_error("Made during the run, %s, and could not be moved out of the workspace "
+			  "(%s): '%s'. Do not run git or open the project in a tool until it is "
+			  "removed.",
+			  why, strerror(-error), rel);
 	}
 	if (c->in->audit)
 		(void)audit_write(c->in->audit, "quarantine", e);
@@ -261,13 +260,18 @@ static void check_item(Check *c, const ScanItem *it)
 		return;
 	switch (it->kind) {
 	case SCAN_PROTECTED:
-		quarantine_path(c, it->rel, "protected name");
+		quarantine_path(c, it->rel, "a protected name");
 		break;
 	case SCAN_GITDIR_PART:
-		quarantine_path(c, it->rel, "git dir");
+		quarantine_path(c, it->rel, "a part of a new git dir");
 		break;
 	case SCAN_LINKED_PARENT:
-		quarantine_path(c, it->rel, "symlink in place of a protected path's parent");
+		quarantine_path(c, it->rel, "a symlink in place of a protected path's parent");
+		break;
+	case SCAN_TOO_DEEP:
+		/* The walk did not look inside: the run was refused had it
+		 * been there before, so the command made all of it. */
+		quarantine_path(c, it->rel, "too deep to check");
 		break;
 	case SCAN_GITDIR:
 		/* Not a new directory of the user's files, perhaps: move out
@@ -278,7 +282,7 @@ static void check_item(Check *c, const ScanItem *it)
 				report(c, it->rel, "git dir", NULL, -ENOMEM);
 				return;
 			}
-			quarantine_path(c, rel, "git dir");
+			quarantine_path(c, rel, "a part of a new git dir");
 		}
 		break;
 	case _SCAN_KIND_MAX:

@@ -457,6 +457,11 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		     "protected path '%s' is a symlink (or its parent is) that ward cannot make "
 		     "read-only: it dangles or its parent would redirect the protection",
 		     errpath ? errpath : "?");
+	if (r == -EMLINK)
+		FAIL(r, "protected",
+		     "'%s' is more than %d directories deep: ward cannot check it for protected "
+		     "paths",
+		     errpath ? errpath : "?", WORKSPACE_SCAN_MAX_DEPTH);
 	if (r < 0)
 		FAIL(r, "plan", "%s", errpath ? errpath : opt->workspace);
 

@@ -29,6 +29,7 @@ static const char *const scan_kind_table[_SCAN_KIND_MAX] = {
 	[SCAN_GITDIR] = "git-dir",
 	[SCAN_GITDIR_PART] = "git-dir-part",
 	[SCAN_LINKED_PARENT] = "symlinked-parent",
+	[SCAN_TOO_DEEP] = "too-deep",
 };
 
 const char *scan_kind_to_string(ScanKind k)
@@ -209,9 +210,20 @@ static int walk_subdirs(Walk *w, int dfd, const Names *subdirs, bool skip_parts,
 		if (skip_parts && is_gitdir_part(*d))
 			continue;
 		fd = openat(dfd, *d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* A directory of ours that we cannot read: its mode protects
+		 * nothing from the command (same uid: it can chmod it, write,
+		 * and chmod it back), so it must be looked into. Given back to
+		 * its owner (u+rwx), not restored: docs/sandbox.md. */
+		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+			struct stat st;
+			if (fstatat(dfd, *d, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+			    st.st_uid == geteuid() &&
+			    fchmodat(dfd, *d, (st.st_mode & 07777) | 0700, 0) == 0)
+				fd = openat(dfd, *d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
 		/* Gone or replaced since it was listed (a host process), or
-		 * not ours to read: then not the command's to write either
-		 * (same uid, no capabilities, and chmod needs ownership). */
+		 * someone else's that we cannot read: then the command cannot
+		 * change its mode either (no capabilities, not the owner). */
 		if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP ||
 			       errno == EACCES || errno == EPERM))
 			continue;
@@ -237,10 +249,9 @@ static int walk_dir(Walk *w, int dfd, int depth, char **reterr_rel)
 	bool head = false, objects = false, refs = false, commondir = false;
 	int r;
 
-	if (depth > WORKSPACE_SCAN_MAX_DEPTH) {
-		*reterr_rel = strdup(w->path);
-		return -ELOOP;
-	}
+	/* Reported, not walked: refused before a run, moved out after one. */
+	if (depth > WORKSPACE_SCAN_MAX_DEPTH)
+		return push_item(w, dfd, NULL, SCAN_TOO_DEEP);
 	w->out->n_dirs++;
 	n_rests = anchored_rests(w, rests, sizeof(rests) / sizeof(rests[0]));
 

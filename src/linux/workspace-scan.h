@@ -21,6 +21,8 @@ typedef enum ScanKind {
 	                      * the root itself is a git dir (it stays writable) */
 	SCAN_LINKED_PARENT,  /* a symlink where a parent of an anchored entry
 	                      * belongs: host tools would follow it */
+	SCAN_TOO_DEEP,       /* a directory deeper than WORKSPACE_SCAN_MAX_DEPTH:
+	                      * not walked */
 	_SCAN_KIND_MAX,
 	_SCAN_KIND_INVALID = -22,
 } ScanKind;
@@ -41,8 +43,9 @@ typedef struct WorkspaceScan {
 	size_t n_dirs;   /* directories read (for the cost figures) */
 } WorkspaceScan;
 
-/* Deeper than this, the walk fails with -ELOOP (a hostile tree must not
- * exhaust the stack or hide a name where the check cannot see). */
+/* Deeper than this, the walk reports the directory as SCAN_TOO_DEEP and
+ * does not enter it (a hostile tree must not exhaust the stack, nor hide a
+ * name where the check cannot see: the directory itself is reported). */
 #define WORKSPACE_SCAN_MAX_DEPTH 1024
 
 /* Walk the directory @ws_fd (not consumed) and report every path that

@@ -85,6 +85,19 @@ check "...and counted in the exit event" grep -q '"event":"exit".*"quarantined":
 	"$XDG_STATE_HOME/ward/audit.jsonl"
 rm -rf "$WS/deep" "$WS/docs"
 
+# Hiding from the check: a directory made unreadable, a tree deeper than
+# the walk goes. Neither keeps what it holds.
+"$WARD" run -- sh -c "git init -q locked/r && git -C locked/r config core.fsmonitor 'touch $M' && chmod 000 locked
+	python3 -c 'import os, subprocess
+for _ in range(1100): os.mkdir(\"d\"); os.chdir(\"d\")
+subprocess.run([\"git\", \"init\", \"-q\"])'" >/dev/null 2>"$T/err"
+chmod -R u+rwx "$WS/locked" 2>/dev/null
+check_not "a repository in a directory the command made unreadable is gone (host)" test -e "$WS/locked/r/.git"
+check_eq "a repository deeper than the walk goes is gone (host)" "" \
+	"$(cd "$WS" && find d -name .git 2>/dev/null)"
+check "...and ward said it was too deep to check" grep -q "too deep" "$T/err"
+rm -rf "$WS/locked" "$WS/d"
+
 # --- agent and editor configurations, at the root and at depth -----------
 mkdir -p "$WS/pkg/.vscode" "$T/linked"
 echo mine >"$T/linked/f"
