@@ -53,6 +53,7 @@
 #include "common/strv.h"
 #include "common/time-util.h"
 #include "linux/caps.h"
+#include "linux/git-exec-paths.h"
 #include "linux/landlock.h"
 #include "linux/limits.h"
 #include "linux/mount-plan.h"
@@ -82,6 +83,7 @@ struct SandboxPlan {
 	uint64_t scan_us;
 	QuarantineInput quarantine;   /* after the run; .workspace NULL in CoW runs */
 	char *state_dir, *run_id;
+	char **protected;             /* fs.protected + where git configs point (git-exec-paths.h) */
 	char **enforced, **degraded;
 	/* Filled during the run. */
 	int status_fd;           /* child -> parent: SetupReport on failure */
@@ -420,6 +422,14 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		plan->scan_us = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000 +
 				(uint64_t)(t1.tv_nsec - t0.tv_nsec) / 1000;
 	}
+	/* Hooks and included configs that a repository's config points to in
+	 * the workspace are as sensitive as .git: protected for this run. */
+	plan->protected = strv_copy(opt->policy->fs_protected);
+	if (!plan->protected)
+		FAIL(-ENOMEM, "plan", "out of memory");
+	r = git_exec_paths(opt->workspace, opt->home, &plan->protected_scan, &plan->protected);
+	if (r < 0)
+		FAIL(r, "protected", "reading the git configuration of '%s'", opt->workspace);
 	if (!opt->cow_upper) {
 		plan->state_dir = strdup(opt->state_dir);
 		plan->run_id = strdup(opt->session_id ? opt->session_id : "run");
@@ -429,7 +439,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 			.workspace = plan->workspace,
 			.state_dir = plan->state_dir,
 			.run_id = plan->run_id,
-			.protected = opt->policy->fs_protected,
+			.protected = plan->protected,
 			.before = &plan->protected_scan,
 			.audit = opt->audit,
 		};
@@ -538,6 +548,7 @@ SandboxPlan *sandbox_plan_free(SandboxPlan *plan)
 	if (!plan)
 		return NULL;
 	workspace_scan_done(&plan->protected_scan);
+	strv_free(plan->protected);
 	free(plan->state_dir);
 	free(plan->run_id);
 	mount_plan_done(&plan->mounts);

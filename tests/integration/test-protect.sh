@@ -60,6 +60,27 @@ git -C "$WS/lib" status >/dev/null 2>&1
 git -C "$WS/vendor/x" status >/dev/null 2>&1
 check_not "host git status in the superproject, submodule and nested repo runs nothing planted" test -e "$M"
 
+# Where a repository's config sends git outside .git: a hooks directory
+# (core.hooksPath, as husky and ".githooks" setups do) and an included
+# config file in the worktree. Both are as sensitive as .git.
+mkdir -p "$WS/.githooks"
+printf '#!/bin/sh\nexit 0\n' >"$WS/.githooks/pre-commit"
+chmod +x "$WS/.githooks/pre-commit"
+git -C "$WS" config core.hooksPath .githooks
+git -C "$WS" config include.path ../shared.gitconfig
+h_hook=$(sha "$WS/.githooks/pre-commit")
+"$WARD" run -- sh -c "printf '#!/bin/sh\ntouch $M\n' >.githooks/pre-commit; printf '#!/bin/sh\ntouch $M\n' >.githooks/post-checkout
+	chmod +x .githooks/post-checkout; printf '[core]\n\tfsmonitor = touch $M\n' >shared.gitconfig" >/dev/null 2>&1
+check_eq "a hook in core.hooksPath (in the worktree) is unchanged (host)" "$h_hook" "$(sha "$WS/.githooks/pre-commit")"
+check_not "...and no new hook appears there (host)" test -e "$WS/.githooks/post-checkout"
+check_not "a missing file that include.path names does not survive the run (host)" test -e "$WS/shared.gitconfig"
+git -C "$WS" status >/dev/null 2>&1
+git -C "$WS" checkout -q main 2>/dev/null
+check_not "...so host git runs nothing planted" test -e "$M"
+git -C "$WS" config --unset core.hooksPath
+git -C "$WS" config --unset include.path
+rm -rf "$WS/.githooks"
+
 # --- new repositories made by the command do not survive -----------------
 out=$("$WARD" run -- sh -c "
 	git init -q deep/a/b && git -C deep/a/b config core.fsmonitor 'touch $M' && echo made
