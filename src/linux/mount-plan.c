@@ -293,7 +293,7 @@ static int add_protected(Builder *b, const MountPlanInput *in, char **reterr_pat
 
 	for (size_t i = 0; in->protected_scan && i < in->protected_scan->n; i++) {
 		const ScanItem *it = &in->protected_scan->items[i];
-		_cleanup_free_ char *view = NULL, *src = NULL, *real = NULL;
+		_cleanup_free_ char *view = NULL, *real = NULL;
 		const char *rel = it->rel;
 
 		if (asprintf(&view, "%s/%s", ws, rel) < 0)

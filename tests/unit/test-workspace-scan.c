@@ -15,7 +15,7 @@
 
 static char root[] = "/tmp/ward-test-scan.XXXXXX";
 
-static void sh(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void sh(const char *fmt, ...)
 {
 	char cmd[4096];
 	va_list ap;
