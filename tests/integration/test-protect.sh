@@ -13,6 +13,7 @@ command -v git >/dev/null || skip_all "git is not installed"
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
 export GIT_CONFIG_NOSYSTEM=1
 sha() { sha256sum "$1" | cut -d' ' -f1; }
+alive() { pgrep -f "$1" >/dev/null; }
 M="$T/marker" # what a planted git config would create on the host
 Q="$XDG_STATE_HOME/ward/quarantine"
 # The listing of a directory, hidden names included, recursively.
@@ -186,7 +187,7 @@ check_not "after a SIGKILL of ward, the command's k/.git is gone (host)" test -e
 check_not "...and its .claude (host)" test -e "$WS/.claude"
 git -C "$WS/k" status >/dev/null 2>&1
 check_not "...and host git in k runs nothing planted" test -e "$M"
-check_not "the sandbox died with ward" pgrep -f 'sleep 3607'
+check_not "the sandbox died with ward" alive 'sleep 3607'
 rm -rf "$WS/k"
 
 # The guard itself killed (kill -9 of every process of the user): its
@@ -220,7 +221,7 @@ rm -f "$T/out"
 wpid=$!
 for _ in $(seq 200); do grep -q ready "$T/out" 2>/dev/null && break; sleep 0.05; done
 check "during a run in a repository's subdirectory, host git works there" \
-	git -C "$WS/mono/pkg" status --porcelain
+	sh -c "git -C \"\$1\" status --porcelain >/dev/null" - "$WS/mono/pkg"
 check_eq "...and shows nothing ward made" "" "$(git -C "$WS/mono/pkg" status --porcelain 2>&1)"
 kill -KILL "$wpid" 2>/dev/null
 wait "$wpid" 2>/dev/null

@@ -7,6 +7,7 @@ require_t2
 PY=/usr/bin/python3
 export PATH=/usr/local/bin:/usr/bin:/bin
 sha() { sha256sum "$1" | cut -d' ' -f1; }
+alive() { pgrep -f "$1" >/dev/null; }
 
 # A fake secret in the fake $HOME.
 mkdir -p "$HOME/.ssh"
@@ -61,12 +62,12 @@ before=$(ls -A "$WS")
 "$WARD" run -- sh -c 'sleep 1234' &
 wpid=$!
 for _ in $(seq 50); do pgrep -f 'sleep 1234' >/dev/null && break; sleep 0.1; done
-check "a run is alive" pgrep -f 'sleep 1234'
+check "a run is alive" alive 'sleep 1234'
 check_eq "no placeholder in the workspace while a run is alive (host)" "$before" "$(ls -A "$WS")"
 kill -KILL "$wpid"
 wait "$wpid" 2>/dev/null
 for _ in $(seq 50); do pgrep -f 'sleep 1234' >/dev/null || break; sleep 0.1; done
-check_not "the sandbox died with ward (SIGKILL)" pgrep -f 'sleep 1234'
+check_not "the sandbox died with ward (SIGKILL)" alive 'sleep 1234'
 check_eq "nothing of ward's left after the SIGKILL (host)" "$before" "$(ls -A "$WS")"
 
 # --- processes ----------------------------------------------------------
