@@ -90,7 +90,10 @@ static int for_each_entry(int fd, EntryFunc f, int ddir, int depth)
 	return errno ? -errno : 0;
 }
 
-static int copy_tree(int sdir, const char *name, int ddir, int depth)
+static int copy_tree(int sdir, const char *name, int ddir, int depth);
+
+/* Copy @name in @sdir to @dname in @ddir. */
+static int copy_tree_as(int sdir, const char *name, int ddir, const char *dname, int depth)
 {
 	struct stat st;
 
@@ -99,24 +102,29 @@ static int copy_tree(int sdir, const char *name, int ddir, int depth)
 	if (fstatat(sdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	if (S_ISREG(st.st_mode))
-		return copy_file(sdir, name, ddir, name, st.st_mode);
+		return copy_file(sdir, name, ddir, dname, st.st_mode);
 	if (S_ISLNK(st.st_mode)) {
 		char target[4096];
 		ssize_t n = readlinkat(sdir, name, target, sizeof(target) - 1);
 		if (n < 0)
 			return -errno;
 		target[n] = '\0';
-		return symlinkat(target, ddir, name) < 0 ? -errno : 0;
+		return symlinkat(target, ddir, dname) < 0 ? -errno : 0;
 	}
 	if (!S_ISDIR(st.st_mode))
 		return 0; /* fifos, sockets, devices: nothing to keep */
-	if (mkdirat(ddir, name, 0700) < 0)
+	if (mkdirat(ddir, dname, 0700) < 0)
 		return -errno;
 	_cleanup_close_ int s = openat(sdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_close_ int d = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int d = openat(ddir, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s < 0 || d < 0)
 		return -errno;
 	return for_each_entry(s, copy_tree, d, depth);
+}
+
+static int copy_tree(int sdir, const char *name, int ddir, int depth)
+{
+	return copy_tree_as(sdir, name, ddir, name, depth);
 }
 
 static int remove_tree(int pdir, const char *name, int unused, int depth)
@@ -166,11 +174,22 @@ static int move_one(int ws_fd, const char *qroot, const char *rel, Move *ret)
 	pfd = open_beneath(ws_fd, parent, O_PATH | O_DIRECTORY);
 	if (pfd < 0)
 		return pfd == -ENOENT ? 0 : pfd;
-	if (asprintf(&qdir, "%s%s%s", qroot, parent[0] ? "/" : "", parent) < 0 ||
-	    asprintf(&dest, "%s/%s", qdir, base) < 0)
+	if (asprintf(&qdir, "%s%s%s", qroot, parent[0] ? "/" : "", parent) < 0)
 		return -ENOMEM;
 	if ((r = mkdir_p(qdir, 0700)) < 0)
 		return r;
+	/* A name not taken in the quarantine (a check redone after a killed
+	 * guard may meet what the first one moved). */
+	for (int i = 0; i < 100; i++) {
+		struct stat st;
+		free(dest);
+		dest = NULL;
+		if ((i == 0 ? asprintf(&dest, "%s/%s", qdir, base)
+			    : asprintf(&dest, "%s/%s.%d", qdir, base, i)) < 0)
+			return -ENOMEM;
+		if (lstat(dest, &st) < 0 && errno == ENOENT)
+			break;
+	}
 	if (renameat2(pfd, base, AT_FDCWD, dest, RENAME_NOREPLACE) == 0) {
 		*ret = (Move){ .how = "moved", .dest = TAKE_PTR(dest) };
 		return 1;
@@ -181,7 +200,7 @@ static int move_one(int ws_fd, const char *qroot, const char *rel, Move *ret)
 	if (r == -EXDEV) {
 		/* The state dir is on another file system: copy, then remove. */
 		qfd = open(qdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (qfd >= 0 && copy_tree(pfd, base, qfd, 0) == 0 &&
+		if (qfd >= 0 && copy_tree_as(pfd, base, qfd, strrchr(dest, '/') + 1, 0) == 0 &&
 		    remove_tree(pfd, base, -1, 0) == 0) {
 			*ret = (Move){ .how = "moved", .dest = TAKE_PTR(dest) };
 			return 1;
