@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -317,11 +318,17 @@ int quarantine_check(const QuarantineInput *in)
 	Check c = { .in = in, .ws_fd = -EBADF };
 	int r;
 
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	c.ws_fd = open(in->workspace, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (c.ws_fd < 0)
 		r = -errno;
 	else
 		r = workspace_scan(c.ws_fd, in->protected, &after, &errrel);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_debug("After-run check of '%s': %zu directories walked in %lld us", in->workspace,
+		  after.n_dirs,
+		  (long long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000));
 	if (r < 0) {
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "path", errrel ? errrel : "");
