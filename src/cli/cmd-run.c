@@ -296,6 +296,8 @@ int cmd_run(int argc, char **argv)
 			cJSON_Delete(start);
 			return WARD_EXIT_SETUP;
 		}
+		if (cow)
+			(void)cow_session_note_protected(session, sandbox_plan_protected(plan));
 		cJSON *d = sandbox_plan_describe(plan);
 		cJSON *deg = cJSON_GetObjectItem(d, "degraded");
 		if (o.strict && cJSON_GetArraySize(deg) > 0) {

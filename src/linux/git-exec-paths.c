@@ -126,7 +126,16 @@ static int add(Ctx *c, const char *abs)
 	if (!abs || strncmp(abs, c->ws, c->wl) != 0 || abs[c->wl] != '/' || !abs[c->wl + 1])
 		return 0;
 	rel = abs + c->wl + 1;
-	if ((r = strv_extend_unique(c->extra, rel)) < 0)
+	/* Anchored (protected.h): at the root, "name/" and not the name at
+	 * any depth. */
+	if (!strchr(rel, '/')) {
+		_cleanup_free_ char *a = NULL;
+		if (asprintf(&a, "%s/", rel) < 0)
+			return -ENOMEM;
+		r = strv_extend_unique(c->extra, a);
+	} else
+		r = strv_extend_unique(c->extra, rel);
+	if (r < 0)
 		return r;
 	if (lstat(abs, &st) < 0 || covered(c->scan, rel))
 		return 0;

@@ -591,6 +591,11 @@ int sandbox_git_finish(SandboxPlan *plan, const SandboxResult *res, char ***ret_
 	return r;
 }
 
+char *const *sandbox_plan_protected(const SandboxPlan *plan)
+{
+	return plan->protected;
+}
+
 cJSON *sandbox_plan_describe(const SandboxPlan *plan)
 {
 	cJSON *o = cJSON_CreateObject();

@@ -56,6 +56,10 @@ typedef struct SandboxResult {
 
 int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError *reterr);
 SandboxPlan *sandbox_plan_free(SandboxPlan *plan);
+/* The run's protected paths: fs.protected plus where the workspace's git
+ * configs send git outside .git (hooks, includes), anchored. For the
+ * copy-on-write session's record, so that apply refuses them too. */
+char *const *sandbox_plan_protected(const SandboxPlan *plan);
 
 /* What the start audit event records: {"enforced":[...],"degraded":[...],
  * "limits":{...}}. Caller frees (cJSON_Delete). */

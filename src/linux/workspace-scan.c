@@ -363,8 +363,14 @@ int workspace_scan(int ws_fd, char *const *protected, WorkspaceScan *ret, char *
 		if (protected_entry_is_name(*p)) {
 			r = strv_extend(&w->names, *p);
 			w->first[c >> 3] |= (uint8_t)(1u << (c & 7));
-		} else
-			r = strv_extend(&w->anchored, *p);
+		} else {
+			/* "dir/" means "dir" (protected.h). */
+			size_t n = strlen(*p);
+			while (n > 1 && (*p)[n - 1] == '/')
+				n--;
+			char *a = strndup(*p, n);
+			r = a ? strv_consume(&w->anchored, a) : -ENOMEM;
+		}
 		if (r < 0)
 			goto out;
 	}

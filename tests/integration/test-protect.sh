@@ -246,6 +246,16 @@ check_not "copy-on-write: the command sees no placeholder" grep -qx '\.ward\|\.c
 check_eq "copy-on-write: the submodule gitfile is read-only too (upper has no lib/.git)" "" \
 	"$(find "$up" -name .git 2>/dev/null)"
 
+git -C "$WS" config core.hooksPath .hooks2
+"$WARD" run --session "$sid" -- sh -c "mkdir -p .hooks2 && printf '#!/bin/sh\ntouch $M\n' >.hooks2/pre-commit && echo ok >plain.txt" \
+	>/dev/null 2>&1
+"$WARD" apply "$sid" >/dev/null 2>&1
+check "copy-on-write: apply writes an ordinary change" test -e "$WS/plain.txt"
+check_not "copy-on-write: apply refuses a hook made where core.hooksPath points (host)" \
+	test -e "$WS/.hooks2/pre-commit"
+git -C "$WS" config --unset core.hooksPath
+rm -f "$WS/plain.txt"
+
 # --- the scan refuses what it cannot make read-only ------------------------
 mkdir -p "$T/dangle"
 ln -s missing "$T/dangle/.vscode"
