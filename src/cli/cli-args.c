@@ -17,6 +17,9 @@ const char cli_run_usage[] =
 	"\n"
 	"  -w, --workspace DIR     the writable workspace and starting directory\n"
 	"                          (default: the current directory)\n"
+	"      --allow-unsafe-workspace\n"
+	"                          accept a system directory or a directory of\n"
+	"                          credentials or configuration in $HOME as workspace\n"
 	"  -p, --policy FILE       policy file (default: $XDG_CONFIG_HOME/ward/policy.json)\n"
 	"      --preset NAME       add a preset: git, node, python, rust, go (repeatable)\n"
 	"      --timeout SECONDS   kill the whole command tree after SECONDS (exit 124)\n"
@@ -50,6 +53,7 @@ enum {
 	OPT_RESULT,
 	OPT_LOG_LEVEL,
 	OPT_GIT,
+	OPT_ALLOW_UNSAFE_WORKSPACE,
 };
 
 static const struct option run_options[] = {
@@ -67,6 +71,7 @@ static const struct option run_options[] = {
 	{ "result", required_argument, NULL, OPT_RESULT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "git", required_argument, NULL, OPT_GIT },
+	{ "allow-unsafe-workspace", no_argument, NULL, OPT_ALLOW_UNSAFE_WORKSPACE },
 	{ "help", no_argument, NULL, 'h' },
 	{}
 };
@@ -165,6 +170,9 @@ int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr)
 			break;
 		case OPT_STRICT:
 			o.strict = true;
+			break;
+		case OPT_ALLOW_UNSAFE_WORKSPACE:
+			o.allow_unsafe_workspace = true;
 			break;
 		case OPT_COW:
 			o.cow = true;

@@ -20,6 +20,7 @@ typedef struct RunOptions {
 	char *result_file;    /* --result FILE */
 	int log_level;        /* --log-level; -1 unset */
 	int git_mode;         /* --git read-only|commit|off; -1 unset */
+	bool allow_unsafe_workspace; /* --allow-unsafe-workspace */
 	bool help;
 	char **argv;          /* the command */
 } RunOptions;

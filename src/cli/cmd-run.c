@@ -15,6 +15,7 @@
 #include "audit/audit.h"
 #include "cli/cli-args.h"
 #include "cli/commands.h"
+#include "cli/run-paths.h"
 #include "common/cleanup.h"
 #include "common/dirs.h"
 #include "common/json-util.h"
@@ -99,17 +100,11 @@ static int write_start(AuditLog *audit, const char *state, cJSON *start)
 
 static int write_result(const char *path, cJSON *summary)
 {
-	_cleanup_free_ char *text = cJSON_Print(summary);
-	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *text = cJSON_Print(summary), *line = NULL;
 
-	if (!text)
-		return -ENOMEM;
-	f = fopen(path, "we");
-	if (!f)
-		return -errno;
-	if (fputs(text, f) < 0 || fputc('\n', f) < 0)
-		return -EIO;
-	return 0;
+	if (!text || asprintf(&line, "%s\n", text) < 0)
+		return log_warning_errno(-ENOMEM, "Failed to write the result: %m");
+	return run_write_result(path, line);
 }
 
 int cmd_run(int argc, char **argv)
@@ -153,27 +148,33 @@ int cmd_run(int argc, char **argv)
 	    (r = ward_config_dir(&config)) < 0)
 		return log_error_errno(r, "Failed to find the home directory: %m"),
 		       WARD_EXIT_SETUP;
+	/* Made before the run so the sandbox masks them even on first use. */
+	const char *own_dirs[] = { config, state };
+	for (size_t i = 0; i < 2; i++)
+		if ((r = ward_dir_ensure(own_dirs[i])) < 0)
+			return log_error_errno(r, "Failed to prepare ward's directory '%s': %m",
+					       own_dirs[i]),
+			       WARD_EXIT_SETUP;
 
 	if (o.session) {
 		r = cow_session_open(state, o.session, &session);
 		if (r < 0)
 			return log_error_errno(r, "Failed to open session '%s': %m", o.session),
 			       WARD_EXIT_SETUP;
-		ws = realpath(cow_session_workspace(session), NULL);
+		if ((r = run_resolve_workspace(cow_session_workspace(session), &ws)) != 0)
+			return r;
 		if (o.workspace) {
-			_cleanup_free_ char *w = realpath(o.workspace, NULL);
-			if (!w || !ws || strcmp(w, ws) != 0) {
+			_cleanup_free_ char *w = NULL;
+			if ((r = run_resolve_workspace(o.workspace, &w)) != 0)
+				return r;
+			if (strcmp(w, ws) != 0) {
 				log_error("Session '%s' belongs to workspace '%s', not '%s'", o.session,
 					  cow_session_workspace(session), o.workspace);
 				return WARD_EXIT_SETUP;
 			}
 		}
-	} else
-		ws = realpath(o.workspace ? o.workspace : ".", NULL);
-	if (!ws)
-		return log_error_errno(-errno, "Failed to resolve the workspace '%s': %m",
-				       o.workspace ? o.workspace : "."),
-		       WARD_EXIT_SETUP;
+	} else if ((r = run_resolve_workspace(o.workspace, &ws)) != 0)
+		return r;
 
 	/* Policy: defaults, presets, the user's file, flags. */
 	r = policy_load(o.policy_file, o.presets, &pol, &pe);
@@ -186,6 +187,8 @@ int cmd_run(int argc, char **argv)
 	r = policy_finalize(pol, &ctx, &pe);
 	if (r < 0)
 		return policy_fail(&pe);
+	if ((r = run_check_workspace(ws, home, pol, state, config, o.allow_unsafe_workspace)) != 0)
+		return r;
 	/* Every file the policy came from is hidden from the sandbox. */
 	if (strv_extend_strv(&policy_files, pol->sources) < 0)
 		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
@@ -240,6 +243,7 @@ int cmd_run(int argc, char **argv)
 
 	bool hardening = true;
 	const char *leak = NULL;
+	bool no_masks = false;
 #if WARD_TEST_HOOKS
 	/* Test-only switches (compiled in with -Dtest_hooks): recorded as
 	 * degraded in the audit log, never silent. */
@@ -247,6 +251,11 @@ int cmd_run(int argc, char **argv)
 		hardening = false;
 		log_warning("WARD_TEST_NO_HARDENING is set: running without Landlock and seccomp "
 			    "(a test-only switch)");
+	}
+	if (getenv("WARD_TEST_NO_MASKS")) {
+		no_masks = true;
+		log_warning("WARD_TEST_NO_MASKS is set: denied paths are not masked, Landlock alone "
+			    "keeps them out (a test-only switch)");
 	}
 	leak = getenv("WARD_TEST_LEAK_DIR");
 	if (leak)
@@ -287,6 +296,7 @@ int cmd_run(int argc, char **argv)
 			.session_id = session_id,
 			.hardening = hardening,
 			.test_leak_dir = leak,
+			.test_no_masks = no_masks,
 			.audit = audit,
 		};
 		r = sandbox_plan_new(&so, &plan, &se);
@@ -356,6 +366,11 @@ int cmd_run(int argc, char **argv)
 			       WARD_EXIT_SETUP;
 	}
 
+	for (int fd = 0; fd <= 2; fd++)
+		if (res.stdio_replaced & (1U << fd))
+			log_warning("fd %d was a directory or a path-only descriptor: the command got "
+				    "/dev/null instead (it would lead into the host's file tree)",
+				    fd);
 	if (res.setup_failed) {
 		if (strcmp(res.error.step, "exec") == 0)
 			log_error("%s: %s", res.error.detail,
@@ -423,8 +438,7 @@ int cmd_run(int argc, char **argv)
 		cJSON_AddStringToObject(sum, "session", session_id);
 		if (lost)
 			cJSON_AddStringToObject(sum, "audit_error", strerror(-audit_err));
-		if (write_result(o.result_file, sum) < 0)
-			log_warning("Failed to write the result to '%s'", o.result_file);
+		(void)write_result(o.result_file, sum);
 		cJSON_Delete(sum);
 	}
 	return res.exit_code;

@@ -58,6 +58,22 @@ int ward_state_dir(char **ret)
 	return xdg_dir("XDG_STATE_HOME", ".local/state", ret);
 }
 
+int ward_dir_ensure(const char *path)
+{
+	struct stat st;
+	int r = mkdir_p(path, 0700);
+
+	if (r < 0)
+		return r;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != getuid())
+		return -EPERM;
+	return 0;
+}
+
 int mkdir_p(const char *path, unsigned mode)
 {
 	_cleanup_free_ char *p = strdup(path);

@@ -342,11 +342,16 @@ static int add_port_rules(int ruleset_fd, const uint16_t *ports, size_t n, uint6
 
 /* Rules for the files behind stdin, stdout and stderr, so that reopening
  * them by /proc/self/fd/N works: the magic link resolves to the file's own
- * path (a host file, the harness's terminal), which no other rule covers.
- * The rule grants only what the open fd already allows. Pipes and sockets
- * need none (Landlock does not check internal filesystems) and the kernel
- * refuses a rule for them, which is fine. Failures are skipped: a missing
- * rule only means fewer rights. */
+ * path (the harness's terminal, a file it redirected stdin from), which no
+ * other rule covers. A rule may grant no more than the descriptor itself:
+ * read and write as its open mode allows, never truncate (an O_APPEND log
+ * reopened with O_TRUNC would lose the harness's records), nothing beneath
+ * a directory. By the time this runs, stdio-relay.c has replaced
+ * directories and O_PATH descriptors with /dev/null and writable regular
+ * files with pipes, so a regular file here is a read-only one; anything
+ * else gets no rule. Pipes and sockets need none (Landlock does not check
+ * internal filesystems). Failures are skipped: a missing rule only means
+ * fewer rights. */
 static void add_stdio_rules(int ruleset_fd, uint64_t handled)
 {
 	for (int fd = 0; fd <= 2; fd++) {
@@ -354,14 +359,20 @@ static void add_stdio_rules(int ruleset_fd, uint64_t handled)
 		struct stat st;
 		int flags = fcntl(fd, F_GETFL);
 
-		if (flags < 0 || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
+		if (flags < 0 || (flags & O_PATH) || fstat(fd, &st) < 0)
 			continue;
-		if ((flags & O_ACCMODE) != O_WRONLY)
-			attr.allowed_access |= WARD_LL_FS_READ_FILE;
-		if ((flags & O_ACCMODE) != O_RDONLY)
-			attr.allowed_access |= WARD_LL_FS_WRITE_FILE | WARD_LL_FS_TRUNCATE;
-		if (S_ISCHR(st.st_mode))
+		if (S_ISREG(st.st_mode)) {
+			if ((flags & O_ACCMODE) != O_RDONLY)
+				continue;
+			attr.allowed_access = WARD_LL_FS_READ_FILE;
+		} else if (S_ISCHR(st.st_mode)) {
+			if ((flags & O_ACCMODE) != O_WRONLY)
+				attr.allowed_access |= WARD_LL_FS_READ_FILE;
+			if ((flags & O_ACCMODE) != O_RDONLY)
+				attr.allowed_access |= WARD_LL_FS_WRITE_FILE;
 			attr.allowed_access |= WARD_LL_FS_IOCTL_DEV;
+		} else
+			continue;
 		attr.allowed_access &= handled & LL_FS_FILE;
 		if (attr.allowed_access)
 			(void)sys_landlock_add_rule(ruleset_fd, WARD_LANDLOCK_RULE_PATH_BENEATH, &attr,

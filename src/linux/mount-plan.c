@@ -24,6 +24,7 @@
 #include "common/dirs.h"
 #include "common/macro.h"
 #include "common/strv.h"
+#include "linux/deny-split.h"
 #include "linux/limits.h"
 #include "linux/mount-plan.h"
 #include "linux/workspace-scan.h"
@@ -123,10 +124,16 @@ static int add_rule(Builder *b, const char *view, LandlockClass cls)
 	return 0;
 }
 
+static int emit_rule(void *userdata, const char *view, LandlockClass cls)
+{
+	return add_rule(userdata, view, cls);
+}
+
 static int add_host_bind(Builder *b, MountKind kind, LandlockClass cls, const char *src_real,
 			 const char *view, bool is_file)
 {
 	_cleanup_free_ char *src = NULL;
+	bool unsplit = false;
 	int r;
 
 	if (asprintf(&src, MP_OLDROOT "%s", src_real) < 0)
@@ -134,7 +141,12 @@ static int add_host_bind(Builder *b, MountKind kind, LandlockClass cls, const ch
 	r = add_spec(b, kind, src, view, NULL, is_file);
 	if (r < 0)
 		return r;
-	return add_rule(b, view, cls);
+	/* Deny holds in Landlock too: the grant leaves out what is hidden
+	 * beneath it (deny-split.h). */
+	r = deny_split(view, src_real, cls, b->hidden, emit_rule, b, &unsplit);
+	if (r >= 0 && unsplit)
+		r = strv_extend(&b->plan->ll_unsplit, view);
+	return r;
 }
 
 /* A path from fs.read / read_exec / read_write. */
@@ -594,7 +606,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	 * path beneath a masked directory is not masked again (its mount
 	 * point would no longer exist). */
 	qsort(b.hidden, strv_length(b.hidden), sizeof(char *), cmp_str);
-	STRV_FOREACH(d, b.hidden)
+	STRV_FOREACH(d, in->test_no_masks ? NULL : b.hidden)
 	if ((r = add_mask(&b, *d)) < 0)
 		goto fail;
 
@@ -634,6 +646,7 @@ void mount_plan_done(MountPlan *plan)
 	for (size_t i = 0; i < plan->n_ll_rules; i++)
 		free((char *)plan->ll_rules[i].path);
 	free(plan->ll_rules);
+	strv_free(plan->ll_unsplit);
 	free(plan->empty_file);
 	*plan = (MountPlan){};
 }

@@ -59,6 +59,7 @@ typedef struct MountPlan {
 	GitLayout git;              /* the repository's git dirs (git-layout.h) */
 	GitStage *git_stages;       /* "git": "commit": one per writable git dir */
 	size_t n_git_stages;
+	char **ll_unsplit;          /* writable grants with a denied path beneath (deny-split.h) */
 } MountPlan;
 
 typedef struct MountPlanInput {
@@ -72,6 +73,7 @@ typedef struct MountPlanInput {
 	const char *cow_work;
 	const char *test_leak_dir;
 	const struct WorkspaceScan *protected_scan; /* existing protected paths (workspace-scan.h) */
+	bool test_no_masks;         /* test switch: no mask mounts (Landlock alone must deny) */
 } MountPlanInput;
 
 /* Compute the plan. Changes nothing on the host (nor in the CoW upper dir).

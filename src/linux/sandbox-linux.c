@@ -3,6 +3,7 @@
  * the steps below in order, then forks the command and reaps.
  *
  * Order, and why:
+ *   stdio          first: the descriptors the command inherits (stdio-relay.h);
  *   uid-map        first: until the map exists our uid is "nobody" inside
  *                  and nothing can be created;
  *   user-shares    this user namespace's /proc/sys/user limits (a share of
@@ -63,6 +64,7 @@
 #include "linux/sandbox.h"
 #include "linux/seccomp-filter.h"
 #include "linux/workspace-scan.h"
+#include "linux/stdio-relay.h"
 #include "net/proxy.h"
 #include "ward/ward.h"
 
@@ -86,6 +88,7 @@ struct SandboxPlan {
 	char **protected;             /* fs.protected + where git configs point (git-exec-paths.h) */
 	char **enforced, **degraded;
 	/* Filled during the run. */
+	StdioRelay stdio;
 	int status_fd;           /* child -> parent: SetupReport on failure */
 	int result_fd;           /* init -> parent: the command's wait status */
 	int proxy_sock;          /* init -> parent: the proxy listeners */
@@ -127,6 +130,11 @@ typedef struct SetupStep {
 	const char *name;
 	int (*run)(SandboxPlan *plan, const char **reterr_detail);
 } SetupStep;
+
+static int step_stdio(SandboxPlan *plan, const char **detail)
+{
+	return stdio_relay_apply_child(&plan->stdio);
+}
 
 static int step_uid_map(SandboxPlan *plan, const char **detail)
 {
@@ -227,6 +235,7 @@ static int step_seccomp(SandboxPlan *plan, const char **detail)
 
 /* clang-format off */
 static const SetupStep steps[] = {
+	{ "stdio",           step_stdio },
 	{ "uid-map",         step_uid_map },
 	{ "user-shares",     step_user_shares },
 	{ "hostname",        step_hostname },
@@ -387,6 +396,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	if (!plan)
 		return -ENOMEM;
 	plan->status_fd = plan->result_fd = plan->proxy_sock = plan->go_fd = plan->go_wfd = -EBADF;
+	plan->stdio = (StdioRelay)STDIO_RELAY_INIT;
 	plan->argv = opt->argv;
 	plan->envp = opt->envp;
 	plan->policy = opt->policy;
@@ -455,6 +465,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		.cow_work = opt->cow_work,
 		.test_leak_dir = opt->test_leak_dir,
 		.protected_scan = &plan->protected_scan,
+		.test_no_masks = opt->test_no_masks,
 	};
 	r = mount_plan_build(&in, &plan->mounts, &errpath);
 	if (r == -EXDEV)
@@ -521,6 +532,13 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		   add_name(&plan->degraded, "test-switch-no-hardening") < 0)
 		FAIL(-ENOMEM, "plan", "out of memory");
 	if (opt->test_leak_dir && add_name(&plan->degraded, "test-switch-leak-dir") < 0)
+		FAIL(-ENOMEM, "plan", "out of memory");
+	if (opt->test_no_masks && add_name(&plan->degraded, "test-switch-no-masks") < 0)
+		FAIL(-ENOMEM, "plan", "out of memory");
+	/* A denied path beneath a writable grant is kept out by the mount
+	 * masks alone (deny-split.h): say so. */
+	if (opt->hardening && plan->mounts.ll_unsplit &&
+	    add_name(&plan->degraded, "landlock-deny-under-writable") < 0)
 		FAIL(-ENOMEM, "plan", "out of memory");
 
 	r = limits_plan_new(opt->policy, opt->session_id, &plan->limits);
@@ -668,7 +686,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	uint64_t start = monotonic_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
 	int cgfd = limits_cgroup_fd(plan->limits);
 	SandboxResult res = { .status = -1 };
-	bool proxy_failed = false;
+	bool proxy_failed = false, relay_failed = false;
 	int r;
 
 	if (pipe2(status_p, O_CLOEXEC) < 0)
@@ -693,6 +711,16 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	if (self_pidfd < 0)
 		return -errno;
 	plan->proxy_sock = proxy_child;
+	r = stdio_relay_prepare(&plan->stdio);
+	if (r < 0) {
+		stdio_relay_done(&plan->stdio);
+		snprintf(reterr->step, sizeof(reterr->step), "stdio");
+		snprintf(reterr->detail, sizeof(reterr->detail),
+			 "preparing the standard descriptors for the sandbox");
+		reterr->error = -r;
+		return r;
+	}
+	res.stdio_replaced = plan->stdio.replaced;
 
 	sigemptyset(&mask);
 	for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
@@ -723,6 +751,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	plan->proxy_sock = plan->go_fd = plan->go_wfd = -EBADF;
 	if (child < 0) {
 		int e = errno;
+		stdio_relay_done(&plan->stdio);
 		sigprocmask(SIG_SETMASK, &saved, NULL);
 		snprintf(reterr->step, sizeof(reterr->step), "clone");
 		snprintf(reterr->detail, sizeof(reterr->detail),
@@ -741,6 +770,12 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		(void)!write(go_w, "g", 1);
 	go_w = safe_close(go_w);
 	(void)setpgid(child, child);
+	/* Without its copier, output to a log file would block the command:
+	 * kill the sandbox rather than run it with stdio that goes nowhere. */
+	if (stdio_relay_start(&plan->stdio) < 0) {
+		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+		relay_failed = true;
+	}
 	int tty = foreground_tty();
 	if (tty >= 0)
 		(void)tcsetpgrp(tty, child);
@@ -808,6 +843,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 
 	siginfo_t info = {};
 	(void)waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED);
+	/* Everything the command wrote reaches the harness before we return. */
+	stdio_relay_done(&plan->stdio);
 	if (tty >= 0) {
 		/* Take the terminal back. We are in the background now, so this
 		 * would raise SIGTTOU: block it meanwhile. */
@@ -835,7 +872,14 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 
 	SetupReport rep;
 	int wstatus;
-	if (res.timed_out) {
+	if (relay_failed) {
+		res.setup_failed = true;
+		res.exit_code = WARD_EXIT_SETUP;
+		snprintf(res.error.step, sizeof(res.error.step), "stdio");
+		snprintf(res.error.detail, sizeof(res.error.detail),
+			 "could not start the output relay; the command was killed");
+		res.error.error = EAGAIN;
+	} else if (res.timed_out) {
 		res.exit_code = WARD_EXIT_TIMEOUT;
 		res.signal = SIGKILL;
 	} else if (proxy_failed && read(status_r, &rep, sizeof(rep)) != (ssize_t)sizeof(rep)) {

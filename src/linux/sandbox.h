@@ -32,6 +32,7 @@ typedef struct SandboxOptions {
 	const char *session_id;
 	bool hardening;             /* Landlock + seccomp (off only by a test switch) */
 	const char *test_leak_dir;  /* test switch: bind this host dir with no Landlock rule */
+	bool test_no_masks;         /* test switch: no mask mounts over denied paths */
 	AuditLog *audit;            /* for the proxy's net events; may be NULL */
 } SandboxOptions;
 
@@ -52,6 +53,7 @@ typedef struct SandboxResult {
 	int quarantined;            /* paths moved out of the workspace after the run */
 	bool protected_check_failed; /* the after-run check could not run or move one */
 	SandboxError error;         /* when setup_failed */
+	unsigned stdio_replaced;    /* bit n: fd n was a directory or O_PATH; got /dev/null */
 } SandboxResult;
 
 int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError *reterr);

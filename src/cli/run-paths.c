@@ -1,0 +1,138 @@
+/* Resolving the workspace and writing --result safely: run-paths.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/run-paths.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "common/path-util.h"
+#include "common/safe-path.h"
+#include "common/strv.h"
+#include "common/workspace.h"
+#include "ward/ward.h"
+
+/* The directory relative paths start from: $PWD when it names the current
+ * directory (the way the harness reached it, symlinks and all, so they are
+ * checked too), else the kernel's canonical cwd. */
+static int base_dir(char **ret)
+{
+	const char *pwd = getenv("PWD");
+	struct stat a, b;
+
+	if (pwd && pwd[0] == '/' && stat(pwd, &a) == 0 && stat(".", &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		*ret = strdup(pwd);
+		return *ret ? 0 : -ENOMEM;
+	}
+	*ret = getcwd(NULL, 0);
+	return *ret ? 0 : -errno;
+}
+
+int run_resolve_workspace(const char *given, char **ret)
+{
+	_cleanup_free_ char *base = NULL, *abs = NULL, *real = NULL, *link = NULL, *target = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	struct stat st;
+	int r;
+
+	if (!given || given[0] != '/') {
+		r = base_dir(&base);
+		if (r < 0)
+			return log_error_errno(r, "Failed to find the current directory: %m"),
+			       WARD_EXIT_SETUP;
+	}
+	if (!given)
+		abs = TAKE_PTR(base);
+	else if (given[0] == '/')
+		abs = strdup(given);
+	else if (path_join(base, given, &abs) < 0)
+		abs = NULL;
+	if (!abs)
+		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+
+	fd = path_open_trusted(abs, &real, &link, &target);
+	if (fd == -ELOOP && link) {
+		log_error("Refusing the workspace '%s': '%s' is a symlink to '%s', which a "
+			  "sandboxed command could have made; name the directory itself",
+			  given ? given : abs, link, target);
+		return WARD_EXIT_SETUP;
+	}
+	if (fd >= 0 && fstat(fd, &st) < 0)
+		fd = -errno;
+	else if (fd >= 0 && !S_ISDIR(st.st_mode))
+		fd = -ENOTDIR;
+	if (fd < 0)
+		return log_error_errno(fd, "Failed to resolve the workspace '%s': %m",
+				       given ? given : abs),
+		       WARD_EXIT_SETUP;
+	*ret = TAKE_PTR(real);
+	return 0;
+}
+
+int run_check_workspace(const char *ws, const char *home, const WardPolicy *pol,
+			const char *state_dir, const char *config_dir, bool allow_unsafe)
+{
+	_cleanup_free_ char *home_real = realpath(home, NULL), *state_real = NULL,
+			    *config_real = NULL, *why = NULL;
+	_cleanup_strv_ char **deny = NULL;
+	int r;
+
+	/* Both sides canonical: a home reached through a symlink, a denied
+	 * path spelled another way. */
+	STRV_FOREACH(d, pol->fs_deny)
+	{
+		_cleanup_free_ char *real = realpath(*d, NULL);
+		if (strv_extend(&deny, *d) < 0 || (real && strv_extend(&deny, real) < 0))
+			return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+	}
+	state_real = state_dir ? realpath(state_dir, NULL) : NULL;
+	config_real = config_dir ? realpath(config_dir, NULL) : NULL;
+	WorkspaceCheck c = {
+		.workspace = ws,
+		.home = home_real ? home_real : home,
+		.deny = deny,
+		.state_dir = state_real ? state_real : state_dir,
+		.config_dir = config_real ? config_real : config_dir,
+		.allow_unsafe = allow_unsafe,
+	};
+	r = workspace_check(&c, &why);
+	if (r < 0) {
+		log_error("Refusing the workspace: %s", why ? why : ws);
+		if (r == -EACCES)
+			log_hint("run ward in a project directory; --allow-unsafe-workspace accepts system "
+				 "directories and those of $HOME's configuration and credentials");
+		else
+			log_hint("run ward in a project directory");
+		return WARD_EXIT_SETUP;
+	}
+	return 0;
+}
+
+int run_write_result(const char *path, const char *text)
+{
+	_cleanup_free_ char *base = NULL, *abs = NULL, *link = NULL, *target = NULL;
+	int r;
+
+	if (path[0] != '/') {
+		r = base_dir(&base);
+		if (r >= 0 && path_join(base, path, &abs) < 0)
+			r = -ENOMEM;
+	} else {
+		abs = strdup(path);
+		r = abs ? 0 : -ENOMEM;
+	}
+	if (r >= 0)
+		r = write_file_safe(abs, text, strlen(text), 0666, &link, &target);
+	if (r == -ELOOP && link)
+		log_warning("Not writing the result to '%s': '%s' is a symlink to '%s'", path, link,
+			    target);
+	else if (r < 0)
+		log_warning_errno(r, "Failed to write the result to '%s': %m", path);
+	return r;
+}
