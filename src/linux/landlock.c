@@ -6,6 +6,7 @@
  * the difference is named in landlock_plan_degraded(). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -300,13 +301,45 @@ char *const *landlock_plan_enforced(const LandlockPlan *plan)
 
 /* Child side from here on: syscalls and the stack only. */
 
-static int add_path_rule(int ruleset_fd, const LandlockPlanRule *rule)
+/* The directory of the previous rule, kept open: the rules that cut a
+ * denied path out of a grant (deny-split.h) come as runs of entries of one
+ * directory, and openat() from it saves a full path walk per entry. */
+typedef struct DirCache {
+	int fd;
+	size_t len;
+	char path[PATH_MAX];
+} DirCache;
+
+static int open_rule_path(DirCache *c, const char *path)
+{
+	const char *sl = strrchr(path, '/');
+	size_t len = (size_t)(sl - path);
+
+	if (sl == path || len >= sizeof(c->path))
+		return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (c->fd < 0 || c->len != len || strncmp(c->path, path, len) != 0) {
+		if (c->fd >= 0)
+			(void)close(c->fd);
+		memcpy(c->path, path, len);
+		c->path[len] = '\0';
+		c->len = len;
+		c->fd = open(c->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (c->fd < 0)
+			return -1;
+	}
+	return openat(c->fd, sl + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static int add_path_rule(int ruleset_fd, DirCache *cache, const LandlockPlanRule *rule)
 {
 	WardLandlockPathBeneathAttr attr = {};
 	struct stat st;
 	int fd, r;
 
-	fd = open(rule->path, O_PATH | O_CLOEXEC);
+	/* O_NOFOLLOW: a rule lands on what the plan named, never on what a
+	 * symlink put in its place since points to (a symlink gets no rule:
+	 * its target has its own). */
+	fd = open_rule_path(cache, rule->path);
 	if (fd < 0) {
 		/* A rule only ever adds rights, so a path missing from this
 		 * view (an optional system dir, a preset cache that does not
@@ -317,7 +350,11 @@ static int add_path_rule(int ruleset_fd, const LandlockPlanRule *rule)
 	}
 	attr.parent_fd = fd;
 	attr.allowed_access = rule->access;
-	if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+		(void)close(fd);
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
 		attr.allowed_access &= LL_FS_FILE;
 	if (attr.allowed_access == 0) {
 		(void)close(fd);
@@ -400,8 +437,11 @@ int landlock_plan_apply(const LandlockPlan *plan)
 	if (fd < 0)
 		return -errno;
 
+	DirCache cache = { .fd = -1 };
 	for (size_t i = 0; i < plan->n_rules && r >= 0; i++)
-		r = add_path_rule(fd, &plan->rules[i]);
+		r = add_path_rule(fd, &cache, &plan->rules[i]);
+	if (cache.fd >= 0)
+		(void)close(cache.fd);
 	if (r >= 0 && plan->stdio_rules)
 		add_stdio_rules(fd, plan->rights.fs);
 	if (r >= 0 && plan->rights.net) {

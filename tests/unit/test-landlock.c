@@ -291,11 +291,15 @@ static void test_landlock_apply_fs_in_child(void **state)
 	}
 }
 
-/* fd 1 points at a file no rule covers, as when the caller redirects
- * stdout to a host file; @dir ends in "+" when stdio rules are off. */
+/* fd 0 is a read-only host file and fd 1 a writable one, neither covered
+ * by a rule, as when the caller redirects them; @dir ends in "+" when stdio
+ * rules are off. A rule may grant no more than the descriptor: stdin may
+ * be reopened for reading only, and a writable regular file gets no rule
+ * at all (ward relays it through a pipe: stdio-relay.h), so that an
+ * O_APPEND log cannot be reopened with O_TRUNC. */
 static int child_stdio(const char *arg)
 {
-	char dir[256], out[300];
+	char dir[256], out[300], in[300];
 	bool off = arg[strlen(arg) - 1] == '+';
 	LandlockRequest req = { .no_stdio_rules = off };
 	LandlockPlan *p = NULL;
@@ -303,27 +307,42 @@ static int child_stdio(const char *arg)
 
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strlen(arg) - (off ? 1 : 0)), arg);
 	snprintf(out, sizeof(out), "%s/secret/out", dir);
-	fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	snprintf(in, sizeof(in), "%s/secret/in", dir);
+	fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0 || dup2(fd, 1) != 1)
 		return 10;
+	close(fd);
+	fd = open(in, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 12;
+	close(fd);
+	fd = open(in, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || dup2(fd, 0) != 0)
+		return 13;
 	close(fd);
 	if (landlock_plan_new(&req, &p) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 	    landlock_plan_apply(p) < 0)
 		return 11;
 	landlock_plan_free(p);
+	/* Never a truncating reopen of the writable file. */
 	fd = open("/proc/self/fd/1", O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd >= 0 || errno != EACCES)
+		return 20;
+	fd = open("/proc/self/fd/0", O_RDONLY | O_CLOEXEC);
 	if (off)
-		return fd < 0 && errno == EACCES ? 0 : 20;
+		return fd < 0 && errno == EACCES ? 0 : 21;
 	if (fd < 0)
-		return 21; /* reopening our own stdout must work */
+		return 22; /* reopening our own stdin for reading works */
 	close(fd);
-	/* ... but only as it was opened: write-only, no read. */
-	if (open(out, O_RDONLY | O_CLOEXEC) >= 0 || errno != EACCES)
-		return 22;
+	/* ... but only as it was opened: no write, no truncate. */
+	if (open("/proc/self/fd/0", O_WRONLY | O_CLOEXEC) >= 0 || errno != EACCES)
+		return 23;
+	if (truncate(in, 0) == 0 || errno != EACCES)
+		return 24;
 	/* And the directory around it is still closed. */
 	snprintf(out, sizeof(out), "%s/secret/key", dir);
 	if (open(out, O_RDONLY | O_CLOEXEC) >= 0 || errno != EACCES)
-		return 23;
+		return 25;
 	return 0;
 }
 
