@@ -40,13 +40,14 @@ out=$("$WARD" run -p "$deny_pol" -- sh -c "cat /proc/self/fd/0/secret; cat /proc
 check_not "stdin a directory: /proc/self/fd/0/<denied> does not read the secret" secret_seen "$out"
 check "stdin a directory: the allowed file still reads" grep -q visible <<<"$out"
 check "stdin a directory: ward says it gave /dev/null instead" grep -q "fd 0 was a directory" <<<"$out"
-out=$("$WARD" run -p "$deny_pol" -- python3 -c '
+# python will not start with a directory on stdin: the shell moves it to fd 5.
+out=$("$WARD" run -p "$deny_pol" -- sh -c 'exec 5<&0 </dev/null; exec python3 -c "
 import os
-for p in ("secret", "sub/secret2"):
+for p in (\"secret\", \"sub/secret2\"):
     try:
-        fd = os.open(p, os.O_RDONLY, dir_fd=0); print(os.read(fd, 100))
-    except OSError as e: print("refused", p, e.errno)
-print("fd0", os.readlink("/proc/self/fd/0"))' <"$D/data" 2>&1)
+        fd = os.open(p, os.O_RDONLY, dir_fd=5); print(os.read(fd, 100))
+    except OSError as e: print(\"refused\", p, e.errno)
+print(\"fd0\", os.readlink(\"/proc/self/fd/5\"))"' <"$D/data" 2>&1)
 check_not "stdin a directory: openat(0, <denied>) does not read the secret" secret_seen "$out"
 check "stdin a directory: fd 0 inside is /dev/null" grep -q "fd0 /dev/null" <<<"$out"
 out=$("$WARD" run -p "$deny_pol" -- sh -c 'cat /proc/self/fd/3/secret; [ -e /proc/self/fd/3 ] && echo FD3-OPEN' 3<"$D/data" 2>&1)
