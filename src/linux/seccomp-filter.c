@@ -87,6 +87,7 @@ int seccomp_program_load(const SeccompProgram *p)
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <sched.h>
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(scmp_filter_ctx, seccomp_release)
@@ -239,6 +240,73 @@ static int deny_personality(scmp_filter_ctx ctx)
 	return 0;
 }
 
+/* Calls that set a file's mode, and where the mode is: a set-uid or
+ * set-gid bit in it is refused (docs/seccomp.md, "No set-id files").
+ * @flags_arg >= 0: only when the open flags create a file (O_CREAT,
+ * O_TMPFILE); without them the kernel ignores the mode. */
+typedef struct SetidEntry {
+	const char *name;
+	int nr;        /* used when libseccomp 2.5.4 does not know the name */
+	int mode_arg;
+	int flags_arg; /* -1: none */
+} SetidEntry;
+
+/* clang-format off */
+static const SetidEntry setid_entries[] = {
+	{ "chmod",     -1,  1, -1 },
+	{ "fchmod",    -1,  1, -1 },
+	{ "fchmodat",  -1,  2, -1 },
+	{ "fchmodat2", 452, 2, -1 }, /* Linux 6.6, unknown to libseccomp 2.5.4 */
+	{ "mknod",     -1,  1, -1 },
+	{ "mknodat",   -1,  2, -1 },
+	{ "creat",     -1,  1, -1 },
+	{ "open",      -1,  2, 1 },
+	{ "openat",    -1,  3, 2 },
+};
+/* clang-format on */
+
+/* The kernel reads these modes as umode_t and the flags as int: a masked
+ * compare of one bit reads exactly the bit the kernel acts on, whatever
+ * the upper bits hold. */
+static int deny_setid_modes(scmp_filter_ctx ctx)
+{
+	static const uint64_t setid_bits[] = { S_ISUID, S_ISGID };
+	static const uint64_t create_flags[] = { O_CREAT, __O_TMPFILE };
+	int r = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(setid_entries) && r >= 0; i++) {
+		const SetidEntry *e = &setid_entries[i];
+		int nr = seccomp_syscall_resolve_name(e->name);
+
+		if (nr == __NR_SCMP_ERROR)
+			nr = e->nr;
+		if (nr < 0)
+			continue; /* not on this architecture (open, creat on arm64) */
+		for (size_t b = 0; b < ELEMENTSOF(setid_bits) && r >= 0; b++) {
+			struct scmp_arg_cmp mode = {
+				.arg = (unsigned)e->mode_arg, .op = SCMP_CMP_MASKED_EQ,
+				.datum_a = setid_bits[b], .datum_b = setid_bits[b],
+			};
+			if (e->flags_arg < 0) {
+				r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, mode);
+				continue;
+			}
+			for (size_t f = 0; f < ELEMENTSOF(create_flags) && r >= 0; f++) {
+				struct scmp_arg_cmp flags = {
+					.arg = (unsigned)e->flags_arg, .op = SCMP_CMP_MASKED_EQ,
+					.datum_a = create_flags[f], .datum_b = create_flags[f],
+				};
+				r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, flags, mode);
+			}
+		}
+	}
+	/* openat2 takes flags and mode in a struct in memory, which a filter
+	 * cannot read: ENOSYS, and libc and runtimes fall back to openat. */
+	if (r >= 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0);
+	return r;
+}
+
 static int build_filter(const SeccompOptions *opt, scmp_filter_ctx *ret)
 {
 	_cleanup_seccomp_ scmp_filter_ctx ctx = NULL;
@@ -290,6 +358,10 @@ static int build_filter(const SeccompOptions *opt, scmp_filter_ctx *ret)
 	}
 
 	r = deny_personality(ctx);
+	if (r < 0)
+		return r;
+
+	r = deny_setid_modes(ctx);
 	if (r < 0)
 		return r;
 

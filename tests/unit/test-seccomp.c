@@ -11,12 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -258,6 +260,76 @@ static void test_seccomp_foreign_abi_killed(void **state)
 #endif
 }
 
+/* Set-id bits are refused on every call that sets a mode; the same calls
+ * without them, and modes the kernel ignores (no O_CREAT), still work. */
+static int child_setid(void)
+{
+	char dir[] = "/tmp/ward-seccomp-XXXXXX", f[64], g[64];
+	struct stat st;
+	int fd, dfd;
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(f, sizeof(f), "%s/f", dir);
+	snprintf(g, sizeof(g), "%s/g", dir);
+	fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+	if (fd < 0)
+		return 2;
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return 3;
+	EXPECT_ERRNO(chmod(f, 04755), EPERM, 10);
+	EXPECT_ERRNO(chmod(f, 02755), EPERM, 11);
+	EXPECT_ERRNO(fchmod(fd, 06755), EPERM, 12);
+	EXPECT_ERRNO(fchmodat(dfd, "f", 04711, 0), EPERM, 13);
+	EXPECT_ERRNO(syscall(452, dfd, "f", 02755, 0), EPERM, 14); /* fchmodat2 */
+	/* The kernel reads a umode_t: bits above it change nothing. */
+	EXPECT_ERRNO(syscall(SYS_chmod, f, 0xffff0000UL | 04755), EPERM, 15);
+	EXPECT_ERRNO(open(g, O_WRONLY | O_CREAT | O_CLOEXEC, 04755), EPERM, 16);
+	EXPECT_ERRNO(openat(dfd, "g", O_WRONLY | O_CREAT | O_EXCL, 02755), EPERM, 17);
+	EXPECT_ERRNO(open(dir, O_TMPFILE | O_WRONLY, 04700), EPERM, 18);
+	EXPECT_ERRNO(syscall(SYS_creat, g, 04755), EPERM, 19);
+	EXPECT_ERRNO(mknod(g, S_IFREG | 04755, 0), EPERM, 20);
+	EXPECT_ERRNO(mknodat(dfd, "g", S_IFREG | 02755, 0), EPERM, 21);
+	{
+		uint64_t how[3] = { O_WRONLY | O_CREAT, 04755, 0 };
+
+		EXPECT_ERRNO(syscall(SYS_openat2, dfd, "g", how, sizeof(how)), ENOSYS, 22);
+	}
+	if (stat(g, &st) == 0)
+		return 23;
+	/* Ordinary modes pass; a mode without O_CREAT is ignored. */
+	if (chmod(f, 01777) < 0 || fchmod(fd, 0700) < 0 || fchmodat(dfd, "f", 0755, 0) < 0)
+		return 30;
+	close(fd);
+	fd = open(f, O_RDONLY | O_CLOEXEC, 04755);
+	if (fd < 0)
+		return 31;
+	close(fd);
+	if (stat(f, &st) < 0 || (st.st_mode & 07777) != 0755)
+		return 32;
+	(void)unlink(f);
+	(void)rmdir(dir);
+	return 0;
+}
+
+static void test_seccomp_setid_modes_refused(void **state)
+{
+	SeccompOptions opt = {};
+	int status;
+
+#if !HAVE_SECCOMP
+	skip();
+#endif
+	for (int i = 0; i < 4; i++) {
+		opt.allow_nested_userns = i & 1;
+		opt.allow_ptrace = (i & 2) != 0;
+		status = in_filtered_child(&opt, child_setid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+}
+
 static void test_seccomp_load_rejects_null(void **state)
 {
 	assert_int_equal(seccomp_program_load(NULL), -EINVAL);
@@ -271,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_seccomp_default_denies_and_allows),
 		cmocka_unit_test(test_seccomp_switches_lift_their_entries),
 		cmocka_unit_test(test_seccomp_foreign_abi_killed),
+		cmocka_unit_test(test_seccomp_setid_modes_refused),
 		cmocka_unit_test(test_seccomp_load_rejects_null),
 	};
 
