@@ -27,6 +27,7 @@
 #include "linux/deny-split.h"
 #include "linux/limits.h"
 #include "linux/mount-plan.h"
+#include "linux/root-view.h"
 #include "linux/workspace-scan.h"
 
 static const char *const mount_kind_table[_MOUNT_KIND_MAX] = {
@@ -682,5 +683,6 @@ void mount_plan_done(MountPlan *plan)
 	free(plan->ll_rules);
 	strv_free(plan->ll_unsplit);
 	free(plan->empty_file);
+	root_view_free(plan->root);
 	*plan = (MountPlan){};
 }

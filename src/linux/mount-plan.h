@@ -60,6 +60,7 @@ typedef struct MountPlan {
 	GitStage *git_stages;       /* "git": "commit": one per writable git dir */
 	size_t n_git_stages;
 	char **ll_unsplit;          /* writable grants with a denied path beneath (deny-split.h) */
+	struct RootView *root;      /* a uid-0 caller's view (root-view.c), else NULL */
 } MountPlan;
 
 typedef struct MountPlanInput {

@@ -21,6 +21,7 @@
 #include "common/cleanup.h"
 #include "common/macro.h"
 #include "linux/mount-setup.h"
+#include "linux/root-view.h"
 
 static int sys_pivot_root(const char *new_root, const char *put_old)
 {
@@ -170,6 +171,14 @@ static int run_spec(const MountPlan *plan, const MountSpec *s)
 	if (r < 0)
 		return r;
 
+	/* A uid-0 caller: the idmapped tree the supervisor made, or the
+	 * reduced /sys (root-view.c). */
+	if (plan->root && (s->kind == MOUNT_BIND_RO || s->kind == MOUNT_BIND_RO_EXEC) &&
+	    (r = root_view_attach(plan, s)) != 0)
+		return r < 0 ? r : 0;
+	if (plan->root && s->kind == MOUNT_SYSFS)
+		return root_view_sysfs(plan, s);
+
 	switch (s->kind) {
 	case MOUNT_BIND_RO:
 		return bind(s->src, s->dst,
@@ -242,7 +251,7 @@ int mount_setup_base(const MountPlan *plan)
 	return 0;
 }
 
-int mount_setup_view(const MountPlan *plan, size_t *reterr_index)
+int mount_setup_view(const MountPlan *plan, size_t *reterr_index, const char **reterr_path)
 {
 	for (size_t i = 0; i < plan->n_specs; i++) {
 		int r = run_spec(plan, &plan->specs[i]);
@@ -251,7 +260,8 @@ int mount_setup_view(const MountPlan *plan, size_t *reterr_index)
 			return r;
 		}
 	}
-	return 0;
+	/* Over everything: a uid-0 caller's masks in /sys and /proc. */
+	return root_view_masks(plan, reterr_path);
 }
 
 int mount_setup_finish(void)

@@ -61,6 +61,7 @@
 #include "linux/mount-setup.h"
 #include "linux/netns.h"
 #include "linux/quarantine.h"
+#include "linux/root-view.h"
 #include "linux/sandbox.h"
 #include "linux/seccomp-filter.h"
 #include "linux/workspace-scan.h"
@@ -166,11 +167,12 @@ static int step_mount_base(SandboxPlan *plan, const char **detail)
 
 static int step_mount_view(SandboxPlan *plan, const char **detail)
 {
+	const char *path = NULL;
 	size_t i = 0;
-	int r = mount_setup_view(&plan->mounts, &i);
+	int r = mount_setup_view(&plan->mounts, &i, &path);
 
 	if (r < 0)
-		*detail = plan->mounts.specs[i].view;
+		*detail = path ? path : plan->mounts.specs[i].view;
 	return r;
 }
 
@@ -486,6 +488,18 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	if (r < 0)
 		FAIL(r, "plan", "%s", errpath ? errpath : opt->workspace);
 
+	/* Uid 0 inside is host uid 0 and owns root's files: show a root
+	 * caller no more of the system than an unprivileged user sees. */
+	if (getuid() == 0) {
+		bool idmapped = false;
+		r = root_view_prepare(&plan->mounts, opt->home, &idmapped);
+		if (r < 0)
+			FAIL(r, "root-view", "preparing the view for a root caller");
+		if (add_name(idmapped ? &plan->enforced : &plan->degraded, "root-system-files") < 0 ||
+		    add_name(&plan->enforced, "root-kernel-files") < 0)
+			FAIL(-ENOMEM, "plan", "out of memory");
+	}
+
 	if (opt->hardening) {
 		uint16_t ports[64];
 		size_t n_ports = 0;
@@ -743,6 +757,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	child = sys_clone3(&args);
 	if (child == 0)
 		init_main(plan, self_pidfd, &saved);
+	/* The child attached (or will attach) the idmapped trees. */
+	root_view_release_trees(plan->mounts.root);
 	/* Only the child writes these. */
 	status_w = safe_close(status_w);
 	result_w = safe_close(result_w);

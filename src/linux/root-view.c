@@ -1,0 +1,401 @@
+/* The view for a uid-0 caller (root-view.h says what and why).
+ *
+ * Idmapped mounts: only a process with CAP_SYS_ADMIN over the file system's
+ * user namespace may idmap a mount, i.e. the supervisor (real root) and not
+ * the sandbox's init (root only in its own user namespace). So the
+ * supervisor clones each read-only system tree (open_tree OPEN_TREE_CLONE),
+ * sets it read-only, nosuid, nodev, slave and idmapped in one
+ * mount_setattr(), and init attaches the detached tree with move_mount().
+ * The idmapping is a user namespace with uid and gid maps "1 1 4294967294":
+ * every id maps to itself except 0, which maps to nothing, so a file of
+ * root's shows as the overflow id (nobody) and the command, host uid 0, is
+ * "other" to it (and CAP_DAC_OVERRIDE, were it held, does not apply to a
+ * file whose owner is unmapped). Where the kernel or the file system refuses
+ * (no CAP_SYS_ADMIN in a container, a file system without idmap support),
+ * the tree is bound as before and the start event says
+ * "root-system-files" is degraded.
+ *
+ * sysfs and procfs: neither supports idmapped mounts. /sys is reduced to
+ * the subtrees below (CPU and NUMA topology, transparent huge pages, the
+ * sandbox's own network devices), and every entry under them, under /proc
+ * (top level, sys, tty) that root can read and others cannot is masked. The
+ * scan runs in the supervisor on the host's /sys and /proc; a mask whose
+ * path does not exist in the sandbox's fresh sysfs or procfs is skipped. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/macro.h"
+#include "common/strv.h"
+#include "linux/mount-plan.h"
+#include "linux/root-view.h"
+
+struct RootView {
+	int *tree_fds;      /* per spec index, -EBADF when none */
+	size_t n_trees;
+	char **file_masks;  /* "/newroot/..." */
+	char **dir_masks;
+};
+
+/* The /sys subtrees a root caller's command sees (relative to /sys). */
+static const char *const sys_keep[] = {
+	"devices/system/cpu",                /* nproc, hwloc, lscpu */
+	"devices/system/node",               /* NUMA topology */
+	"kernel/mm/transparent_hugepage",    /* jemalloc, the JVM */
+	/* The sandbox's network namespace has only lo (and a scan of the
+	 * host's devices/virtual/net would cost ms for devices it never sees). */
+	"class/net", "devices/virtual/net/lo",
+};
+
+/* ---- parent ---- */
+
+static int write_map(pid_t pid, const char *which)
+{
+	char path[64];
+	_cleanup_close_ int fd = -EBADF;
+	static const char map[] = "1 1 4294967294\n";
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, which);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, map, sizeof(map) - 1) != (ssize_t)(sizeof(map) - 1))
+		return -errno;
+	return 0;
+}
+
+/* A user namespace whose maps leave 0 out, as an fd. A short-lived child
+ * creates it; we write its maps (we are root in its parent namespace). */
+static int idmap_userns_open(void)
+{
+	int go[2], ready[2], fd = -EBADF, r;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(go[0]);
+		close(go[1]);
+		return r;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(ready[0]);
+		c = unshare(CLONE_NEWUSER) == 0 ? 'u' : 'e';
+		(void)!write(ready[1], &c, 1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	close(ready[1]);
+	r = pid < 0 ? -errno : 0;
+	if (r == 0 && (read(ready[0], &c, 1) != 1 || c != 'u'))
+		r = -EPERM;
+	if (r == 0)
+		r = write_map(pid, "uid_map");
+	if (r == 0)
+		r = write_map(pid, "gid_map");
+	if (r == 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			r = -errno;
+	}
+	close(go[1]); /* releases the child */
+	close(ready[0]);
+	if (pid > 0)
+		(void)waitpid(pid, NULL, 0);
+	return r < 0 ? r : fd;
+}
+
+static bool at_or_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int idmap_tree(const char *host, bool noexec, int userns)
+{
+	struct mount_attr a = {
+		.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			    MOUNT_ATTR_NODEV | (noexec ? MOUNT_ATTR_NOEXEC : 0),
+		/* Nothing mounted on it inside may reach the host's peers. */
+		.propagation = MS_SLAVE,
+		.userns_fd = (uint64_t)userns,
+	};
+	_cleanup_close_ int tree = -EBADF;
+
+	tree = open_tree(AT_FDCWD, host,
+			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+	if (tree < 0)
+		return -errno;
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
+		return -errno;
+	return TAKE_FD(tree);
+}
+
+/* Does only root (owner or group 0) get to read this? */
+static bool only_root_reads(const struct stat *st)
+{
+	mode_t m = st->st_mode;
+	bool root_r = (st->st_uid == 0 && (m & S_IRUSR)) || (st->st_gid == 0 && (m & S_IRGRP));
+
+	if (S_ISLNK(m))
+		return false;
+	if (S_ISDIR(m))
+		return root_r && (m & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH);
+	return root_r && !(m & S_IROTH);
+}
+
+/* Walk @dfd (host @rel_view under the view), adding masks. No symlinks
+ * followed; a masked directory is not entered. */
+static int scan(RootView *rv, int dfd, const char *view, unsigned depth, bool top_proc)
+{
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	int r = 0;
+
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while ((de = readdir(d)) && r >= 0) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		/* Processes are the sandbox's own in its /proc. */
+		if (top_proc && (de->d_name[0] >= '0' && de->d_name[0] <= '9'))
+			continue;
+		if (de->d_type == DT_LNK)
+			continue; /* a link's own mode opens nothing */
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), MP_NEWROOT "%s/%s", view, de->d_name) >=
+		    sizeof(path))
+			continue;
+		if (only_root_reads(&st)) {
+			r = strv_extend(S_ISDIR(st.st_mode) ? &rv->dir_masks : &rv->file_masks, path);
+			continue;
+		}
+		/* At /proc's top level only files: its directories are the
+		 * processes, net (the sandbox's own) and the two scanned below. */
+		if (!S_ISDIR(st.st_mode) || top_proc || depth >= 16)
+			continue;
+		int sub = openat(dirfd(d), de->d_name,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			r = scan(rv, sub, path + strlen(MP_NEWROOT), depth + 1, false);
+	}
+	return r;
+}
+
+static int scan_root(RootView *rv, const char *host, bool top_proc)
+{
+	int fd = open(host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0; /* not on this kernel */
+	return scan(rv, fd, host, 0, top_proc);
+}
+
+int root_view_prepare(MountPlan *plan, const char *home, bool *ret_idmapped)
+{
+	RootView *rv = calloc(1, sizeof(*rv));
+	_cleanup_close_ int userns = -EBADF;
+	bool all = true;
+	int r;
+
+	if (!rv)
+		return -ENOMEM;
+	plan->root = rv;
+	rv->n_trees = plan->n_specs;
+	rv->tree_fds = malloc(plan->n_specs * sizeof(int) + 1);
+	if (!rv->tree_fds)
+		return -ENOMEM;
+	for (size_t i = 0; i < plan->n_specs; i++)
+		rv->tree_fds[i] = -EBADF;
+
+	userns = idmap_userns_open();
+	for (size_t i = 0; i < plan->n_specs; i++) {
+		const MountSpec *s = &plan->specs[i];
+
+		if ((s->kind != MOUNT_BIND_RO && s->kind != MOUNT_BIND_RO_EXEC) || !s->src ||
+		    at_or_below(s->view, home))
+			continue;
+		r = userns < 0 ? userns :
+				 idmap_tree(s->src + strlen(MP_OLDROOT), s->kind == MOUNT_BIND_RO,
+					    userns);
+		if (r < 0)
+			all = false;
+		else
+			rv->tree_fds[i] = r;
+	}
+
+	for (size_t i = 0; i < ELEMENTSOF(sys_keep); i++) {
+		char host[PATH_MAX];
+		snprintf(host, sizeof(host), "/sys/%s", sys_keep[i]);
+		if ((r = scan_root(rv, host, false)) < 0)
+			return r;
+	}
+	/* /proc/sys/net and /proc/net are the sandbox's own network namespace:
+	 * its secrets (tcp_fastopen_key, stable_secret) are its own. */
+	if ((r = scan_root(rv, "/proc", true)) < 0 || (r = scan_root(rv, "/proc/tty", false)) < 0)
+		return r;
+	static const char *const proc_sys[] = { "abi", "crypto", "debug", "dev",  "fs",
+						"kernel", "user", "vm" };
+	for (size_t i = 0; i < ELEMENTSOF(proc_sys); i++) {
+		char host[PATH_MAX];
+		snprintf(host, sizeof(host), "/proc/sys/%s", proc_sys[i]);
+		if ((r = scan_root(rv, host, false)) < 0)
+			return r;
+	}
+	*ret_idmapped = all;
+	return 0;
+}
+
+void root_view_release_trees(RootView *rv)
+{
+	if (!rv)
+		return;
+	for (size_t i = 0; i < rv->n_trees; i++)
+		if (rv->tree_fds[i] >= 0) {
+			close(rv->tree_fds[i]);
+			rv->tree_fds[i] = -EBADF;
+		}
+}
+
+RootView *root_view_free(RootView *rv)
+{
+	if (!rv)
+		return NULL;
+	root_view_release_trees(rv);
+	free(rv->tree_fds);
+	strv_free(rv->file_masks);
+	strv_free(rv->dir_masks);
+	free(rv);
+	return NULL;
+}
+
+/* ---- child ---- */
+
+int root_view_attach(const MountPlan *plan, const MountSpec *s)
+{
+	size_t i = (size_t)(s - plan->specs);
+	int fd;
+
+	if (!plan->root || i >= plan->root->n_trees || plan->root->tree_fds[i] < 0)
+		return 0;
+	fd = plan->root->tree_fds[i];
+	if (move_mount(fd, "", AT_FDCWD, s->dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return -errno;
+	return 1;
+}
+
+static int bind_ro(const char *src, const char *dst, bool recursive)
+{
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+					    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+
+	if (mount(src, dst, NULL, MS_BIND | (recursive ? MS_REC : 0), NULL) < 0)
+		return -errno;
+	return RET_NERRNO(mount_setattr(AT_FDCWD, dst, recursive ? AT_RECURSIVE : 0, &a,
+					sizeof(a)));
+}
+
+static int mkdir_p(char *path)
+{
+	for (char *s = path + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		int r = mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+		*s = '/';
+		if (r < 0)
+			return r;
+	}
+	return mkdir(path, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+int root_view_sysfs(const MountPlan *plan, const MountSpec *s)
+{
+	/* The fresh sysfs goes to the scratch root, which the final pivot
+	 * detaches: only the binds below stay reachable. */
+	static const char scratch[] = "/.ward-sysfs";
+	const unsigned long common = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	int r;
+
+	if (mkdir(scratch, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (mount("sysfs", scratch, "sysfs", common | MS_RDONLY, NULL) < 0 &&
+	    (r = bind_ro(s->src, scratch, true)) < 0)
+		return r;
+	{
+		char dst[PATH_MAX];
+		snprintf(dst, sizeof(dst), "%s", s->dst);
+		if ((r = mkdir_p(dst)) < 0)
+			return r;
+	}
+	if (mount("tmpfs", s->dst, "tmpfs", common, "mode=0755,size=64k,nr_inodes=256") < 0)
+		return -errno;
+	for (size_t i = 0; i < ELEMENTSOF(sys_keep); i++) {
+		char src[PATH_MAX], dst[PATH_MAX];
+		struct stat st;
+
+		snprintf(src, sizeof(src), "%s/%s", scratch, sys_keep[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", s->dst, sys_keep[i]);
+		if (lstat(src, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if ((r = mkdir_p(dst)) < 0 || (r = bind_ro(src, dst, true)) < 0)
+			return r;
+	}
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY };
+	return RET_NERRNO(mount_setattr(AT_FDCWD, s->dst, 0, &a, sizeof(a)));
+}
+
+int root_view_masks(const MountPlan *plan, const char **reterr_path)
+{
+	struct stat st;
+	int r;
+
+	if (!plan->root)
+		return 0;
+	STRV_FOREACH(p, plan->root->file_masks)
+	{
+		if (lstat(*p, &st) < 0 || S_ISDIR(st.st_mode))
+			continue; /* not in the sandbox's own sysfs or procfs */
+		if ((r = bind_ro(plan->empty_file, *p, false)) < 0) {
+			*reterr_path = *p;
+			return r;
+		}
+	}
+	STRV_FOREACH(p, plan->root->dir_masks)
+	{
+		if (lstat(*p, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (mount("tmpfs", *p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+			  "mode=000,size=4k,nr_inodes=1") < 0) {
+			*reterr_path = *p;
+			return -errno;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,37 @@
+/* What changes in the view when ward's caller is uid 0. Inside, uid 0 is
+ * host uid 0 without capabilities: it owns root's files, so DAC alone would
+ * let the command read every root-only file the view shows. This module
+ * brings it down to what an unprivileged user sees:
+ *  - read-only binds outside $HOME (/usr, /etc, /opt, ...) become idmapped
+ *    mounts whose idmapping leaves host uid and gid 0 unmapped: root's files
+ *    belong to nobody inside, and only their "other" bits open them;
+ *  - sysfs and procfs cannot be idmapped: /sys shows only the subtrees tools
+ *    read, and the entries of /sys and /proc that only root can read are
+ *    masked (found by a scan at plan time).
+ * It is not used for other callers: their view is unchanged. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct MountPlan;
+struct MountSpec;
+typedef struct RootView RootView;
+
+/* Parent, uid 0 only: prepare @plan->root. @ret_idmapped is true when every
+ * read-only system bind got its idmapped mount (false: some are plain binds,
+ * report "root-system-files" degraded). -errno only for allocation failure. */
+int root_view_prepare(struct MountPlan *plan, const char *home, bool *ret_idmapped);
+RootView *root_view_free(RootView *rv);
+/* Parent, after clone: the child holds its own copies of the mount fds. */
+void root_view_release_trees(RootView *rv);
+
+/* Child (no allocation). Attach the idmapped tree for spec @s, if it has
+ * one: 1 done, 0 no tree (bind as usual), -errno. */
+int root_view_attach(const struct MountPlan *plan, const struct MountSpec *s);
+/* Child: /sys as the reduced view (a read-only tmpfs holding read-only binds
+ * of the subtrees tools read). */
+int root_view_sysfs(const struct MountPlan *plan, const struct MountSpec *s);
+/* Child, after every spec: the masks over root-only /sys and /proc entries.
+ * On failure @reterr_path is the mask that failed. */
+int root_view_masks(const struct MountPlan *plan, const char **reterr_path);
