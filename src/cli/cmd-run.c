@@ -29,6 +29,7 @@
 #include "linux/tier0.h"
 #include "net/proxy.h"
 #include "policy/env-filter.h"
+#include "policy/policy-hostexec.h"
 #include "policy/policy.h"
 #include "probe/probe.h"
 #include "ward/ward.h"
@@ -198,6 +199,11 @@ int cmd_run(int argc, char **argv)
 			return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
 	}
 
+	/* No writable path that host shells run from (docs/policy.md). */
+	r = policy_check_host_exec(pol, getenv("PATH"), home, &pe);
+	if (r < 0)
+		return policy_fail(&pe);
+
 	envp = env_filter(pol, environ, o.env_extra);
 	if (!envp || strv_extend(&envp, "TMPDIR=/tmp") < 0)
 		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
@@ -240,6 +246,10 @@ int cmd_run(int argc, char **argv)
 		       WARD_EXIT_SETUP;
 	if (policy_hash(pol, hash) < 0)
 		snprintf(hash, sizeof(hash), "unknown");
+	/* The certificate files the passed CA variables name are readable
+	 * (after the hash: it stays the hash of `ward policy show`). */
+	if (policy_add_ca_reads(pol, envp, home) < 0)
+		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
 
 	bool hardening = true;
 	const char *leak = NULL;

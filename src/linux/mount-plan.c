@@ -24,6 +24,8 @@
 #include "common/dirs.h"
 #include "common/macro.h"
 #include "common/strv.h"
+#include "policy/sanitize.h"
+#include "linux/cache-cow.h"
 #include "linux/deny-split.h"
 #include "linux/limits.h"
 #include "linux/mount-plan.h"
@@ -39,7 +41,8 @@ static const char *const mount_kind_table[_MOUNT_KIND_MAX] = {
 	[MOUNT_PROC] = "proc",           [MOUNT_PROC_RO] = "proc-ro",
 	[MOUNT_SYSFS] = "sysfs",         [MOUNT_DEVPTS] = "devpts",
 	[MOUNT_DIR] = "dir",             [MOUNT_LEAK] = "leak",
-	[MOUNT_PIN] = "pin",
+	[MOUNT_PIN] = "pin",             [MOUNT_CACHE] = "cache",
+	[MOUNT_FILE_DATA] = "file-data",
 };
 
 const char *mount_kind_to_string(MountKind k)
@@ -199,6 +202,8 @@ static bool view_is_bound(const MountPlan *p, const char *path)
 		case MOUNT_OVERLAY:
 		case MOUNT_PROTECT:
 		case MOUNT_LEAK:
+		case MOUNT_CACHE:
+		case MOUNT_FILE_DATA:
 			if (path_at_or_below(path, s->view))
 				return true;
 			break;
@@ -389,6 +394,87 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Is @path shown by one of the policy's visible lists? */
+static bool shown_by_policy(const WardPolicy *pol, const char *path)
+{
+	return path_in_list(path, pol->fs_read) || path_in_list(path, pol->fs_read_exec) ||
+	       path_in_list(path, pol->fs_read_write) || path_in_list(path, pol->fs_cache);
+}
+
+/* fs.sanitize: a file the view shows is replaced by a copy without its
+ * credential lines (sanitize.c), which init writes into its scratch root
+ * and binds read-only over the path. Added before the binds, so it wins
+ * over the file's own (add_spec keeps the first). A file that cannot be
+ * sanitized (binary, too large) is left out: hidden, so masked. */
+static int add_sanitized(Builder *b, const WardPolicy *pol)
+{
+	STRV_FOREACH(p, pol->fs_sanitize)
+	{
+		_cleanup_free_ char *real = NULL, *text = NULL, *clean = NULL;
+		_cleanup_close_ int fd = -EBADF;
+		struct stat st;
+		ssize_t n;
+		int r;
+
+		if (path_in_list(*p, b->hidden) || !shown_by_policy(pol, *p))
+			continue;
+		real = realpath(*p, NULL);
+		fd = real ? open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) : -EBADF;
+		if (fd < 0 || path_in_list(real, b->hidden) || fstat(fd, &st) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue; /* absent, unreadable or not a file: nothing shown */
+		text = st.st_size <= SANITIZE_MAX ? malloc((size_t)st.st_size + 1) : NULL;
+		n = text ? read(fd, text, (size_t)st.st_size + 1) : -1;
+		r = n >= 0 && n <= SANITIZE_MAX ? sanitize_config(text, (size_t)n, &clean, NULL) :
+						  -EINVAL;
+		if (r == -EINVAL) {
+			if ((r = strv_extend(&b->hidden, *p)) < 0)
+				return r;
+			continue;
+		}
+		if (r < 0 || (r = add_spec(b, MOUNT_FILE_DATA, NULL, *p, clean, true)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* fs.cache: an overlay of the host's cache with a private upper layer in a
+ * per-run directory of the state dir (cache-cow.c). A cache that does not
+ * exist is not created on the host: the tool makes it inside, in $HOME's
+ * tmpfs; nor is one whose path overlay options cannot carry. */
+static int add_caches(Builder *b, const MountPlanInput *in)
+{
+	size_t i = 0;
+
+	STRV_FOREACH(p, in->policy->fs_cache)
+	{
+		_cleanup_free_ char *real = NULL, *up = NULL, *work = NULL, *data = NULL;
+		struct stat st;
+		int r;
+
+		if (path_in_list(*p, b->hidden) || lstat(*p, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		real = realpath(*p, NULL);
+		if (!real || path_in_list(real, b->hidden) || strpbrk(real, ",:\\") ||
+		    strpbrk(in->state_dir, ",:\\"))
+			continue;
+		if (!b->plan->cache_dir &&
+		    (r = cache_cow_dir_new(in->state_dir, &b->plan->cache_dir)) < 0)
+			return r;
+		if ((r = cache_cow_layer_new(b->plan->cache_dir, i++, &up, &work)) < 0)
+			return r;
+		if (asprintf(&data,
+			     "lowerdir=" MP_OLDROOT "%s,upperdir=" MP_OLDROOT "%s,workdir=" MP_OLDROOT
+			     "%s,userxattr",
+			     real, up, work) < 0)
+			return -ENOMEM;
+		if ((r = add_spec(b, MOUNT_CACHE, NULL, *p, data, false)) < 0 ||
+		    (r = add_rule(b, *p, LANDLOCK_CLASS_READ_WRITE)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int cmp_spec(const void *a, const void *b)
 {
 	const MountSpec *x = a, *y = b;
@@ -547,9 +633,14 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	if (r < 0)
 		goto fail;
 
+	if ((r = add_sanitized(&b, pol)) < 0)
+		goto fail;
 	STRV_FOREACH(p, pol->fs_read_write)
 	if ((r = add_policy_path(&b, *p, MOUNT_BIND_RW, LANDLOCK_CLASS_READ_WRITE, in->home)) < 0)
 		goto fail_path;
+	/* After read_write: a path the policy makes writable outright stays so. */
+	if ((r = add_caches(&b, in)) < 0)
+		goto fail;
 	STRV_FOREACH(p, pol->fs_read_exec)
 	if ((r = add_policy_path(&b, *p, MOUNT_BIND_RO_EXEC, LANDLOCK_CLASS_READ_EXEC, in->home)) <
 	    0)
@@ -684,5 +775,9 @@ void mount_plan_done(MountPlan *plan)
 	strv_free(plan->ll_unsplit);
 	free(plan->empty_file);
 	root_view_free(plan->root);
+	if (plan->cache_dir) {
+		cache_cow_dir_remove(plan->cache_dir);
+		free(plan->cache_dir);
+	}
 	*plan = (MountPlan){};
 }

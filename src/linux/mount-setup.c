@@ -56,6 +56,10 @@ static int ensure_mount_point(const MountSpec *s)
 
 	if (!s->is_file)
 		return mkdir_parents(s->dst, true);
+	/* Already there (a file inside a read-only bind): O_CREAT would
+	 * answer EROFS rather than EEXIST. */
+	if (faccessat(AT_FDCWD, s->dst, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;
 	r = mkdir_parents(s->dst, false);
 	if (r < 0)
 		return r;
@@ -118,6 +122,32 @@ static int protect(const MountSpec *s, uint64_t attr)
 				     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
 }
 
+/* A sanitized file (fs.sanitize): its content, written to the scratch root
+ * (gone after the final pivot), bound read-only over the path. */
+static int write_data_file(const MountPlan *plan, const MountSpec *s)
+{
+	char src[64];
+	size_t len = s->data ? strlen(s->data) : 0, done = 0;
+	int fd;
+
+	snprintf(src, sizeof(src), "/.ward-data-%zu", (size_t)(s - plan->specs));
+	fd = open(src, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = write(fd, s->data + done, len - done);
+		if (n < 0) {
+			int r = -errno;
+			close(fd);
+			return r;
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	return bind(src, s->dst,
+		    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+}
+
 static int run_spec(const MountPlan *plan, const MountSpec *s)
 {
 	const unsigned long common = MS_NOSUID | MS_NODEV;
@@ -161,6 +191,8 @@ static int run_spec(const MountPlan *plan, const MountSpec *s)
 	case MOUNT_SYSFS:
 	case MOUNT_DEVPTS:
 	case MOUNT_LEAK:
+	case MOUNT_CACHE:
+	case MOUNT_FILE_DATA:
 		break;
 	case _MOUNT_KIND_MAX:
 	case _MOUNT_KIND_INVALID:
@@ -210,6 +242,15 @@ static int run_spec(const MountPlan *plan, const MountSpec *s)
 				    MOUNT_ATTR_NOEXEC);
 	case MOUNT_DEVPTS:
 		return RET_NERRNO(mount("devpts", s->dst, "devpts", MS_NOSUID | MS_NOEXEC, s->data));
+	case MOUNT_CACHE:
+		/* The host's cache with a private upper layer; where overlayfs
+		 * refuses (an old kernel, a lower it cannot stack on), an empty
+		 * private one: slower, and the host's cache is untouched either way. */
+		if (mount("overlay", s->dst, "overlay", common, s->data) == 0)
+			return 0;
+		return RET_NERRNO(mount("tmpfs", s->dst, "tmpfs", common, "mode=0700,size=512m"));
+	case MOUNT_FILE_DATA:
+		return write_data_file(plan, s);
 	case MOUNT_SYMLINK:
 	case MOUNT_DIR:
 	case MOUNT_PROTECT:
@@ -231,7 +272,8 @@ int mount_setup_base(const MountPlan *plan)
 	/* Nothing done in here may propagate to the host. */
 	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
 		return -errno;
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") < 0)
+	/* Scratch: mount points, the mask file, sanitized files (fs.sanitize). */
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=2m") < 0)
 		return -errno;
 	if (chdir("/tmp") < 0)
 		return -errno;

@@ -117,3 +117,36 @@ char **env_filter(const WardPolicy *p, char *const *envp, char *const *extra)
 	}
 	return TAKE_PTR(out);
 }
+
+static const char *const ca_vars[] = {
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE",
+	"CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+};
+
+int env_ca_paths(char *const *envp, char ***ret)
+{
+	_cleanup_strv_ char **out = calloc(1, sizeof(char *));
+
+	if (!out)
+		return -ENOMEM;
+	STRV_FOREACH(e, envp)
+	{
+		for (size_t i = 0; i < sizeof(ca_vars) / sizeof(*ca_vars); i++) {
+			size_t n = strlen(ca_vars[i]);
+			_cleanup_free_ char *v = NULL;
+			char *save = NULL;
+
+			if (strncmp(*e, ca_vars[i], n) != 0 || (*e)[n] != '=')
+				continue;
+			v = strdup(*e + n + 1);
+			if (!v)
+				return -ENOMEM;
+			/* OpenSSL reads SSL_CERT_DIR as a ':'-separated list. */
+			for (char *t = strtok_r(v, ":", &save); t; t = strtok_r(NULL, ":", &save))
+				if (t[0] == '/' && strv_extend_unique(&out, t) < 0)
+					return -ENOMEM;
+		}
+	}
+	*ret = TAKE_PTR(out);
+	return 0;
+}

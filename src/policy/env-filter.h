@@ -12,3 +12,8 @@
 char **env_filter(const WardPolicy *p, char *const *envp, char *const *extra);
 /* Does @name match the glob @pattern ('*' only)? */
 bool env_name_matches(const char *pattern, const char *name);
+/* The absolute paths the certificate variables (SSL_CERT_FILE,
+ * SSL_CERT_DIR, NODE_EXTRA_CA_CERTS, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+ * GIT_SSL_CAINFO) in @envp name; SSL_CERT_DIR split at ':'. A new strv in
+ * @ret (caller frees); -ENOMEM. */
+int env_ca_paths(char *const *envp, char ***ret);

@@ -48,6 +48,8 @@ static cJSON *build(const WardPolicy *p)
 	    !add(fs, "read", json_strv_array(p->fs_read)) ||
 	    !add(fs, "read_exec", json_strv_array(p->fs_read_exec)) ||
 	    !add(fs, "read_write", json_strv_array(p->fs_read_write)) ||
+	    !add(fs, "cache", json_strv_array(p->fs_cache)) ||
+	    !add(fs, "sanitize", json_strv_array(p->fs_sanitize)) ||
 	    !add(fs, "deny", json_strv_array(p->fs_deny)) ||
 	    !add(fs, "protected", json_strv_array(p->fs_protected)))
 		return NULL;

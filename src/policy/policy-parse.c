@@ -231,6 +231,14 @@ static int each_read_write(Parser *ps, const char *path, const char *s)
 {
 	return add_fs(ps, path, s, &ps->p->fs_read_write);
 }
+static int each_cache(Parser *ps, const char *path, const char *s)
+{
+	return add_fs(ps, path, s, &ps->p->fs_cache);
+}
+static int each_sanitize(Parser *ps, const char *path, const char *s)
+{
+	return add_fs(ps, path, s, &ps->p->fs_sanitize);
+}
 static int each_deny(Parser *ps, const char *path, const char *s)
 {
 	return add_fs(ps, path, s, &ps->p->fs_deny);
@@ -262,6 +270,14 @@ static int on_fs_read_write(Parser *ps, const char *path, cJSON *v)
 {
 	return parse_str_list(ps, path, v, each_read_write);
 }
+static int on_fs_cache(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_cache);
+}
+static int on_fs_sanitize(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_sanitize);
+}
 static int on_fs_deny(Parser *ps, const char *path, cJSON *v)
 {
 	return parse_str_list(ps, path, v, each_deny);
@@ -274,7 +290,8 @@ static int on_fs_protected(Parser *ps, const char *path, cJSON *v)
 static const KeyHandler fs_keys[] = {
 	{ "read", on_fs_read },		  { "read_exec", on_fs_read_exec },
 	{ "read_write", on_fs_read_write }, { "deny", on_fs_deny },
-	{ "protected", on_fs_protected },
+	{ "protected", on_fs_protected }, { "cache", on_fs_cache },
+	{ "sanitize", on_fs_sanitize },
 };
 
 static int on_fs(Parser *ps, const char *path, cJSON *v)

@@ -11,6 +11,8 @@ typedef struct Preset {
 	const char *const *read;
 	const char *const *read_exec;
 	const char *const *read_write;
+	const char *const *cache;
+	const char *const *sanitize;
 	const char *const *deny;
 	const char *const *env_pass;
 } Preset;
@@ -35,7 +37,11 @@ static const Preset defaults = {
 	.env_pass = LIST("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*",
 			 "TERM", "COLORTERM", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
 			 "CLICOLOR_FORCE", "COLUMNS", "LINES", "EDITOR", "VISUAL", "PAGER",
-			 "MANPAGER", "LESS"),
+			 "MANPAGER", "LESS",
+			 /* Certificate settings (their files are made readable:
+			  * env_ca_paths()). */
+			 "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
+			 "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"),
 };
 
 /* The one list of what is protected by default: names match at any depth
@@ -65,10 +71,26 @@ static const char *const default_strip[] = {
 	"DATABASE_URL", "SSH_AUTH_SOCK", "GPG_AGENT_INFO", NULL
 };
 
+/* What each preset opens, and why none of it lets the command run code on
+ * the host later (docs/policy.md, "Presets", says the same per preset):
+ *  - configuration is read-only, and credential lines are cut out of it
+ *    (.sanitize, sanitize.c); credential stores in a directory a preset
+ *    shows are denied;
+ *  - toolchains are read-only (read_exec);
+ *  - caches are copy-on-write (.cache): npx and pnpm dlx run packages from
+ *    their caches, cargo builds the sources extracted under
+ *    ~/.cargo/registry/src, go links objects from its build cache, pip
+ *    installs wheels from its cache, all without checking them again; so
+ *    the command sees the host's cache and writes a private copy that ends
+ *    with the run;
+ *  - no preset makes anything writable on the host: no global bin or home
+ *    directory of a package manager (~/.local/share/pnpm is PNPM_HOME, first
+ *    on the user's PATH), no shim, no shell startup file. */
 static const Preset presets[] = {
 	{
 		.name = "git",
 		.read = LIST("~/.gitconfig", "~/.config/git"),
+		.sanitize = LIST("~/.gitconfig", "~/.config/git/config"),
 		/* git-credential-store's XDG location sits inside ~/.config/git. */
 		.deny = LIST("~/.config/git/credentials"),
 		.env_pass = LIST("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
@@ -77,32 +99,36 @@ static const Preset presets[] = {
 	{
 		.name = "node",
 		.read = LIST("~/.npmrc"),
+		.sanitize = LIST("~/.npmrc"),
 		.read_exec = LIST("/usr/local/lib/node_modules"),
-		.read_write = LIST("~/.npm", "~/.cache/yarn", "~/.pnpm-store", "~/.cache/pnpm",
-				   "~/.local/share/pnpm"),
+		.cache = LIST("~/.npm", "~/.cache/yarn", "~/.pnpm-store", "~/.cache/pnpm",
+			      "~/.local/share/pnpm/store"),
 		.env_pass = LIST("NODE_ENV", "NODE_PATH"),
 	},
 	{
 		.name = "python",
 		.read = LIST("~/.config/pip", "~/.pip"),
-		.read_write = LIST("~/.cache/pip", "~/.cache/pypoetry", "~/.cache/uv"),
+		.sanitize = LIST("~/.config/pip/pip.conf", "~/.pip/pip.conf"),
+		.cache = LIST("~/.cache/pip", "~/.cache/pypoetry", "~/.cache/uv"),
 		.env_pass = LIST("VIRTUAL_ENV", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
 				 "PYTHONUNBUFFERED", "PYTHONIOENCODING"),
 	},
 	{
 		.name = "rust",
 		.read = LIST("~/.cargo/config.toml", "~/.cargo/config"),
+		.sanitize = LIST("~/.cargo/config.toml", "~/.cargo/config"),
 		/* Toolchains and installed tools run from here. */
 		.read_exec = LIST("~/.rustup", "~/.cargo/bin"),
-		.read_write = LIST("~/.cargo/registry", "~/.cargo/git"),
+		.cache = LIST("~/.cargo/registry", "~/.cargo/git"),
 		.env_pass = LIST("CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "RUST_BACKTRACE",
 				 "RUST_LOG", "CARGO_TARGET_DIR"),
 	},
 	{
 		.name = "go",
 		.read = LIST("~/.config/go"),
+		.sanitize = LIST("~/.config/go/env"),
 		.read_exec = LIST("/usr/local/go"),
-		.read_write = LIST("~/.cache/go-build", "~/go/pkg/mod"),
+		.cache = LIST("~/.cache/go-build", "~/go/pkg/mod"),
 		.env_pass = LIST("GOPATH", "GOROOT", "GOFLAGS", "GOOS", "GOARCH", "CGO_ENABLED",
 				 "GOTOOLCHAIN", "GOPRIVATE", "GONOSUMDB", "GONOPROXY", "GOCACHE",
 				 "GOMODCACHE"),
@@ -134,6 +160,8 @@ static int apply(WardPolicy *p, const Preset *ps)
 	if ((r = add_list(&p->fs_read, ps->read)) < 0 ||
 	    (r = add_list(&p->fs_read_exec, ps->read_exec)) < 0 ||
 	    (r = add_list(&p->fs_read_write, ps->read_write)) < 0 ||
+	    (r = add_list(&p->fs_cache, ps->cache)) < 0 ||
+	    (r = add_list(&p->fs_sanitize, ps->sanitize)) < 0 ||
 	    (r = add_list(&p->fs_deny, ps->deny)) < 0 ||
 	    (r = add_list(&p->env_pass, ps->env_pass)) < 0)
 		return r;

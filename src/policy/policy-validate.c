@@ -336,6 +336,10 @@ int policy_finalize(WardPolicy *p, const PolicyContext *ctx, PolicyError *reterr
 	if (r >= 0)
 		r = finalize_abs_list(&c->fs_read_write, "fs.read_write", &nctx, reterr);
 	if (r >= 0)
+		r = finalize_abs_list(&c->fs_cache, "fs.cache", &nctx, reterr);
+	if (r >= 0)
+		r = finalize_abs_list(&c->fs_sanitize, "fs.sanitize", &nctx, reterr);
+	if (r >= 0)
 		r = finalize_abs_list(&c->fs_deny, "fs.deny", &nctx, reterr);
 	if (r >= 0)
 		r = finalize_protected(c, reterr);

@@ -126,6 +126,8 @@ static void free_contents(WardPolicy *p)
 	strv_free(p->fs_read);
 	strv_free(p->fs_read_exec);
 	strv_free(p->fs_read_write);
+	strv_free(p->fs_cache);
+	strv_free(p->fs_sanitize);
 	strv_free(p->fs_deny);
 	strv_free(p->fs_protected);
 	strv_free(p->net_allow);
@@ -190,6 +192,7 @@ WardPolicy *policy_copy(const WardPolicy *p)
 	c->net_local_ports = NULL;
 	c->n_net_local_ports = 0;
 	c->fs_read = c->fs_read_exec = c->fs_read_write = c->fs_deny = c->fs_protected = NULL;
+	c->fs_cache = c->fs_sanitize = NULL;
 	c->net_allow = c->net_deny = NULL;
 	c->env_pass = c->env_strip = c->env_set = NULL;
 	c->presets = c->sources = NULL;
@@ -197,6 +200,8 @@ WardPolicy *policy_copy(const WardPolicy *p)
 	if (copy_strv(&c->fs_read, p->fs_read) < 0 ||
 	    copy_strv(&c->fs_read_exec, p->fs_read_exec) < 0 ||
 	    copy_strv(&c->fs_read_write, p->fs_read_write) < 0 ||
+	    copy_strv(&c->fs_cache, p->fs_cache) < 0 ||
+	    copy_strv(&c->fs_sanitize, p->fs_sanitize) < 0 ||
 	    copy_strv(&c->fs_deny, p->fs_deny) < 0 ||
 	    copy_strv(&c->fs_protected, p->fs_protected) < 0 ||
 	    copy_strv(&c->net_allow, p->net_allow) < 0 ||

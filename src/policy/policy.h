@@ -57,6 +57,8 @@ typedef struct WardPolicy {
 	char **fs_read;
 	char **fs_read_exec;
 	char **fs_read_write;
+	char **fs_cache;    /* visible and writable, copy-on-write: writes never reach the host */
+	char **fs_sanitize; /* files shown with credential lines removed (sanitize.c) */
 	char **fs_deny;
 	char **fs_protected;
 

@@ -239,7 +239,8 @@ static void test_policy_parse_full(void **state)
 	assert_true(strv_contains(p->presets, "node"));
 	assert_true(strv_contains(p->fs_read, "~/.config/mytool"));
 	assert_true(strv_contains(p->fs_read, "~/.gitconfig"));
-	assert_true(strv_contains(p->fs_read_write, "~/.npm"));
+	assert_true(strv_contains(p->fs_cache, "~/.npm")); /* node's caches: copy-on-write */
+	assert_true(strv_contains(p->fs_sanitize, "~/.npmrc"));
 	assert_true(strv_contains(p->fs_protected, "secrets/keys"));
 	assert_true(strv_contains(p->fs_protected, ".env")); /* normalized */
 	assert_true(strv_contains(p->net_allow, "registry.example.org:443"));
@@ -353,22 +354,27 @@ static void test_policy_presets_paths(void **state)
 {
 	static const struct {
 		const char *preset;
-		int list; /* 0 read, 1 read_exec, 2 read_write, 3 deny, 4 env_pass */
+		int list; /* 0 read, 1 read_exec, 2 cache, 3 deny, 4 env_pass, 5 sanitize */
 		const char *entry;
 	} want[] = {
 		{ "git", 0, "~/.gitconfig" },	      { "git", 0, "~/.config/git" },
 		{ "git", 3, "~/.config/git/credentials" },
+		{ "git", 5, "~/.gitconfig" },	      { "git", 5, "~/.config/git/config" },
 		{ "node", 0, "~/.npmrc" },	      { "node", 2, "~/.npm" },
+		{ "node", 5, "~/.npmrc" },
 		{ "node", 2, "~/.cache/yarn" },	      { "node", 2, "~/.pnpm-store" },
-		{ "node", 2, "~/.cache/pnpm" },	      { "node", 2, "~/.local/share/pnpm" },
+		{ "node", 2, "~/.cache/pnpm" },	      { "node", 2, "~/.local/share/pnpm/store" },
 		{ "node", 1, "/usr/local/lib/node_modules" },
 		{ "python", 0, "~/.config/pip" },     { "python", 0, "~/.pip" },
+		{ "python", 5, "~/.config/pip/pip.conf" }, { "python", 5, "~/.pip/pip.conf" },
 		{ "python", 2, "~/.cache/pip" },      { "python", 2, "~/.cache/pypoetry" },
 		{ "python", 2, "~/.cache/uv" },	      { "rust", 0, "~/.cargo/config.toml" },
 		{ "rust", 0, "~/.cargo/config" },     { "rust", 1, "~/.rustup" },
+		{ "rust", 5, "~/.cargo/config.toml" }, { "rust", 5, "~/.cargo/config" },
 		{ "rust", 1, "~/.cargo/bin" },	      { "rust", 2, "~/.cargo/registry" },
 		{ "rust", 2, "~/.cargo/git" },	      { "rust", 4, "CARGO_HOME" },
 		{ "go", 0, "~/.config/go" },	      { "go", 2, "~/.cache/go-build" },
+		{ "go", 5, "~/.config/go/env" },
 		{ "go", 2, "~/go/pkg/mod" },	      { "go", 4, "GOPATH" },
 	};
 	const char *const *names = policy_preset_names();
@@ -380,14 +386,20 @@ static void test_policy_presets_paths(void **state)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		WardPolicy *p = policy_new_empty();
 		PolicyError e = { 0 };
-		char **lists[5];
+		char **lists[6];
 
 		assert_int_equal(policy_apply_preset(p, want[i].preset, &e), 0);
 		lists[0] = p->fs_read;
 		lists[1] = p->fs_read_exec;
-		lists[2] = p->fs_read_write;
+		lists[2] = p->fs_cache;
 		lists[3] = p->fs_deny;
 		lists[4] = p->env_pass;
+		lists[5] = p->fs_sanitize;
+		/* No preset makes a host path writable (issue 19): caches are
+		 * copy-on-write, and PNPM_HOME is not opened at all. */
+		assert_null(p->fs_read_write);
+		STRV_FOREACH(c, p->fs_cache)
+			assert_string_not_equal(*c, "~/.local/share/pnpm");
 		if (!strv_contains(lists[want[i].list], want[i].entry))
 			fail_msg("preset %s lacks %s", want[i].preset, want[i].entry);
 		assert_true(strv_contains(p->presets, want[i].preset));
