@@ -25,7 +25,6 @@
 #include "common/macro.h"
 #include "common/strv.h"
 #include "policy/sanitize.h"
-#include "linux/cache-cow.h"
 #include "linux/deny-split.h"
 #include "linux/limits.h"
 #include "linux/mount-plan.h"
@@ -438,37 +437,32 @@ static int add_sanitized(Builder *b, const WardPolicy *pol)
 	return 0;
 }
 
-/* fs.cache: an overlay of the host's cache with a private upper layer in a
- * per-run directory of the state dir (cache-cow.c). A cache that does not
- * exist is not created on the host: the tool makes it inside, in $HOME's
- * tmpfs; nor is one whose path overlay options cannot carry. */
+/* fs.cache: an overlay whose lower layer is the host's cache and whose
+ * upper layer is in a tmpfs of the sandbox's own (mount-setup.c): the
+ * command reads the cache and writes a private copy that ends with the run,
+ * with nothing to create, sync or remove on the host. A cache that does
+ * not exist is not created on the host (the tool makes it inside, in
+ * $HOME's tmpfs); nor is one whose path overlay options cannot carry. */
 static int add_caches(Builder *b, const MountPlanInput *in)
 {
-	size_t i = 0;
+	char data[64];
 
+	snprintf(data, sizeof(data), "mode=0700,size=%llum",
+		 (unsigned long long)limits_tmpfs_mb(in->policy, false));
 	STRV_FOREACH(p, in->policy->fs_cache)
 	{
-		_cleanup_free_ char *real = NULL, *up = NULL, *work = NULL, *data = NULL;
+		_cleanup_free_ char *real = NULL, *src = NULL;
 		struct stat st;
 		int r;
 
 		if (path_in_list(*p, b->hidden) || lstat(*p, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
 		real = realpath(*p, NULL);
-		if (!real || path_in_list(real, b->hidden) || strpbrk(real, ",:\\") ||
-		    strpbrk(in->state_dir, ",:\\"))
+		if (!real || path_in_list(real, b->hidden) || strpbrk(real, ",:\\"))
 			continue;
-		if (!b->plan->cache_dir &&
-		    (r = cache_cow_dir_new(in->state_dir, &b->plan->cache_dir)) < 0)
-			return r;
-		if ((r = cache_cow_layer_new(b->plan->cache_dir, i++, &up, &work)) < 0)
-			return r;
-		if (asprintf(&data,
-			     "lowerdir=" MP_OLDROOT "%s,upperdir=" MP_OLDROOT "%s,workdir=" MP_OLDROOT
-			     "%s,userxattr",
-			     real, up, work) < 0)
+		if (asprintf(&src, MP_OLDROOT "%s", real) < 0)
 			return -ENOMEM;
-		if ((r = add_spec(b, MOUNT_CACHE, NULL, *p, data, false)) < 0 ||
+		if ((r = add_spec(b, MOUNT_CACHE, src, *p, data, false)) < 0 ||
 		    (r = add_rule(b, *p, LANDLOCK_CLASS_READ_WRITE)) < 0)
 			return r;
 	}
@@ -775,9 +769,6 @@ void mount_plan_done(MountPlan *plan)
 	strv_free(plan->ll_unsplit);
 	free(plan->empty_file);
 	root_view_free(plan->root);
-	if (plan->cache_dir) {
-		cache_cow_dir_remove(plan->cache_dir);
-		free(plan->cache_dir);
-	}
+
 	*plan = (MountPlan){};
 }

@@ -35,7 +35,8 @@ typedef enum MountKind {
 	MOUNT_LEAK,         /* test switch: a host dir with no Landlock rule */
 	MOUNT_PIN,          /* a writable self-bind: makes an ancestor of a nested
 	                     * protected path a mount point, so it cannot be renamed */
-	MOUNT_CACHE,        /* data: overlay options; a host cache, copy-on-write (fs.cache) */
+	MOUNT_CACHE,        /* a host cache, copy-on-write (fs.cache): src the lower dir,
+	                     * data the options of the tmpfs holding the upper layer */
 	MOUNT_FILE_DATA,    /* data: the file's content (fs.sanitize), read-only */
 	_MOUNT_KIND_MAX,
 	_MOUNT_KIND_INVALID = -22,
@@ -63,7 +64,6 @@ typedef struct MountPlan {
 	size_t n_git_stages;
 	char **ll_unsplit;          /* writable grants with a denied path beneath (deny-split.h) */
 	struct RootView *root;      /* a uid-0 caller's view (root-view.c), else NULL */
-	char *cache_dir;            /* the run's copy-on-write cache layers (cache-cow.c) */
 } MountPlan;
 
 typedef struct MountPlanInput {

@@ -148,6 +148,40 @@ static int write_data_file(const MountPlan *plan, const MountSpec *s)
 		    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 }
 
+/* A copy-on-write cache (fs.cache): the host's directory as the lower
+ * layer, the upper and work dirs in one tmpfs in the scratch root (the
+ * overlays keep it alive after the final pivot detaches the rest). Where
+ * overlayfs refuses (a kernel without user xattrs on tmpfs, a lower it
+ * cannot stack on), an empty private tmpfs: slower, and the host's cache is
+ * untouched either way. */
+static int mount_cache(const MountPlan *plan, const MountSpec *s)
+{
+	static const char layers[] = "/.ward-cache";
+	const unsigned long common = MS_NOSUID | MS_NODEV;
+	size_t i = (size_t)(s - plan->specs);
+	char upper[64], work[64], opts[PATH_MAX + 160];
+	struct stat st;
+
+	if (stat(layers, &st) < 0) {
+		if (mkdir(layers, 0700) < 0)
+			return -errno;
+		if (mount("tmpfs", layers, "tmpfs", common | MS_NOEXEC, s->data) < 0)
+			return -errno;
+	}
+	snprintf(upper, sizeof(upper), "%s/%zu", layers, i);
+	if (mkdir(upper, 0700) < 0)
+		return -errno;
+	snprintf(upper, sizeof(upper), "%s/%zu/upper", layers, i);
+	snprintf(work, sizeof(work), "%s/%zu/work", layers, i);
+	if (mkdir(upper, 0755) < 0 || mkdir(work, 0700) < 0)
+		return -errno;
+	if ((size_t)snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s,userxattr",
+			     s->src, upper, work) < sizeof(opts) &&
+	    mount("overlay", s->dst, "overlay", common, opts) == 0)
+		return 0;
+	return RET_NERRNO(mount("tmpfs", s->dst, "tmpfs", common, s->data));
+}
+
 static int run_spec(const MountPlan *plan, const MountSpec *s)
 {
 	const unsigned long common = MS_NOSUID | MS_NODEV;
@@ -243,12 +277,7 @@ static int run_spec(const MountPlan *plan, const MountSpec *s)
 	case MOUNT_DEVPTS:
 		return RET_NERRNO(mount("devpts", s->dst, "devpts", MS_NOSUID | MS_NOEXEC, s->data));
 	case MOUNT_CACHE:
-		/* The host's cache with a private upper layer; where overlayfs
-		 * refuses (an old kernel, a lower it cannot stack on), an empty
-		 * private one: slower, and the host's cache is untouched either way. */
-		if (mount("overlay", s->dst, "overlay", common, s->data) == 0)
-			return 0;
-		return RET_NERRNO(mount("tmpfs", s->dst, "tmpfs", common, "mode=0700,size=512m"));
+		return mount_cache(plan, s);
 	case MOUNT_FILE_DATA:
 		return write_data_file(plan, s);
 	case MOUNT_SYMLINK:
