@@ -17,8 +17,9 @@
  *
  * sysfs and procfs: neither supports idmapped mounts. /sys is reduced to
  * the subtrees below (CPU and NUMA topology, transparent huge pages, the
- * sandbox's own network devices), and every entry under them, under /proc
- * (top level, sys, tty) that root can read and others cannot is masked. The
+ * sandbox's own network devices), and every entry under them and under
+ * /proc (all but the processes, net, sys/net and irq) that root can read
+ * and others cannot is masked. The
  * scan runs in the supervisor on the host's /sys and /proc; a mask whose
  * path does not exist in the sandbox's fresh sysfs or procfs is skipped. */
 #include <dirent.h>
@@ -196,9 +197,11 @@ static int scan(RootView *rv, int dfd, const char *view, unsigned depth, bool to
 			r = strv_extend(S_ISDIR(st.st_mode) ? &rv->dir_masks : &rv->file_masks, path);
 			continue;
 		}
-		/* At /proc's top level only files: its directories are the
-		 * processes, net (the sandbox's own) and the two scanned below. */
-		if (!S_ISDIR(st.st_mode) || top_proc || depth >= 16)
+		/* Under /proc: not sys (scanned without sys/net by the caller)
+		 * nor irq (per-interrupt files, all world-readable in mainline,
+		 * many on a large machine). net is a link (skipped above). */
+		if (!S_ISDIR(st.st_mode) || depth >= 16 ||
+		    (top_proc && (strcmp(de->d_name, "sys") == 0 || strcmp(de->d_name, "irq") == 0)))
 			continue;
 		int sub = openat(dirfd(d), de->d_name,
 				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -228,7 +231,7 @@ int root_view_prepare(MountPlan *plan, const char *home, bool *ret_idmapped)
 		return -ENOMEM;
 	plan->root = rv;
 	rv->n_trees = plan->n_specs;
-	rv->tree_fds = malloc(plan->n_specs * sizeof(int) + 1);
+	rv->tree_fds = calloc(plan->n_specs + 1, sizeof(int));
 	if (!rv->tree_fds)
 		return -ENOMEM;
 	for (size_t i = 0; i < plan->n_specs; i++)
@@ -258,7 +261,7 @@ int root_view_prepare(MountPlan *plan, const char *home, bool *ret_idmapped)
 	}
 	/* /proc/sys/net and /proc/net are the sandbox's own network namespace:
 	 * its secrets (tcp_fastopen_key, stable_secret) are its own. */
-	if ((r = scan_root(rv, "/proc", true)) < 0 || (r = scan_root(rv, "/proc/tty", false)) < 0)
+	if ((r = scan_root(rv, "/proc", true)) < 0)
 		return r;
 	static const char *const proc_sys[] = { "abi", "crypto", "debug", "dev",  "fs",
 						"kernel", "user", "vm" };
