@@ -73,9 +73,9 @@ static const char *const default_strip[] = {
 
 /* What each preset opens, and why none of it lets the command run code on
  * the host later (docs/policy.md, "Presets", says the same per preset):
- *  - configuration is read-only, and credential lines are cut out of it
- *    (.sanitize, sanitize.c); credential stores in a directory a preset
- *    shows are denied;
+ *  - configuration is read-only, named file by file (a directory would show
+ *    whatever else sits in it), and credential lines are cut out of it
+ *    (.sanitize, sanitize.c); credential stores are not shown;
  *  - toolchains are read-only (read_exec);
  *  - caches are copy-on-write (.cache): npx and pnpm dlx run packages from
  *    their caches, cargo builds the sources extracted under
@@ -89,9 +89,11 @@ static const char *const default_strip[] = {
 static const Preset presets[] = {
 	{
 		.name = "git",
-		.read = LIST("~/.gitconfig", "~/.config/git"),
+		/* Files, not ~/.config/git: a directory shows whatever else
+		 * sits there (git-credential-store's XDG file, backups). */
+		.read = LIST("~/.gitconfig", "~/.config/git/config", "~/.config/git/ignore",
+			     "~/.config/git/attributes"),
 		.sanitize = LIST("~/.gitconfig", "~/.config/git/config"),
-		/* git-credential-store's XDG location sits inside ~/.config/git. */
 		.deny = LIST("~/.config/git/credentials"),
 		.env_pass = LIST("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
 				 "GIT_COMMITTER_EMAIL"),
@@ -107,7 +109,7 @@ static const Preset presets[] = {
 	},
 	{
 		.name = "python",
-		.read = LIST("~/.config/pip", "~/.pip"),
+		.read = LIST("~/.config/pip/pip.conf", "~/.pip/pip.conf"),
 		.sanitize = LIST("~/.config/pip/pip.conf", "~/.pip/pip.conf"),
 		.cache = LIST("~/.cache/pip", "~/.cache/pypoetry", "~/.cache/uv"),
 		.env_pass = LIST("VIRTUAL_ENV", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE",
@@ -125,7 +127,7 @@ static const Preset presets[] = {
 	},
 	{
 		.name = "go",
-		.read = LIST("~/.config/go"),
+		.read = LIST("~/.config/go/env"),
 		.sanitize = LIST("~/.config/go/env"),
 		.read_exec = LIST("/usr/local/go"),
 		.cache = LIST("~/.cache/go-build", "~/go/pkg/mod"),

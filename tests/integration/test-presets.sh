@@ -45,6 +45,10 @@ printf '[core]\n\tautocrlf = false\n[http]\n\textraheader = AUTHORIZATION: basic
 printf 'GOPROXY=https://me:SECRET-go@proxy.corp,direct\nGOPRIVATE=*.corp\n' \
 	>"$HOME/.config/go/env"
 printf '{"_auth":"SECRET-netrc"}\n' >"$HOME/.netrc"
+# Other files beside the configuration: a backup, a tool's token file.
+printf 'index-url = https://u:SECRET-pip-bak@pypi.corp/simple\n' >"$HOME/.config/pip/pip.conf.bak"
+printf 'SECRET-go-extra\n' >"$HOME/.config/go/token"
+printf 'SECRET-git-extra\n' >"$HOME/.config/git/token.bak"
 echo cached >"$HOME/.npm/data"
 for f in .npmrc .config/pip/pip.conf .gitconfig .cargo/config.toml .config/go/env; do
 	cp "$HOME/$f" "$T/orig-$(basename "$f")"

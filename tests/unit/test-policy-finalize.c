@@ -220,7 +220,7 @@ static void test_policy_load_order(void **state)
 	for (size_t i = 0; p->fs_read[i]; i++) {
 		if (strcmp(p->fs_read[i], "/etc") == 0)
 			i_etc = i;
-		if (strcmp(p->fs_read[i], "~/.config/pip") == 0)
+		if (strcmp(p->fs_read[i], "~/.config/pip/pip.conf") == 0)
 			i_pip = i;
 		if (strcmp(p->fs_read[i], "/from-user-file") == 0)
 			i_user = i;

@@ -357,7 +357,7 @@ static void test_policy_presets_paths(void **state)
 		int list; /* 0 read, 1 read_exec, 2 cache, 3 deny, 4 env_pass, 5 sanitize */
 		const char *entry;
 	} want[] = {
-		{ "git", 0, "~/.gitconfig" },	      { "git", 0, "~/.config/git" },
+		{ "git", 0, "~/.gitconfig" },	      { "git", 0, "~/.config/git/config" },
 		{ "git", 3, "~/.config/git/credentials" },
 		{ "git", 5, "~/.gitconfig" },	      { "git", 5, "~/.config/git/config" },
 		{ "node", 0, "~/.npmrc" },	      { "node", 2, "~/.npm" },
@@ -365,7 +365,7 @@ static void test_policy_presets_paths(void **state)
 		{ "node", 2, "~/.cache/yarn" },	      { "node", 2, "~/.pnpm-store" },
 		{ "node", 2, "~/.cache/pnpm" },	      { "node", 2, "~/.local/share/pnpm/store" },
 		{ "node", 1, "/usr/local/lib/node_modules" },
-		{ "python", 0, "~/.config/pip" },     { "python", 0, "~/.pip" },
+		{ "python", 0, "~/.config/pip/pip.conf" }, { "python", 0, "~/.pip/pip.conf" },
 		{ "python", 5, "~/.config/pip/pip.conf" }, { "python", 5, "~/.pip/pip.conf" },
 		{ "python", 2, "~/.cache/pip" },      { "python", 2, "~/.cache/pypoetry" },
 		{ "python", 2, "~/.cache/uv" },	      { "rust", 0, "~/.cargo/config.toml" },
@@ -373,7 +373,7 @@ static void test_policy_presets_paths(void **state)
 		{ "rust", 5, "~/.cargo/config.toml" }, { "rust", 5, "~/.cargo/config" },
 		{ "rust", 1, "~/.cargo/bin" },	      { "rust", 2, "~/.cargo/registry" },
 		{ "rust", 2, "~/.cargo/git" },	      { "rust", 4, "CARGO_HOME" },
-		{ "go", 0, "~/.config/go" },	      { "go", 2, "~/.cache/go-build" },
+		{ "go", 0, "~/.config/go/env" },	      { "go", 2, "~/.cache/go-build" },
 		{ "go", 5, "~/.config/go/env" },
 		{ "go", 2, "~/go/pkg/mod" },	      { "go", 4, "GOPATH" },
 	};
