@@ -1,5 +1,8 @@
 /* The view for a uid-0 caller (root-view.h says what and why).
  *
+ * Which binds: read-only ones in the system's directories (system_roots),
+ * never under $HOME nor the repository's own git dirs.
+ *
  * Idmapped mounts: only a process with CAP_SYS_ADMIN over the file system's
  * user namespace may idmap a mount, i.e. the supervisor (real root) and not
  * the sandbox's init (root only in its own user namespace). So the
@@ -131,6 +134,34 @@ static bool at_or_below(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* The system's directories: a read-only bind at or below one of these is
+ * idmapped. Elsewhere a read-only path is one the user named (a data
+ * directory, a CA bundle under /tmp) and stays as the caller sees it. */
+static const char *const system_roots[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc",
+	"/var", "/srv", "/boot", "/snap", "/nix", "/run",
+};
+
+/* Should the read-only bind of @view be idmapped? Not under $HOME, not the
+ * repository's own git dirs or working tree (git refuses a repository
+ * owned by someone else: "dubious ownership"), and only in the system's
+ * directories. */
+static bool wants_idmap(const MountPlan *plan, const char *view, const char *home)
+{
+	bool system = false;
+
+	if (at_or_below(view, home) ||
+	    (plan->git.worktree && (at_or_below(view, plan->git.worktree) ||
+				    at_or_below(plan->git.worktree, view))))
+		return false;
+	STRV_FOREACH(g, plan->git.gitdirs)
+	if (at_or_below(view, *g) || at_or_below(*g, view))
+		return false;
+	for (size_t i = 0; i < ELEMENTSOF(system_roots); i++)
+		system = system || at_or_below(view, system_roots[i]);
+	return system;
+}
+
 static int idmap_tree(const char *host, bool noexec, int userns)
 {
 	struct mount_attr a = {
@@ -242,7 +273,7 @@ int root_view_prepare(MountPlan *plan, const char *home, bool *ret_idmapped)
 		const MountSpec *s = &plan->specs[i];
 
 		if ((s->kind != MOUNT_BIND_RO && s->kind != MOUNT_BIND_RO_EXEC) || !s->src ||
-		    at_or_below(s->view, home))
+		    !wants_idmap(plan, s->view, home))
 			continue;
 		r = userns < 0 ? userns :
 				 idmap_tree(s->src + strlen(MP_OLDROOT), s->kind == MOUNT_BIND_RO,

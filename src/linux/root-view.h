@@ -2,7 +2,8 @@
  * host uid 0 without capabilities: it owns root's files, so DAC alone would
  * let the command read every root-only file the view shows. This module
  * brings it down to what an unprivileged user sees:
- *  - read-only binds outside $HOME (/usr, /etc, /opt, ...) become idmapped
+ *  - read-only binds in the system's directories (/usr, /etc, /opt, /var,
+ *    ...; not under $HOME, not the repository's git dirs) become idmapped
  *    mounts whose idmapping leaves host uid and gid 0 unmapped: root's files
  *    belong to nobody inside, and only their "other" bits open them;
  *  - sysfs and procfs cannot be idmapped: /sys shows only the subtrees tools
