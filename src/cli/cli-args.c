@@ -28,6 +28,9 @@ const char cli_run_usage[] =
 	"      --allow-domain HOST allow HOST through the proxy (repeatable; implies proxy)\n"
 	"      --git MODE          repository metadata: read-only (default), commit\n"
 	"                          (objects, refs, index, logs writable) or off\n"
+	"      --allow-host-port PORT\n"
+	"                          make 127.0.0.1:PORT inside reach the host's\n"
+	"                          127.0.0.1:PORT (TCP; repeatable)\n"
 	"      --tier N            0: no isolation (explicit opt-out); 2: namespaces,\n"
 	"                          Landlock and seccomp (default)\n"
 	"      --strict            refuse to run if any protection is degraded\n"
@@ -54,6 +57,7 @@ enum {
 	OPT_LOG_LEVEL,
 	OPT_GIT,
 	OPT_ALLOW_UNSAFE_WORKSPACE,
+	OPT_ALLOW_HOST_PORT,
 };
 
 static const struct option run_options[] = {
@@ -68,6 +72,7 @@ static const struct option run_options[] = {
 	{ "session", required_argument, NULL, OPT_SESSION },
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "allow-domain", required_argument, NULL, OPT_ALLOW_DOMAIN },
+	{ "allow-host-port", required_argument, NULL, OPT_ALLOW_HOST_PORT },
 	{ "result", required_argument, NULL, OPT_RESULT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "git", required_argument, NULL, OPT_GIT },
@@ -199,8 +204,31 @@ int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr)
 			o.git_mode = m;
 			break;
 		}
-		case OPT_ALLOW_DOMAIN:
+		case OPT_ALLOW_DOMAIN: {
+			const char *lo = policy_loopback_pattern(optarg);
+			if (lo) {
+				r = fail(reterr,
+					 "--allow-domain %s: %s inside the sandbox is the sandbox's own "
+					 "loopback; to reach a service on the host's 127.0.0.1:PORT use "
+					 "--allow-host-port PORT",
+					 optarg, lo);
+				break;
+			}
 			r = strv_extend(&o.allow_domains, optarg);
+			break;
+		}
+		case OPT_ALLOW_HOST_PORT:
+			if (!parse_u64(optarg, 65535, &v) || v == 0) {
+				r = fail(reterr, "--allow-host-port: expected a TCP port from 1 to 65535, got '%s'",
+					 optarg);
+				break;
+			}
+			if (o.n_host_ports >= ELEMENTSOF(o.host_ports)) {
+				r = fail(reterr, "--allow-host-port: at most %zu ports",
+					 ELEMENTSOF(o.host_ports));
+				break;
+			}
+			o.host_ports[o.n_host_ports++] = (uint16_t)v;
 			break;
 		case OPT_RESULT:
 			r = set_string(&o.result_file, optarg);

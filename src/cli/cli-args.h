@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct RunOptions {
@@ -17,6 +18,8 @@ typedef struct RunOptions {
 	char *session;        /* --session ID */
 	int net_mode;         /* --net none|proxy; -1 unset */
 	char **allow_domains; /* --allow-domain HOST... (implies proxy) */
+	uint16_t host_ports[32]; /* --allow-host-port PORT... */
+	size_t n_host_ports;
 	char *result_file;    /* --result FILE */
 	int log_level;        /* --log-level; -1 unset */
 	int git_mode;         /* --git read-only|commit|off; -1 unset */

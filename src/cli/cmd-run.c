@@ -1,7 +1,9 @@
 /* ward run: load the policy, pick the tier, run the command in the sandbox,
  * record start and exit in the audit log, exit with the command's status. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,8 @@
 #include "cli/cli-args.h"
 #include "cli/commands.h"
 #include "cli/run-paths.h"
+#include "cli/run-hints.h"
+#include "cli/run-report.h"
 #include "common/cleanup.h"
 #include "common/dirs.h"
 #include "common/json-util.h"
@@ -46,12 +50,45 @@ static void run_options_donep(RunOptions *o)
 	run_options_done(o);
 }
 
-static int policy_fail(const PolicyError *e)
+/* Exit 125 before the command started: say why on stderr, in the audit
+ * log and in --result. @err (negative errno, or 0) is what %m prints. */
+_printf_(4, 5) static int run_fail(const RunReport *rr, const char *step, int err,
+				   const char *fmt, ...)
+{
+	char msg[1600];
+	va_list ap;
+
+	errno = err < 0 ? -err : err;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_error("%s", msg);
+	run_report_failure(rr, step, msg);
+	return WARD_EXIT_SETUP;
+}
+
+/* run-paths.c said why on stderr already; the record gets the gist. */
+static int workspace_fail(const RunReport *rr, int exit_code)
+{
+	run_report_failure(rr, "workspace",
+			   "the workspace was refused or could not be resolved safely (see stderr)");
+	return exit_code;
+}
+
+static int policy_fail(const RunReport *rr, const PolicyError *e)
 {
 	char buf[1400];
 	policy_error_format(e, buf, sizeof(buf));
-	log_error("Invalid policy: %s", buf);
-	return WARD_EXIT_SETUP;
+	return run_fail(rr, "policy", 0, "Invalid policy: %s", buf);
+}
+
+/* Info-level timing of the setup phases (--log-level info). */
+static void phase_done(const char *what, uint64_t *t)
+{
+	uint64_t now = monotonic_us();
+
+	log_info("%s in %.1f ms", what, (double)(now - *t) / 1000.0);
+	*t = now;
 }
 
 /* Flags are the last source: apply them as a JSON document, so they get
@@ -66,15 +103,22 @@ static int apply_flags(WardPolicy *p, const RunOptions *o, PolicyError *e)
 		cJSON *lim = cJSON_AddObjectToObject(doc, "limits");
 		cJSON_AddNumberToObject(lim, "timeout_s", (double)o->timeout_s);
 	}
-	if (o->net_mode >= 0 || o->allow_domains) {
+	if (o->net_mode >= 0 || o->allow_domains || o->n_host_ports) {
 		net = cJSON_AddObjectToObject(doc, "network");
-		cJSON_AddStringToObject(net, "mode",
-					net_mode_to_string(o->allow_domains ? NET_MODE_PROXY
-									    : (NetMode)o->net_mode));
+		if (o->net_mode >= 0 || o->allow_domains)
+			cJSON_AddStringToObject(net, "mode",
+						net_mode_to_string(o->allow_domains
+									   ? NET_MODE_PROXY
+									   : (NetMode)o->net_mode));
 		if (o->allow_domains) {
 			cJSON *a = cJSON_AddArrayToObject(net, "allow");
 			STRV_FOREACH(d, o->allow_domains)
 			cJSON_AddItemToArray(a, cJSON_CreateString(*d));
+		}
+		if (o->n_host_ports) {
+			cJSON *a = cJSON_AddArrayToObject(net, "host_ports");
+			for (size_t i = 0; i < o->n_host_ports; i++)
+				cJSON_AddItemToArray(a, cJSON_CreateNumber(o->host_ports[i]));
 		}
 	}
 	if (o->git_mode >= 0)
@@ -99,15 +143,6 @@ static int write_start(AuditLog *audit, const char *state, cJSON *start)
 	return r;
 }
 
-static int write_result(const char *path, cJSON *summary)
-{
-	_cleanup_free_ char *text = cJSON_Print(summary), *line = NULL;
-
-	if (!text || asprintf(&line, "%s\n", text) < 0)
-		return log_warning_errno(-ENOMEM, "Failed to write the result: %m");
-	return run_write_result(path, line);
-}
-
 int cmd_run(int argc, char **argv)
 {
 	_cleanup_(run_options_donep) RunOptions o = {};
@@ -123,6 +158,9 @@ int cmd_run(int argc, char **argv)
 	SandboxResult res = {};
 	char session_id[17], hash[65];
 	int tier, r;
+	RunReport rr = {};
+	_cleanup_close_ int report_rd = -EBADF, report_wr = -EBADF;
+	uint64_t t_phase = monotonic_us();
 
 	r = cli_parse_run(argc, argv, &o, &err);
 	if (r < 0) {
@@ -136,77 +174,78 @@ int cmd_run(int argc, char **argv)
 	}
 	if (o.log_level >= 0)
 		log_set_level(o.log_level);
+	rr.result_file = o.result_file;
+	rr.argv = o.argv;
 
 	tier = o.tier < 0 ? 2 : o.tier;
-	if (tier == 1 || tier == 3) {
-		log_error("Tier %d is not built yet; use --tier 2 (the default) or --tier 0 (no "
-			  "isolation)",
-			  tier);
-		return WARD_EXIT_SETUP;
-	}
-
 	if ((r = ward_home_dir(&home)) < 0 || (r = ward_state_dir(&state)) < 0 ||
 	    (r = ward_config_dir(&config)) < 0)
-		return log_error_errno(r, "Failed to find the home directory: %m"),
-		       WARD_EXIT_SETUP;
+		return run_fail(&rr, "dirs", r, "Failed to find the home directory: %m");
+	rr.state_dir = state;
 	/* Made before the run so the sandbox masks them even on first use. */
 	const char *own_dirs[] = { config, state };
 	for (size_t i = 0; i < 2; i++)
 		if ((r = ward_dir_ensure(own_dirs[i])) < 0)
-			return log_error_errno(r, "Failed to prepare ward's directory '%s': %m",
-					       own_dirs[i]),
-			       WARD_EXIT_SETUP;
+			return run_fail(&rr, "dirs", r, "Failed to prepare ward's directory '%s': %m",
+					own_dirs[i]);
+	if (tier == 1 || tier == 3)
+		return run_fail(&rr, "tier", 0,
+				"Tier %d is not built yet; use --tier 2 (the default) or --tier 0 (no "
+				"isolation)",
+				tier);
 
 	if (o.session) {
 		r = cow_session_open(state, o.session, &session);
 		if (r < 0)
-			return log_error_errno(r, "Failed to open session '%s': %m", o.session),
-			       WARD_EXIT_SETUP;
+			return run_fail(&rr, "session", r, "Failed to open session '%s': %m",
+					o.session);
 		if ((r = run_resolve_workspace(cow_session_workspace(session), &ws)) != 0)
-			return r;
+			return workspace_fail(&rr, r);
 		if (o.workspace) {
 			_cleanup_free_ char *w = NULL;
 			if ((r = run_resolve_workspace(o.workspace, &w)) != 0)
-				return r;
-			if (strcmp(w, ws) != 0) {
-				log_error("Session '%s' belongs to workspace '%s', not '%s'", o.session,
-					  cow_session_workspace(session), o.workspace);
-				return WARD_EXIT_SETUP;
-			}
+				return workspace_fail(&rr, r);
+			if (strcmp(w, ws) != 0)
+				return run_fail(&rr, "session", 0,
+						"Session '%s' belongs to workspace '%s', not '%s'",
+						o.session, cow_session_workspace(session),
+						o.workspace);
 		}
 	} else if ((r = run_resolve_workspace(o.workspace, &ws)) != 0)
-		return r;
+		return workspace_fail(&rr, r);
+	rr.workspace = ws;
 
 	/* Policy: defaults, presets, the user's file, flags. */
 	r = policy_load(o.policy_file, o.presets, &pol, &pe);
 	if (r < 0)
-		return policy_fail(&pe);
+		return policy_fail(&rr, &pe);
 	r = apply_flags(pol, &o, &pe);
 	if (r < 0)
-		return policy_fail(&pe);
+		return policy_fail(&rr, &pe);
 	PolicyContext ctx = { .home = home, .workspace = ws };
 	r = policy_finalize(pol, &ctx, &pe);
 	if (r < 0)
-		return policy_fail(&pe);
+		return policy_fail(&rr, &pe);
 	if ((r = run_check_workspace(ws, home, pol, state, config, o.allow_unsafe_workspace)) != 0)
-		return r;
+		return workspace_fail(&rr, r);
+	phase_done("policy loaded and checked", &t_phase);
 	/* Every file the policy came from is hidden from the sandbox. */
 	if (strv_extend_strv(&policy_files, pol->sources) < 0)
-		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+		return run_fail(&rr, "plan", -ENOMEM, "Out of memory");
 	if (o.policy_file) {
 		char *real = realpath(o.policy_file, NULL);
 		if (real && strv_consume(&policy_files, real) < 0)
-			return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+			return run_fail(&rr, "plan", -ENOMEM, "Out of memory");
 	}
 
 	/* No writable path that host shells run from (docs/policy.md). */
 	r = policy_check_host_exec(pol, getenv("PATH"), home, &pe);
 	if (r < 0)
-		return policy_fail(&pe);
+		return policy_fail(&rr, &pe);
 
 	envp = env_filter(pol, environ, o.env_extra);
 	if (!envp || strv_extend(&envp, "TMPDIR=/tmp") < 0)
-		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+		return run_fail(&rr, "plan", -ENOMEM, "Out of memory");
 	if (pol->net_mode == NET_MODE_PROXY) {
 		char http[64], socks[64];
 		snprintf(http, sizeof(http), "http://127.0.0.1:%d", WARD_PROXY_HTTP_PORT);
@@ -220,14 +259,14 @@ int cmd_run(int argc, char **argv)
 			char *kv = NULL;
 			if (asprintf(&kv, "%s=%s", vars[i][0], vars[i][1]) < 0 ||
 			    strv_consume(&envp, kv) < 0)
-				return WARD_EXIT_SETUP;
+				return run_fail(&rr, "plan", -ENOMEM, "Out of memory");
 		}
 	}
 
 	if (o.cow) {
 		r = cow_session_create(state, ws, true, &session);
 		if (r < 0)
-			return log_error_errno(r, "Failed to create a session: %m"), WARD_EXIT_SETUP;
+			return run_fail(&rr, "session", r, "Failed to create a session: %m");
 		fprintf(stderr, "ward: session %s\n", cow_session_id(session));
 	}
 	if (session) {
@@ -238,18 +277,19 @@ int cmd_run(int argc, char **argv)
 		snprintf(session_id, sizeof(session_id), "%s", cow_session_id(session));
 		(void)cow_session_note_run(session);
 	} else if ((r = audit_new_session_id(session_id)) < 0)
-		return log_error_errno(r, "Failed to make a session id: %m"), WARD_EXIT_SETUP;
+		return run_fail(&rr, "session", r, "Failed to make a session id: %m");
+	rr.session_id = session_id;
 
 	r = audit_open(state, session_id, &audit);
 	if (r < 0)
-		return log_error_errno(r, "Failed to open the audit log in '%s': %m", state),
-		       WARD_EXIT_SETUP;
+		return run_fail(&rr, "audit", r, "Failed to open the audit log in '%s': %m", state);
+	rr.audit = audit;
 	if (policy_hash(pol, hash) < 0)
 		snprintf(hash, sizeof(hash), "unknown");
 	/* The certificate files the passed CA variables name are readable
 	 * (after the hash: it stays the hash of `ward policy show`). */
 	if (policy_add_ca_reads(pol, envp, home) < 0)
-		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+		return run_fail(&rr, "plan", -ENOMEM, "Out of memory");
 
 	bool hardening = true;
 	const char *leak = NULL;
@@ -282,6 +322,17 @@ int cmd_run(int argc, char **argv)
 	cJSON_AddStringToObject(start, "network", net_mode_to_string(pol->net_mode));
 	if (session && cow_session_is_cow(session))
 		cJSON_AddBoolToObject(start, "cow", true);
+	cJSON *hidden = run_hints_path(pol, envp, home, ws);
+	if (hidden)
+		cJSON_AddItemToObject(start, "path_hidden", hidden);
+	/* The proxy's refusals come back on a pipe, for the line at the end. */
+	if (pol->net_mode == NET_MODE_PROXY) {
+		int pfd[2];
+		if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) == 0) {
+			report_rd = pfd[0];
+			report_wr = pfd[1];
+		}
+	}
 
 	if (tier == 2) {
 		const bool cow = session && cow_session_is_cow(session);
@@ -308,24 +359,26 @@ int cmd_run(int argc, char **argv)
 			.test_leak_dir = leak,
 			.test_no_masks = no_masks,
 			.audit = audit,
+			.has_proxy_report = report_wr >= 0,
+			.proxy_report_fd = report_wr,
 		};
 		r = sandbox_plan_new(&so, &plan, &se);
 		if (r < 0) {
-			log_error("Failed to prepare the sandbox (%s): %s: %s", se.step, se.detail,
-				  strerror(se.error));
 			cJSON_Delete(start);
-			return WARD_EXIT_SETUP;
+			return run_fail(&rr, se.step, -se.error, "Failed to prepare the sandbox (%s): %s: %s",
+					se.step, se.detail, strerror(se.error));
 		}
 		if (cow)
 			(void)cow_session_note_protected(session, sandbox_plan_protected(plan));
+		phase_done("sandbox plan built (mounts, Landlock, seccomp, limits)", &t_phase);
 		cJSON *d = sandbox_plan_describe(plan);
 		cJSON *deg = cJSON_GetObjectItem(d, "degraded");
 		if (o.strict && cJSON_GetArraySize(deg) > 0) {
 			_cleanup_free_ char *t = cJSON_PrintUnformatted(deg);
-			log_error("Refusing to run with --strict: degraded protections %s", t);
 			cJSON_Delete(d);
 			cJSON_Delete(start);
-			return WARD_EXIT_SETUP;
+			return run_fail(&rr, "strict", 0,
+					"Refusing to run with --strict: degraded protections %s", t);
 		}
 		for (cJSON *it = d->child; it;) {
 			cJSON *next = it->next;
@@ -334,46 +387,43 @@ int cmd_run(int argc, char **argv)
 			it = next;
 		}
 		cJSON_Delete(d);
-		if (write_start(audit, state, start) < 0)
+		if (write_start(audit, state, start) < 0) {
+			run_report_failure(&rr, "audit", "could not write the start record");
 			return WARD_EXIT_SETUP;
+		}
 		STRV_FOREACH(l, sandbox_plan_git_notes(plan))
 		log_warning("%s", *l);
 
 		r = sandbox_run(plan, pol->timeout_s, &res, &se);
 		if (r < 0) {
-			log_error("Failed to start the sandbox (%s): %s: %s", se.step, se.detail,
-				  strerror(se.error));
+			r = run_fail(&rr, se.step, -se.error, "Failed to start the sandbox (%s): %s: %s",
+				     se.step, se.detail, strerror(se.error));
 			WardFeatures f;
 			/* The full probe: only trying each namespace shows an AppArmor
 			 * or container seccomp block, and so the right Hint. */
 			if (probe_features(&f, true) >= 0)
 				probe_explain_missing(&f);
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "step", se.step);
-			cJSON_AddStringToObject(e, "error", strerror(se.error));
-			r = audit_write(audit, "error", e);
-			if (r < 0)
-				log_error_errno(r, "Failed to write the 'error' record to the audit "
-						   "log in '%s': %m",
-						state);
-			return WARD_EXIT_SETUP;
+			return r;
 		}
+		log_info("command ended after %.1f ms in the sandbox (exit %d)",
+			 (double)res.duration_ms, res.exit_code);
 	} else {
 		cJSON_AddItemToObject(start, "enforced", cJSON_CreateArray());
 		cJSON *deg = cJSON_CreateArray();
 		cJSON_AddItemToArray(deg, cJSON_CreateString("tier-0-no-isolation"));
 		cJSON_AddItemToObject(start, "degraded", deg);
 		if (o.strict) {
-			log_error("Refusing to run with --strict: --tier 0 has no isolation");
 			cJSON_Delete(start);
+			return run_fail(&rr, "strict", 0,
+					"Refusing to run with --strict: --tier 0 has no isolation");
+		}
+		if (write_start(audit, state, start) < 0) {
+			run_report_failure(&rr, "audit", "could not write the start record");
 			return WARD_EXIT_SETUP;
 		}
-		if (write_start(audit, state, start) < 0)
-			return WARD_EXIT_SETUP;
 		r = tier0_run(o.argv, envp, ws, pol->timeout_s, &res);
 		if (r < 0)
-			return log_error_errno(r, "Failed to run '%s': %m", o.argv[0]),
-			       WARD_EXIT_SETUP;
+			return run_fail(&rr, "fork", r, "Failed to run '%s': %m", o.argv[0]);
 	}
 
 	for (int fd = 0; fd <= 2; fd++)
@@ -396,6 +446,25 @@ int cmd_run(int argc, char **argv)
 	else if (res.oom_killed)
 		log_error("The run reached limits.memory_mb (%llu MiB): the kernel killed it",
 			  (unsigned long long)pol->memory_mb);
+	if (tier == 2) {
+		char see[PATH_MAX + 64];
+		snprintf(see, sizeof(see), "every connection is in %s/audit.jsonl (session %s)", state,
+			 session_id);
+		run_hints_after(pol, &res, report_rd, see);
+	}
+	char setup_msg[1024] = "";
+	if (res.setup_failed) {
+		snprintf(setup_msg, sizeof(setup_msg), "%s%s%s: %s", res.error.step,
+			 res.error.detail[0] ? ": " : "", res.error.detail,
+			 strcmp(res.error.step, "exec") == 0 && res.error.error == ENOENT
+				 ? "command not found"
+				 : strerror(res.error.error));
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "step", res.error.step);
+		cJSON_AddStringToObject(e, "error", setup_msg);
+		cJSON_AddNumberToObject(e, "exit_code", res.exit_code);
+		(void)audit_write(audit, "error", e);
+	}
 
 	if (plan) {
 		_cleanup_strv_ char **lines = NULL;
@@ -448,7 +517,9 @@ int cmd_run(int argc, char **argv)
 		cJSON_AddStringToObject(sum, "session", session_id);
 		if (lost)
 			cJSON_AddStringToObject(sum, "audit_error", strerror(-audit_err));
-		(void)write_result(o.result_file, sum);
+		if (setup_msg[0])
+			cJSON_AddStringToObject(sum, "error", setup_msg);
+		(void)run_report_write_result(o.result_file, sum);
 		cJSON_Delete(sum);
 	}
 	return res.exit_code;

@@ -31,7 +31,10 @@ static void usage(FILE *f)
 		   "Commands:\n");
 	for (size_t i = 0; i < ELEMENTSOF(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nSee 'ward COMMAND --help' and ward(1).\n");
+	fprintf(f, "\nOptions:\n"
+		   "  -h, --help     show this help\n"
+		   "      --version  show ward's version\n"
+		   "\nSee 'ward COMMAND --help' and ward(1).\n");
 }
 
 int main(int argc, char **argv)

@@ -43,42 +43,47 @@ static int listen_loopback(int port)
 	return TAKE_FD(fd);
 }
 
-int netns_send_proxy_listeners(int sock, int http_port, int socks_port)
+int netns_send_listeners(int sock, const uint16_t *ports, size_t n)
 {
-	_cleanup_close_ int h = -EBADF, s = -EBADF;
 	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
+		char buf[CMSG_SPACE(NETNS_LISTENERS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} u = {};
 	char byte = 'P';
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
+			      .msg_controllen = CMSG_SPACE(n * sizeof(int)) };
 	struct cmsghdr *c;
-	int fds[2];
+	int fds[NETNS_LISTENERS_MAX];
+	size_t made = 0;
+	int r = 0;
 
-	h = listen_loopback(http_port);
-	if (h < 0)
-		return h;
-	s = listen_loopback(socks_port);
-	if (s < 0)
-		return s;
-	fds[0] = h;
-	fds[1] = s;
+	if (n == 0 || n > NETNS_LISTENERS_MAX)
+		return -EINVAL;
+	for (; made < n; made++) {
+		fds[made] = listen_loopback(ports[made]);
+		if (fds[made] < 0) {
+			r = fds[made];
+			goto out;
+		}
+	}
 	c = CMSG_FIRSTHDR(&msg);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
 	if (RETRY_EINTR(sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0)
-		return -errno;
-	return 0;
+		r = -errno;
+out:
+	for (size_t i = 0; i < made; i++)
+		close(fds[i]);
+	return r;
 }
 
-int netns_recv_proxy_listeners(int sock, int *ret_http, int *ret_socks)
+int netns_recv_listeners(int sock, int *ret_fds, size_t n)
 {
 	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
+		char buf[CMSG_SPACE(NETNS_LISTENERS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} u = {};
 	char byte;
@@ -86,19 +91,27 @@ int netns_recv_proxy_listeners(int sock, int *ret_http, int *ret_socks)
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 			      .msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *c;
-	int fds[2];
-	ssize_t n;
+	ssize_t got;
 
-	n = RETRY_EINTR(recvmsg(sock, &msg, MSG_CMSG_CLOEXEC));
-	if (n < 0)
+	if (n == 0 || n > NETNS_LISTENERS_MAX)
+		return -EINVAL;
+	got = RETRY_EINTR(recvmsg(sock, &msg, MSG_CMSG_CLOEXEC));
+	if (got < 0)
 		return -errno;
-	if (n == 0)
+	if (got == 0)
 		return -EPIPE;
 	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(fds)))
+	if (!c || c->cmsg_type != SCM_RIGHTS)
 		return -EBADMSG;
-	memcpy(fds, CMSG_DATA(c), sizeof(fds));
-	*ret_http = fds[0];
-	*ret_socks = fds[1];
+	if (c->cmsg_len != CMSG_LEN(n * sizeof(int))) {
+		/* Not what we asked for: close whatever came. */
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int tmp[NETNS_LISTENERS_MAX];
+		memcpy(tmp, CMSG_DATA(c), (k < NETNS_LISTENERS_MAX ? k : NETNS_LISTENERS_MAX) * sizeof(int));
+		for (size_t i = 0; i < k && i < NETNS_LISTENERS_MAX; i++)
+			close(tmp[i]);
+		return -EBADMSG;
+	}
+	memcpy(ret_fds, CMSG_DATA(c), n * sizeof(int));
 	return 0;
 }

@@ -62,6 +62,7 @@
 #include "linux/netns.h"
 #include "linux/quarantine.h"
 #include "linux/root-view.h"
+#include "linux/netns-stats.h"
 #include "linux/sandbox.h"
 #include "linux/seccomp-filter.h"
 #include "linux/workspace-scan.h"
@@ -79,6 +80,13 @@ struct SandboxPlan {
 	char *workspace;
 	char uid_map[64], gid_map[64];
 	bool proxy;
+	/* Listeners init makes inside and hands out: the proxy's two ports
+	 * (when proxy), then network.host_ports. */
+	uint16_t listen_ports[NETNS_LISTENERS_MAX];
+	size_t n_listen, n_host;
+	bool has_report;
+	int report_fd;
+	int log_level;
 	const WardPolicy *policy;
 	AuditLog *audit;
 	char *program;           /* argv[0]'s base name, for network.commands */
@@ -190,10 +198,9 @@ static int step_proxy_listeners(SandboxPlan *plan, const char **detail)
 {
 	int r;
 
-	if (!plan->proxy)
+	if (plan->n_listen == 0)
 		return 0;
-	r = netns_send_proxy_listeners(plan->proxy_sock, WARD_PROXY_HTTP_PORT,
-				       WARD_PROXY_SOCKS_PORT);
+	r = netns_send_listeners(plan->proxy_sock, plan->listen_ports, plan->n_listen);
 	close(plan->proxy_sock);
 	plan->proxy_sock = -EBADF;
 	return r;
@@ -297,7 +304,12 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 
 	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
 		const char *detail = NULL;
+		uint64_t t0 = plan->log_level >= LOG_LVL_DEBUG ? monotonic_us() : 0;
 		int r = steps[i].run(plan, &detail);
+		/* --log-level debug: one line per step (no allocation). */
+		if (plan->log_level >= LOG_LVL_DEBUG)
+			log_debug("setup step %-15s %s in %.3f ms", steps[i].name,
+				  r < 0 ? "failed" : "done", (double)(monotonic_us() - t0) / 1000.0);
 		if (r < 0) {
 			report(plan->status_fd, steps[i].name, detail, r);
 			_exit(WARD_EXIT_SETUP);
@@ -404,6 +416,24 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	plan->policy = opt->policy;
 	plan->audit = opt->audit;
 	plan->proxy = opt->policy->net_mode == NET_MODE_PROXY;
+	plan->has_report = opt->has_proxy_report;
+	plan->report_fd = opt->proxy_report_fd;
+	plan->log_level = log_get_level();
+	if (plan->proxy) {
+		plan->listen_ports[plan->n_listen++] = WARD_PROXY_HTTP_PORT;
+		plan->listen_ports[plan->n_listen++] = WARD_PROXY_SOCKS_PORT;
+	}
+	for (size_t i = 0; i < opt->policy->n_net_host_ports; i++) {
+		uint16_t port = opt->policy->net_host_ports[i];
+		if (plan->proxy && (port == WARD_PROXY_HTTP_PORT || port == WARD_PROXY_SOCKS_PORT))
+			FAIL(-EADDRINUSE, "host-ports",
+			     "network.host_ports: port %u is the proxy's port inside the sandbox",
+			     port);
+		if (plan->n_listen >= NETNS_LISTENERS_MAX)
+			FAIL(-E2BIG, "host-ports", "network.host_ports: too many ports");
+		plan->listen_ports[plan->n_listen++] = port;
+		plan->n_host++;
+	}
 	plan->workspace = strdup(opt->workspace);
 	if (opt->cow_upper && opt->policy->git_mode == GIT_MODE_COMMIT)
 		FAIL(-EINVAL, "git",
@@ -503,17 +533,23 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	if (opt->hardening) {
 		uint16_t ports[64];
 		size_t n_ports = 0;
-		uint16_t connect_ports[66];
+		uint16_t connect_ports[64 + NETNS_LISTENERS_MAX];
 		size_t n_connect = 0;
 
+		/* TCP at T2: the network namespace holds only lo, so a bind or
+		 * connect reaches only the sandbox's own listeners, the proxy
+		 * and the host-port relays ward made: Landlock port rules would
+		 * add no wall, only break test servers (any port, port 0).
+		 * They are used when network.local_ports narrows the ports on
+		 * purpose: bind to those (0: ephemeral), connect to those plus
+		 * ward's listeners. docs/network.md */
 		for (size_t i = 0; i < opt->policy->n_net_local_ports && n_ports < 64; i++)
 			ports[n_ports++] = opt->policy->net_local_ports[i];
-		memcpy(connect_ports, ports, n_ports * sizeof(uint16_t));
-		n_connect = n_ports;
-		if (plan->proxy) {
-			connect_ports[n_connect++] = WARD_PROXY_HTTP_PORT;
-			connect_ports[n_connect++] = WARD_PROXY_SOCKS_PORT;
-		}
+		for (size_t i = 0; i < n_ports; i++)
+			if (ports[i] != 0)
+				connect_ports[n_connect++] = ports[i];
+		for (size_t i = 0; i < plan->n_listen; i++)
+			connect_ports[n_connect++] = plan->listen_ports[i];
 		LandlockRequest req = {
 			.rules = plan->mounts.ll_rules,
 			.n_rules = plan->mounts.n_ll_rules,
@@ -521,7 +557,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 			.n_tcp_connect_ports = n_connect,
 			.tcp_bind_ports = ports,
 			.n_tcp_bind_ports = n_ports,
-			.restrict_tcp = true,
+			.restrict_tcp = n_ports > 0,
 		};
 		r = landlock_plan_new(&req, &plan->landlock);
 		if (r < 0)
@@ -715,7 +751,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		return -errno;
 	go_r = go_p[0];
 	go_w = go_p[1];
-	if (plan->proxy) {
+	if (plan->n_listen > 0) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, proxy_sp) < 0)
 			return -errno;
 		proxy_parent = proxy_sp[0];
@@ -792,6 +828,9 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
 		relay_failed = true;
 	}
+	/* The namespace's counters, for the hints after the run. */
+	int netstat_fds[2];
+	netns_stats_open(child, netstat_fds);
 	int tty = foreground_tty();
 	if (tty >= 0)
 		(void)tcsetpgrp(tty, child);
@@ -801,8 +840,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	 * (limits_apply_child). Moving it from here as well would only pay a
 	 * second cgroup v1 migration (an RCU grace period) per run. */
 
-	if (plan->proxy) {
-		int hfd = -EBADF, sofd = -EBADF;
+	if (plan->n_listen > 0) {
+		int fds[NETNS_LISTENERS_MAX];
 		struct pollfd pw[2] = { { .fd = proxy_parent, .events = POLLIN },
 					{ .fd = pidfd, .events = POLLIN } };
 		bool ok = false;
@@ -811,12 +850,16 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		 * dies first. No proxy, no run: anything else fails closed. */
 		if (RETRY_EINTR(poll(pw, 2, deadline ? (int)(deadline - monotonic_ms()) : -1)) > 0 &&
 		    (pw[0].revents & POLLIN) &&
-		    netns_recv_proxy_listeners(proxy_parent, &hfd, &sofd) == 0) {
+		    netns_recv_listeners(proxy_parent, fds, plan->n_listen) == 0) {
+			size_t nh = plan->proxy ? 2 : 0;
 			ProxyConfig pc = { .policy = plan->policy, .program = plan->program,
-					   .audit = plan->audit };
-			ok = proxy_spawn(&pc, hfd, sofd, &proxy_pid) >= 0;
-			close(hfd);
-			close(sofd);
+					   .audit = plan->audit, .host_fds = fds + nh,
+					   .host_ports = plan->listen_ports + nh, .n_host = plan->n_host,
+					   .has_report = plan->has_report, .report_fd = plan->report_fd };
+			ok = proxy_spawn(&pc, plan->proxy ? fds[0] : -EBADF,
+					 plan->proxy ? fds[1] : -EBADF, &proxy_pid) >= 0;
+			for (size_t i = 0; i < plan->n_listen; i++)
+				close(fds[i]);
 		}
 		if (!ok) {
 			proxy_failed = true;
@@ -881,6 +924,9 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		(void)kill(proxy_pid, SIGTERM);
 		(void)waitpid(proxy_pid, NULL, 0);
 	}
+	netns_stats_read(netstat_fds, &res.net);
+	for (int i = 0; i < 2; i++)
+		safe_close(netstat_fds[i]);
 	/* Reap anything else (the proxy, if it died earlier) without blocking. */
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;

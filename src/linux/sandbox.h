@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "audit/audit.h"
+#include "linux/netns-stats.h"
 #include "policy/policy.h"
 
 typedef struct SandboxPlan SandboxPlan;
@@ -34,6 +35,10 @@ typedef struct SandboxOptions {
 	const char *test_leak_dir;  /* test switch: bind this host dir with no Landlock rule */
 	bool test_no_masks;         /* test switch: no mask mounts over denied paths */
 	AuditLog *audit;            /* for the proxy's net events; may be NULL */
+	/* The proxy writes its refusals (net/proxy-report.h) to this fd (the
+	 * write end of a non-blocking pipe the caller reads after the run). */
+	bool has_proxy_report;
+	int proxy_report_fd;
 } SandboxOptions;
 
 typedef struct SandboxError {
@@ -54,6 +59,7 @@ typedef struct SandboxResult {
 	bool protected_check_failed; /* the after-run check could not run or move one */
 	SandboxError error;         /* when setup_failed */
 	unsigned stdio_replaced;    /* bit n: fd n was a directory or O_PATH; got /dev/null */
+	NetnsCounters net;          /* the network namespace's counters, for hints */
 } SandboxResult;
 
 int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError *reterr);

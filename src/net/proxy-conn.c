@@ -23,6 +23,8 @@ static const char *kind_to_string(ConnKind k)
 		return "http-connect";
 	case CONN_KIND_SOCKS5:
 		return "socks5";
+	case CONN_KIND_HOST_PORT:
+		return "host-port";
 	case CONN_KIND_HTTP:
 	case CONN_KIND_HTTP_FORWARD:
 		break;
@@ -32,7 +34,7 @@ static const char *kind_to_string(ConnKind k)
 
 static bool is_http(const Conn *c)
 {
-	return c->kind != CONN_KIND_SOCKS5;
+	return c->kind != CONN_KIND_SOCKS5 && c->kind != CONN_KIND_HOST_PORT;
 }
 
 static int watch_add(Proxy *p, Endpoint *e)
@@ -112,6 +114,12 @@ static void write_audit(Conn *c)
 			  "run's connections is incomplete");
 }
 
+static void conn_finished(Conn *c)
+{
+	proxy_report_refusal(c->proxy, c);
+	write_audit(c);
+}
+
 static void close_upstream(Conn *c)
 {
 	if (c->upstream.fd >= 0) {
@@ -130,7 +138,7 @@ void conn_close(Conn *c)
 		resolver_cancel(c->query);
 		c->query = NULL;
 	}
-	write_audit(c);
+	conn_finished(c);
 	(void)close(c->client.fd);
 	c->client.fd = -1;
 	close_upstream(c);
@@ -193,7 +201,7 @@ void conn_refuse(Conn *c, NetVerdict verdict, int http_status, uint8_t socks_rep
 			conn_close(c);
 			return;
 		}
-	} else if (socks_rep != 0xff) {
+	} else if (c->kind == CONN_KIND_SOCKS5 && socks_rep != 0xff) {
 		size_t rn = socks5_format_reply(socks_rep, NULL, rep);
 		if (conn_set_pending(&c->down, rep, rn) < 0) {
 			conn_close(c);
@@ -235,6 +243,7 @@ static void connect_next(Conn *c);
 void conn_blocked(Conn *c, const char *rule, const char *why)
 {
 	snprintf(c->rule, sizeof(c->rule), "%s", rule ? rule : why);
+	snprintf(c->refusal, sizeof(c->refusal), "%s", why);
 	conn_refuse(c, NET_VERDICT_DENY, 403, SOCKS5_REP_NOT_ALLOWED, "ward: blocked %s%s%s:%u (%s)",
 	       strchr(c->host, ':') ? "[" : "", c->host, strchr(c->host, ':') ? "]" : "", c->port, why);
 }
@@ -305,6 +314,13 @@ void conn_decide(Conn *c)
 	if (!c->decision.allow) {
 		if (c->decision.rule)
 			snprintf(why, sizeof(why), "%s in network.deny", c->decision.rule);
+		else if (policy_loopback_pattern(c->host))
+			/* NO_PROXY sends localhost past the proxy; a client that
+			 * asks the proxy for it wants the host's. */
+			snprintf(why, sizeof(why),
+				 "not in %s; localhost inside the sandbox is the sandbox's own: for the "
+				 "host's 127.0.0.1:%u use --allow-host-port %u (network.host_ports)",
+				 c->decision.list, c->port, c->port);
 		else
 			snprintf(why, sizeof(why), "not in %s", c->decision.list);
 		conn_blocked(c, c->decision.rule, why);
@@ -376,7 +392,7 @@ static void connected(Conn *c)
 			r = conn_set_pending(&c->up, c->head + consumed, leftover);
 		if (r >= 0 && c->kind == CONN_KIND_HTTP_CONNECT)
 			r = conn_set_pending(&c->down, established, sizeof(established) - 1);
-		else if (r >= 0)
+		else if (r >= 0 && c->kind == CONN_KIND_SOCKS5)
 			r = conn_set_pending(&c->down, rep, socks5_format_reply(SOCKS5_REP_SUCCEEDED, NULL, rep));
 	}
 	/* Client bytes passed on: a forwarded request's head counts, a
@@ -431,6 +447,27 @@ static void connect_next(Conn *c)
 	int e = c->last_connect_error ? c->last_connect_error : -EHOSTUNREACH;
 	snprintf(why, sizeof(why), "connect: %s", strerror(-e));
 	failed(c, e, why);
+}
+
+void conn_start_host_port(Conn *c, uint16_t port)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)&c->addrs[0];
+
+	free(c->head);
+	c->head = NULL;
+	snprintf(c->host, sizeof(c->host), "127.0.0.1");
+	c->port = port;
+	snprintf(c->rule, sizeof(c->rule), "%u", port);
+	c->decision.allow = true;
+	c->decision.rule = c->rule;
+	c->decision.list = "network.host_ports";
+	c->verdict = NET_VERDICT_ALLOW;
+	memset(&c->addrs[0], 0, sizeof(c->addrs[0]));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	c->n_addrs = 1;
+	c->i_addr = 0;
+	connect_next(c);
 }
 
 static void check_connected(Conn *c)

@@ -10,6 +10,7 @@
 #include "net/http-parse.h"
 #include "net/net-match.h"
 #include "net/proxy.h"
+#include "net/proxy-report.h"
 #include "net/resolve.h"
 #include "net/socks5.h"
 
@@ -20,6 +21,7 @@ enum {
 	WATCH_SIGNAL = 3,
 	WATCH_CLIENT = 4,
 	WATCH_UPSTREAM = 5,
+	WATCH_LISTEN_HOST = 6,
 	/* PROXY_WATCH_RESOLVER (7) is resolve.c's */
 };
 
@@ -41,6 +43,7 @@ typedef enum ConnKind {
 	CONN_KIND_HTTP_CONNECT,
 	CONN_KIND_HTTP_FORWARD,
 	CONN_KIND_SOCKS5,
+	CONN_KIND_HOST_PORT,    /* network.host_ports: a byte relay to the host's loopback */
 } ConnKind;
 
 /* One socket of a connection. The loop registers it edge-triggered and keeps
@@ -64,6 +67,14 @@ typedef struct Flow {
 } Flow;
 
 typedef struct Proxy Proxy;
+
+/* A network.host_ports listener. */
+typedef struct HostListen {
+	Watch w;
+	int fd;
+	uint16_t port;
+} HostListen;
+
 
 typedef struct Conn {
 	Proxy *proxy;
@@ -89,6 +100,7 @@ typedef struct Conn {
 	NetDecision decision;
 	NetVerdict verdict;
 	char rule[320];
+	char refusal[240]; /* the reason a refusal by policy gave */
 	char address[64];
 
 	struct sockaddr_storage addrs[RESOLVE_MAX_ADDRS];
@@ -106,6 +118,12 @@ struct Proxy {
 	int epfd;
 	Watch listen_http, listen_socks, sig;
 	int http_fd, socks_fd, sigfd;
+	HostListen *hosts;
+	size_t n_hosts;
+	/* host:port already reported as refused (proxy-report.c). */
+	char reported[PROXY_REPORT_DISTINCT][NET_HOST_MAX + 8];
+	size_t n_reported;
+	bool report_overflowed;
 	Resolver *resolver;
 	Conn *conns;
 	size_t n_active, n_total;
@@ -137,6 +155,12 @@ void conn_refuse(Conn *c, NetVerdict verdict, int http_status, uint8_t socks_rep
 void conn_blocked(Conn *c, const char *rule, const char *why);
 /* Match c->host:c->port, then resolve and connect, or refuse. */
 void conn_decide(Conn *c);
+
+/* Relay a network.host_ports connection to the host's 127.0.0.1:@port. */
+void conn_start_host_port(Conn *c, uint16_t port);
+
+/* proxy-report.c: tell the supervisor about a refusal by policy. */
+void proxy_report_refusal(Proxy *p, const Conn *c);
 
 /* proxy-head.c */
 void conn_read_head(Conn *c);

@@ -43,14 +43,22 @@ static void listeners_set(Proxy *p, bool on)
 {
 	struct epoll_event ev = { .events = on ? EPOLLIN : 0 };
 
-	ev.data.ptr = &p->listen_http;
-	(void)epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->http_fd, &ev);
-	ev.data.ptr = &p->listen_socks;
-	(void)epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->socks_fd, &ev);
+	if (p->http_fd >= 0) {
+		ev.data.ptr = &p->listen_http;
+		(void)epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->http_fd, &ev);
+	}
+	if (p->socks_fd >= 0) {
+		ev.data.ptr = &p->listen_socks;
+		(void)epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->socks_fd, &ev);
+	}
+	for (size_t i = 0; i < p->n_hosts; i++) {
+		ev.data.ptr = &p->hosts[i].w;
+		(void)epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->hosts[i].fd, &ev);
+	}
 	p->accept_paused = !on;
 }
 
-static void do_accept(Proxy *p, int lfd, ConnKind kind)
+static void do_accept(Proxy *p, int lfd, ConnKind kind, uint16_t host_port)
 {
 	/* Bounded per wakeup so a connect storm cannot starve the relays; the
 	 * listener is level-triggered and comes back. */
@@ -78,8 +86,13 @@ static void do_accept(Proxy *p, int lfd, ConnKind kind)
 			(void)close(fd);
 			continue;
 		}
-		if (p->n_active > p->max_conns)
-			conn_overflow(c);
+		if (p->n_active > p->max_conns) {
+			if (kind == CONN_KIND_HOST_PORT)
+				conn_close(c); /* a raw stream: no way to say why */
+			else
+				conn_overflow(c);
+		} else if (kind == CONN_KIND_HOST_PORT)
+			conn_start_host_port(c, host_port);
 	}
 }
 
@@ -156,11 +169,16 @@ static int loop(Proxy *p)
 			Watch *w = evs[i].data.ptr;
 			switch (w->kind) {
 			case WATCH_LISTEN_HTTP:
-				do_accept(p, p->http_fd, CONN_KIND_HTTP);
+				do_accept(p, p->http_fd, CONN_KIND_HTTP, 0);
 				break;
 			case WATCH_LISTEN_SOCKS:
-				do_accept(p, p->socks_fd, CONN_KIND_SOCKS5);
+				do_accept(p, p->socks_fd, CONN_KIND_SOCKS5, 0);
 				break;
+			case WATCH_LISTEN_HOST: {
+				HostListen *h = (HostListen *)w;
+				do_accept(p, h->fd, CONN_KIND_HOST_PORT, h->port);
+				break;
+			}
 			case WATCH_SIGNAL: {
 				struct signalfd_siginfo si;
 				if (read(p->sigfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo == SIGTERM)
@@ -212,7 +230,8 @@ int proxy_serve(const ProxyConfig *cfg, int http_fd, int socks_fd)
 	Proxy p = { 0 };
 	int r;
 
-	if (!cfg || !cfg->policy || http_fd < 0 || socks_fd < 0)
+	if (!cfg || !cfg->policy || (http_fd < 0) != (socks_fd < 0) ||
+	    (http_fd < 0 && cfg->n_host == 0))
 		return -EINVAL;
 	p.cfg = *cfg;
 	net_matcher_init(&p.matcher, cfg->policy, cfg->program);
@@ -227,16 +246,24 @@ int proxy_serve(const ProxyConfig *cfg, int http_fd, int socks_fd)
 	p.now_ms = proxy_now_ms();
 	raise_nofile(p.max_conns);
 
-	r = set_nonblock(http_fd);
-	if (r < 0)
-		return r;
-	r = set_nonblock(socks_fd);
-	if (r < 0)
+	if (http_fd >= 0 && ((r = set_nonblock(http_fd)) < 0 || (r = set_nonblock(socks_fd)) < 0))
 		return r;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
 		return -errno;
 	p.epfd = epfd;
+	if (cfg->n_host > 0) {
+		p.hosts = calloc(cfg->n_host, sizeof(*p.hosts));
+		if (!p.hosts)
+			return -ENOMEM;
+		p.n_hosts = cfg->n_host;
+		for (size_t i = 0; i < cfg->n_host; i++) {
+			p.hosts[i] = (HostListen){ .fd = cfg->host_fds[i], .port = cfg->host_ports[i] };
+			r = set_nonblock(p.hosts[i].fd);
+			if (r < 0)
+				goto out;
+		}
+	}
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -248,9 +275,13 @@ int proxy_serve(const ProxyConfig *cfg, int http_fd, int socks_fd)
 		goto out;
 	}
 	p.sigfd = sigfd;
-	if ((r = add_watch(&p, http_fd, &p.listen_http, WATCH_LISTEN_HTTP)) < 0 ||
-	    (r = add_watch(&p, socks_fd, &p.listen_socks, WATCH_LISTEN_SOCKS)) < 0 ||
-	    (r = add_watch(&p, sigfd, &p.sig, WATCH_SIGNAL)) < 0)
+	if (http_fd >= 0 && ((r = add_watch(&p, http_fd, &p.listen_http, WATCH_LISTEN_HTTP)) < 0 ||
+			     (r = add_watch(&p, socks_fd, &p.listen_socks, WATCH_LISTEN_SOCKS)) < 0))
+		goto out;
+	for (size_t i = 0; i < p.n_hosts; i++)
+		if ((r = add_watch(&p, p.hosts[i].fd, &p.hosts[i].w, WATCH_LISTEN_HOST)) < 0)
+			goto out;
+	if ((r = add_watch(&p, sigfd, &p.sig, WATCH_SIGNAL)) < 0)
 		goto out;
 
 	r = loop(&p);
@@ -262,6 +293,7 @@ int proxy_serve(const ProxyConfig *cfg, int http_fd, int socks_fd)
 	p.resolver = resolver_free(p.resolver);
 out:
 	(void)sigprocmask(SIG_SETMASK, &old, NULL);
+	free(p.hosts);
 	return r;
 }
 
@@ -305,11 +337,12 @@ static int close_other_fds(int *keep, size_t n)
 int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pid)
 {
 	pid_t parent = getpid(), pid;
-	int keep[3], r;
+	int keep[4 + PROXY_HOST_FDS_MAX], r;
 	size_t n = 0;
 	sigset_t none;
 
-	if (!cfg || !cfg->policy || http_fd < 0 || socks_fd < 0 || !ret_pid)
+	if (!cfg || !cfg->policy || (http_fd < 0) != (socks_fd < 0) ||
+	    (http_fd < 0 && cfg->n_host == 0) || cfg->n_host > PROXY_HOST_FDS_MAX || !ret_pid)
 		return -EINVAL;
 	pid = fork();
 	if (pid < 0)
@@ -335,10 +368,16 @@ int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pi
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 
-	keep[n++] = http_fd;
-	keep[n++] = socks_fd;
+	if (http_fd >= 0) {
+		keep[n++] = http_fd;
+		keep[n++] = socks_fd;
+	}
+	for (size_t i = 0; i < cfg->n_host; i++)
+		keep[n++] = cfg->host_fds[i];
 	if (cfg->audit && audit_fd(cfg->audit) >= 0)
 		keep[n++] = audit_fd(cfg->audit);
+	if (cfg->has_report && cfg->report_fd >= 0)
+		keep[n++] = cfg->report_fd;
 	if (close_other_fds(keep, n) < 0)
 		_exit(1);
 	r = proxy_serve(cfg, http_fd, socks_fd);

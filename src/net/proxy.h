@@ -6,6 +6,9 @@
  * 127.0.0.1:WARD_PROXY_SOCKS_PORT and nothing else reaches out. */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "audit/audit.h"
@@ -20,6 +23,15 @@ typedef struct ProxyConfig {
 	const WardPolicy *policy;   /* allow/deny/commands/hosts */
 	const char *program;        /* argv[0]'s base name, for network.commands */
 	AuditLog *audit;            /* net events; may be NULL */
+	/* network.host_ports: one listening fd (inside the sandbox) per port;
+	 * each connection is relayed to the host's 127.0.0.1:PORT. */
+	const int *host_fds;
+	const uint16_t *host_ports;
+	size_t n_host;
+	/* Refusals by policy go to report_fd as ProxyRefusal records
+	 * (net/proxy-report.h) when has_report is set. */
+	bool has_report;
+	int report_fd;
 	/* Tuning; 0 means the default. For tests and benches. */
 	unsigned max_connections;    /* default policy->max_connections, else 1024 */
 	unsigned header_timeout_ms;  /* whole request head (or SOCKS handshake): 10 s */
@@ -28,9 +40,11 @@ typedef struct ProxyConfig {
 } ProxyConfig;
 
 #define PROXY_DEFAULT_MAX_CONNECTIONS 1024
+#define PROXY_HOST_FDS_MAX 32 /* POLICY_HOST_PORTS_MAX */
 
 /* Fork the proxy process serving @http_fd and @socks_fd (listening,
- * non-blocking not required). The child dies with the caller
+ * non-blocking not required; both -EBADF when only cfg->host_fds are
+ * served, with network.mode "none"). The child dies with the caller
  * (PR_SET_PDEATHSIG) and on SIGTERM closes everything and exits. The caller
  * keeps its copies of the fds and should close them. */
 int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pid);

@@ -29,6 +29,11 @@ int policy_set_env(WardPolicy *p, const char *name, const char *value);
 int policy_add_command_host(WardPolicy *p, const char *cmd, const char *pattern);
 int policy_set_host(WardPolicy *p, const char *name, const char *address);
 int policy_add_local_port(WardPolicy *p, uint16_t port);
+/* network.host_ports: each is a listener and a relay; a few are plenty. */
+#define POLICY_HOST_PORTS_MAX 32
+/* Append @port to the list (@l, @n) unless present. */
+int policy_add_port(uint16_t **l, size_t *n, uint16_t port);
+
 
 /* Validators: true if valid, else false with a reason (without the value)
  * in @why. */

@@ -36,10 +36,25 @@ static bool add_limit(cJSON *obj, const char *key, uint64_t v)
 	return add(obj, key, cJSON_CreateNumber((double)v));
 }
 
+static cJSON *ports_array(const uint16_t *ports, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; a && i < n; i++) {
+		cJSON *v = cJSON_CreateNumber(ports[i]);
+		if (!v || !cJSON_AddItemToArray(a, v)) {
+			cJSON_Delete(v);
+			cJSON_Delete(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 static cJSON *build(const WardPolicy *p)
 {
 	_cleanup_cjson_ cJSON *root = cJSON_CreateObject();
-	cJSON *fs, *net, *env, *limits, *sandbox, *cmds, *hosts, *ports, *set;
+	cJSON *fs, *net, *env, *limits, *sandbox, *cmds, *hosts, *set;
 
 	if (!root || !add(root, "version", cJSON_CreateNumber(1)))
 		return NULL;
@@ -68,15 +83,9 @@ static cJSON *build(const WardPolicy *p)
 	for (size_t i = 0; i < p->n_net_hosts; i++)
 		if (!add(hosts, p->net_hosts[i].name, cJSON_CreateString(p->net_hosts[i].address)))
 			return NULL;
-	if (!add(net, "local_ports", ports = cJSON_CreateArray()))
+	if (!add(net, "local_ports", ports_array(p->net_local_ports, p->n_net_local_ports)) ||
+	    !add(net, "host_ports", ports_array(p->net_host_ports, p->n_net_host_ports)))
 		return NULL;
-	for (size_t i = 0; i < p->n_net_local_ports; i++) {
-		cJSON *n = cJSON_CreateNumber(p->net_local_ports[i]);
-		if (!n || !cJSON_AddItemToArray(ports, n)) {
-			cJSON_Delete(n);
-			return NULL;
-		}
-	}
 	if (!add_limit(net, "max_connections", p->max_connections))
 		return NULL;
 

@@ -321,10 +321,33 @@ static int host_pattern(Parser *ps, const char *path, const char *s, char *buf, 
 	return 0;
 }
 
+/* An allow entry for the sandbox's own loopback would go through the
+ * proxy to the host's, while clients (NO_PROXY) connect inside: refused,
+ * with the way that works. */
+static int allow_pattern(Parser *ps, const char *path, const char *s, char *h, size_t n)
+{
+	const char *lo;
+	int r = host_pattern(ps, path, s, h, n);
+
+	if (r < 0)
+		return r;
+	lo = policy_loopback_pattern(h);
+	if (lo) {
+		char q[160];
+		policy_quote(s, q, sizeof(q));
+		return fail(ps, path,
+			    "%s names %s, which inside the sandbox is the sandbox's own; to reach a "
+			    "service on the host's loopback use network.host_ports (--allow-host-port "
+			    "PORT)",
+			    q, lo);
+	}
+	return 0;
+}
+
 static int each_allow(Parser *ps, const char *path, const char *s)
 {
 	char h[256];
-	int r = host_pattern(ps, path, s, h, sizeof(h));
+	int r = allow_pattern(ps, path, s, h, sizeof(h));
 	if (r < 0)
 		return r;
 	return policy_add_unique(&ps->p->net_allow, h) < 0 ? fail_oom(ps, path) : 0;
@@ -383,7 +406,7 @@ static int on_net_commands(Parser *ps, const char *path, cJSON *v)
 			path_index(hsub, sizeof(hsub), sub, i);
 			if (!cJSON_IsString(h))
 				return fail_type(ps, hsub, "a string", h);
-			r = host_pattern(ps, hsub, h->valuestring, buf, sizeof(buf));
+			r = allow_pattern(ps, hsub, h->valuestring, buf, sizeof(buf));
 			if (r < 0)
 				return r;
 			if (policy_add_command_host(ps->p, c->string, buf) < 0)
@@ -418,7 +441,8 @@ static int on_net_hosts(Parser *ps, const char *path, cJSON *v)
 	return 0;
 }
 
-static int on_net_local_ports(Parser *ps, const char *path, cJSON *v)
+static int parse_ports(Parser *ps, const char *path, cJSON *v, uint64_t min, uint16_t **l,
+		       size_t *n)
 {
 	int i = 0;
 
@@ -430,13 +454,28 @@ static int on_net_local_ports(Parser *ps, const char *path, cJSON *v)
 		int r;
 
 		path_index(sub, sizeof(sub), path, i);
-		r = get_uint(ps, sub, c, 1, 65535, &port);
+		r = get_uint(ps, sub, c, min, 65535, &port);
 		if (r < 0)
 			return r;
-		if (policy_add_local_port(ps->p, (uint16_t)port) < 0)
+		if (policy_add_port(l, n, (uint16_t)port) < 0)
 			return fail_oom(ps, sub);
 	}
 	return 0;
+}
+
+/* 0 is an ephemeral bind (docs/network.md). */
+static int on_net_local_ports(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_ports(ps, path, v, 0, &ps->p->net_local_ports, &ps->p->n_net_local_ports);
+}
+
+static int on_net_host_ports(Parser *ps, const char *path, cJSON *v)
+{
+	int r = parse_ports(ps, path, v, 1, &ps->p->net_host_ports, &ps->p->n_net_host_ports);
+
+	if (r >= 0 && ps->p->n_net_host_ports > POLICY_HOST_PORTS_MAX)
+		return fail(ps, path, "at most %d host ports", POLICY_HOST_PORTS_MAX);
+	return r;
 }
 
 static int on_net_max_connections(Parser *ps, const char *path, cJSON *v)
@@ -452,6 +491,7 @@ static const KeyHandler network_keys[] = {
 	{ "commands", on_net_commands },
 	{ "hosts", on_net_hosts },
 	{ "local_ports", on_net_local_ports },
+	{ "host_ports", on_net_host_ports },
 	{ "max_connections", on_net_max_connections },
 };
 

@@ -2,10 +2,12 @@
  * policy_finalize() itself: "~" expansion, normalization, deduplication and
  * the rules that need the workspace. */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/cleanup.h"
 #include "common/path-util.h"
@@ -156,6 +158,12 @@ bool policy_valid_host_pattern(const char *s, char *w, size_t n)
 		return why(w, n, "empty");
 	if (strlen(s) >= sizeof(host))
 		return why(w, n, "too long");
+	if (strstr(s, "://"))
+		return why(w, n,
+			   "a URL scheme (\"http://\", \"https://\") is not allowed: write the host "
+			   "alone, like example.org or example.org:8443");
+	if (strchr(s, '/'))
+		return why(w, n, "a path is not allowed: write the host alone, like example.org");
 
 	if (s[0] == '[') {
 		const char *end = strchr(s, ']');
@@ -197,6 +205,44 @@ bool policy_valid_host_pattern(const char *s, char *w, size_t n)
 	if (!policy_valid_hostname(host, true))
 		return why(w, n, "not a valid host name");
 	return true;
+}
+
+const char *policy_loopback_pattern(const char *pattern)
+{
+	char host[256];
+	const char *colon;
+	unsigned char a[16];
+	size_t n;
+
+	if (pattern[0] == '[') {
+		const char *end = strchr(pattern, ']');
+		n = end ? (size_t)(end - pattern - 1) : 0;
+		if (n >= sizeof(host))
+			return NULL;
+		memcpy(host, pattern + 1, n);
+		host[n] = '\0';
+		if (inet_pton(AF_INET6, host, a) == 1 &&
+		    (IN6_IS_ADDR_LOOPBACK((struct in6_addr *)a) ||
+		     (IN6_IS_ADDR_V4MAPPED((struct in6_addr *)a) && a[12] == 127)))
+			return "the loopback address";
+		return NULL;
+	}
+	colon = strchr(pattern, ':');
+	n = colon ? (size_t)(colon - pattern) : strlen(pattern);
+	if (n >= sizeof(host))
+		return NULL;
+	memcpy(host, pattern, n);
+	host[n] = '\0';
+	if (inet_pton(AF_INET, host, a) == 1)
+		return a[0] == 127 ? "a loopback address" : NULL;
+	/* RFC 6761: localhost and every name below it are loopback. */
+	if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0 ||
+	    (n > 10 && (strcasecmp(host + n - 10, ".localhost") == 0)) ||
+	    (n > 11 && strcasecmp(host + n - 11, ".localhost.") == 0) ||
+	    strcasecmp(host, "localhost.localdomain") == 0 || strcasecmp(host, "ip6-localhost") == 0 ||
+	    strcasecmp(host, "ip6-loopback") == 0)
+		return "localhost";
+	return NULL;
 }
 
 bool policy_valid_env_name(const char *s)

@@ -143,6 +143,7 @@ static void free_contents(WardPolicy *p)
 	}
 	free(p->net_hosts);
 	free(p->net_local_ports);
+	free(p->net_host_ports);
 	strv_free(p->env_pass);
 	strv_free(p->env_strip);
 	strv_free(p->env_set);
@@ -191,6 +192,8 @@ WardPolicy *policy_copy(const WardPolicy *p)
 	c->n_net_hosts = 0;
 	c->net_local_ports = NULL;
 	c->n_net_local_ports = 0;
+	c->net_host_ports = NULL;
+	c->n_net_host_ports = 0;
 	c->fs_read = c->fs_read_exec = c->fs_read_write = c->fs_deny = c->fs_protected = NULL;
 	c->fs_cache = c->fs_sanitize = NULL;
 	c->net_allow = c->net_deny = NULL;
@@ -225,6 +228,10 @@ WardPolicy *policy_copy(const WardPolicy *p)
 			return policy_free(c);
 	for (size_t i = 0; i < p->n_net_local_ports; i++)
 		if (policy_add_local_port(c, p->net_local_ports[i]) < 0)
+			return policy_free(c);
+	for (size_t i = 0; i < p->n_net_host_ports; i++)
+		if (policy_add_port(&c->net_host_ports, &c->n_net_host_ports,
+				    p->net_host_ports[i]) < 0)
 			return policy_free(c);
 	return c;
 }
@@ -308,17 +315,22 @@ int policy_set_host(WardPolicy *p, const char *name, const char *address)
 	return 0;
 }
 
+int policy_add_port(uint16_t **l, size_t *n, uint16_t port)
+{
+	uint16_t *a;
+
+	for (size_t i = 0; i < *n; i++)
+		if ((*l)[i] == port)
+			return 0;
+	a = realloc(*l, sizeof(*a) * (*n + 1));
+	if (!a)
+		return -ENOMEM;
+	*l = a;
+	a[(*n)++] = port;
+	return 0;
+}
+
 int policy_add_local_port(WardPolicy *p, uint16_t port)
 {
-	uint16_t *n;
-
-	for (size_t i = 0; i < p->n_net_local_ports; i++)
-		if (p->net_local_ports[i] == port)
-			return 0;
-	n = realloc(p->net_local_ports, sizeof(*n) * (p->n_net_local_ports + 1));
-	if (!n)
-		return -ENOMEM;
-	p->net_local_ports = n;
-	p->net_local_ports[p->n_net_local_ports++] = port;
-	return 0;
+	return policy_add_port(&p->net_local_ports, &p->n_net_local_ports, port);
 }

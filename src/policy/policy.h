@@ -69,10 +69,16 @@ typedef struct WardPolicy {
 	size_t n_net_commands;
 	NetHost *net_hosts;
 	size_t n_net_hosts;
-	/* network.local_ports: TCP ports (1..65535) the command may bind and
-	 * connect to on its own loopback (Landlock net rules). */
+	/* network.local_ports: empty (the default) lets the command bind and
+	 * connect to any port of its own loopback (the network namespace
+	 * isolates it); a list narrows bind and connect to those ports with
+	 * Landlock (0: an ephemeral bind). docs/network.md */
 	uint16_t *net_local_ports;
 	size_t n_net_local_ports;
+	/* network.host_ports: TCP ports (1..65535) of the host's loopback that
+	 * 127.0.0.1:PORT inside reaches, relayed by ward. */
+	uint16_t *net_host_ports;
+	size_t n_net_host_ports;
 	uint64_t max_connections; /* network.max_connections, for the proxy */
 
 	char **env_pass;    /* names or trailing-* patterns (LC_*) */
@@ -156,6 +162,12 @@ int policy_hash(const WardPolicy *p, char ret[65]);
  * Returns 0 and a new policy in @ret, or -errno with @reterr. */
 int policy_load(const char *file_or_null, char *const *flag_presets, WardPolicy **ret,
 		PolicyError *reterr);
+
+/* Whether host pattern @pattern (a name, "name:port", an address or
+ * "[v6]:port") names loopback: localhost and names below .localhost,
+ * 127.0.0.0/8, ::1. Returns what it is ("localhost", "a loopback
+ * address"), else NULL. Inside the sandbox these are the sandbox's own. */
+const char *policy_loopback_pattern(const char *pattern);
 
 /* One line: "FILE: PATH: MSG" ("FILE: MSG" when PATH is empty). */
 void policy_error_format(const PolicyError *e, char *buf, size_t n);

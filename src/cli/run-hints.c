@@ -1,0 +1,188 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/run-hints.h"
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "common/path-util.h"
+#include "common/strv.h"
+#include "net/proxy-report.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(WardPolicy *, policy_free)
+
+static bool beneath_any(const char *path, char *const *dirs)
+{
+	STRV_FOREACH(d, dirs)
+	if (path_is_beneath(path, *d))
+		return true;
+	return false;
+}
+
+/* Executable in the sandbox's view: where the mount plan binds with exec
+ * (read_exec, read_write, the workspace) and fs.deny does not hide. */
+static bool visible_exec(const WardPolicy *p, const char *path, const char *workspace)
+{
+	if (beneath_any(path, p->fs_deny))
+		return false;
+	return path_is_beneath(path, workspace) || beneath_any(path, p->fs_read_exec) ||
+	       beneath_any(path, p->fs_read_write);
+}
+
+/* A preset that would make @path visible, or NULL. */
+static const char *preset_exposing(const WardPolicy *pol, const char *path, const char *home,
+				   const char *workspace)
+{
+	const char *const *names = policy_preset_names();
+	PolicyContext ctx = { .home = home, .workspace = workspace };
+
+	for (size_t i = 0; names[i]; i++) {
+		_cleanup_(policy_freep) WardPolicy *c = NULL;
+		PolicyError e;
+
+		if (strv_contains(pol->presets, names[i]))
+			continue;
+		c = policy_copy(pol);
+		if (!c || policy_apply_preset(c, names[i], &e) < 0 ||
+		    policy_finalize(c, &ctx, &e) < 0)
+			continue;
+		if (visible_exec(c, path, workspace))
+			return names[i];
+	}
+	return NULL;
+}
+
+/* What to add to fs.read_exec: a version manager's whole tree (~/.pyenv,
+ * ~/.nvm: its shims run code from there), else the entry itself. */
+static void suggest_entry(const char *path, const char *home, char *buf, size_t n)
+{
+	if (path_is_beneath(path, home) && strcmp(path, home) != 0) {
+		const char *rel = path + strlen(home) + (strcmp(home, "/") == 0 ? 0 : 1);
+		size_t first = strcspn(rel, "/");
+		if (rel[0] == '.' && strncmp(rel, ".local", first) != 0 &&
+		    strncmp(rel, ".config", first) != 0 && strncmp(rel, ".cache", first) != 0) {
+			snprintf(buf, n, "~/%.*s", (int)first, rel);
+			return;
+		}
+		snprintf(buf, n, "~/%s", rel);
+		return;
+	}
+	snprintf(buf, n, "%s", path);
+}
+
+cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home,
+		      const char *workspace)
+{
+	const char *path = NULL;
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_strv_ char **seen = NULL;
+	char line[2048];
+	size_t o = 0;
+	cJSON *hidden = NULL;
+
+	STRV_FOREACH(e, envp)
+	if (strncmp(*e, "PATH=", 5) == 0)
+		path = *e + 5;
+	if (!path || !(copy = strdup(path)))
+		return NULL;
+	line[0] = '\0';
+	for (char *save = NULL, *ent = strtok_r(copy, ":", &save); ent;
+	     ent = strtok_r(NULL, ":", &save)) {
+		_cleanup_free_ char *real = NULL;
+		char fix[PATH_MAX + 64], sug[PATH_MAX];
+		const char *preset;
+		struct stat st;
+
+		/* Relative entries follow the cwd; missing ones are missing on
+		 * the host as well. */
+		if (ent[0] != '/' || stat(ent, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		real = realpath(ent, NULL);
+		if (!real || visible_exec(pol, real, workspace) || strv_contains(seen, real))
+			continue;
+		if (strv_extend(&seen, real) < 0)
+			break;
+		preset = preset_exposing(pol, real, home, workspace);
+		if (preset)
+			snprintf(fix, sizeof(fix), "--preset %s", preset);
+		else {
+			suggest_entry(real, home, sug, sizeof(sug));
+			snprintf(fix, sizeof(fix), "fs.read_exec: [\"%s\"]", sug);
+		}
+		if (!hidden)
+			hidden = cJSON_CreateArray();
+		cJSON *h = cJSON_CreateObject();
+		cJSON_AddStringToObject(h, "path", ent);
+		cJSON_AddStringToObject(h, "expose", fix);
+		cJSON_AddItemToArray(hidden, h);
+		if (o < sizeof(line)) {
+			int k = snprintf(line + o, sizeof(line) - o, "%s%s (%s)", o ? ", " : "", ent, fix);
+			o += k > 0 ? (size_t)k : 0;
+		}
+	}
+	if (hidden)
+		log_warning("PATH entries not visible in the sandbox, so commands there are not found "
+			    "or another program of the same name runs: %s",
+			    line);
+	return hidden;
+}
+
+static void hint_refusals(int fd, const char *see)
+{
+	ProxyRefusal recs[PROXY_REPORT_DISTINCT + 1];
+	char line[4096];
+	size_t n;
+
+	if (fd < 0)
+		return;
+	n = proxy_refusals_read(fd, recs, ELEMENTSOF(recs));
+	if (n == 0)
+		return;
+	(void)proxy_refusals_format(recs, n, see, line, sizeof(line));
+	log_warning("%s", line);
+}
+
+static void hint_network(const WardPolicy *pol, const SandboxResult *res)
+{
+	const NetnsCounters *c = &res->net;
+	char what[256] = "";
+	size_t o = 0;
+
+	if (!c->valid || res->setup_failed || res->exit_code == 0)
+		return;
+	if (c->no_route)
+		o += (size_t)snprintf(what + o, sizeof(what) - o, "%llu connect%s or send%s with no route",
+				      (unsigned long long)c->no_route, c->no_route == 1 ? "" : "s",
+				      c->no_route == 1 ? "" : "s");
+	if (c->udp_no_port && o < sizeof(what))
+		o += (size_t)snprintf(what + o, sizeof(what) - o,
+				      "%s%llu datagram%s to a loopback port nobody listens on (DNS?)",
+				      o ? ", " : "", (unsigned long long)c->udp_no_port,
+				      c->udp_no_port == 1 ? "" : "s");
+	if (what[0] && pol->net_mode == NET_MODE_NONE)
+		log_warning("Hint: the command tried to resolve or connect (%s), but this run has no "
+			    "network (--net none): allow hosts with --allow-domain HOST (through the "
+			    "proxy), or a host's loopback service with --allow-host-port PORT",
+			    what);
+	else if (what[0])
+		log_warning("Hint: the command tried to resolve or connect directly (%s): only the "
+			    "proxy reaches out (HTTP_PROXY, ALL_PROXY); a client that ignores the proxy "
+			    "variables cannot connect",
+			    what);
+	if (c->tcp_refused)
+		log_warning("Hint: %llu connection%s to a loopback port where nothing listened inside "
+			    "the sandbox; localhost is the sandbox's own: a service on the host's "
+			    "127.0.0.1:PORT needs --allow-host-port PORT",
+			    (unsigned long long)c->tcp_refused, c->tcp_refused == 1 ? "" : "s");
+}
+
+void run_hints_after(const WardPolicy *pol, const SandboxResult *res, int report_rd,
+		     const char *see)
+{
+	hint_refusals(report_rd, see);
+	hint_network(pol, res);
+}

@@ -1,0 +1,27 @@
+/* One-line explanations around a `ward run`, on stderr: a PATH entry the
+ * sandbox does not show (at start), what the proxy refused and whether the
+ * command tried to reach the network it does not have (at the end). They
+ * are hints for a person reading a failed run, never a decision; the audit
+ * log has the details. */
+#pragma once
+
+#include <cjson/cJSON.h>
+
+#include "linux/sandbox.h"
+#include "policy/policy.h"
+
+/* The PATH entries of @envp that exist on the host but are not executable
+ * in the sandbox's view (under no fs.read_exec/read_write entry nor the
+ * workspace, or under fs.deny), each with what would expose it: a preset
+ * that covers it or an fs.read_exec entry. Prints one warning line when
+ * there are any; returns them as a JSON array for the start event (caller
+ * frees), or NULL when none. */
+cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home,
+		      const char *workspace);
+
+/* After the run: one line when the proxy refused connections (records on
+ * @report_rd, -1 for none), and, when the command failed, one line when
+ * the namespace's counters show it tried to reach what the sandbox has
+ * no route to. @see says where the details are (the audit log). */
+void run_hints_after(const WardPolicy *pol, const SandboxResult *res, int report_rd,
+		     const char *see);
