@@ -203,12 +203,23 @@ fi
 abi=$("$WARD" probe --json --quick | sed -n 's/.*"abi":\([0-9]*\).*/\1/p')
 if [ "${abi:-0}" -ge 4 ]; then
 	bind='import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); print("bound")'
-	out=$("$WARD" run -- python3 -c "$bind" 23917 2>&1)
-	check "Landlock: binding a port not in network.local_ports is refused" \
-		grep -q PermissionError <<<"$out"
+	check_eq "by default any port of the sandbox's own loopback can be bound" "bound" \
+		"$("$WARD" run -- python3 -c "$bind" 23917 2>&1)"
+	check_eq "by default an ephemeral port (0) can be bound" "bound" \
+		"$("$WARD" run -- python3 -c "$bind" 0 2>&1)"
 	lp=$(policy ports '{"version":1,"network":{"local_ports":[23917]}}')
+	out=$("$WARD" run -p "$lp" -- python3 -c "$bind" 23918 2>&1)
+	check "Landlock: with network.local_ports, another port is refused" \
+		grep -q PermissionError <<<"$out"
 	check_eq "Landlock: a port in network.local_ports can be bound" "bound" \
 		"$("$WARD" run -p "$lp" -- python3 -c "$bind" 23917 2>&1)"
+	check "the start event says landlock-net when local_ports narrows" \
+		grep -q '"landlock-net"' <<<"$(last_start)"
+	lp0=$(policy ports0 '{"version":1,"network":{"local_ports":[0]}}')
+	check_eq "Landlock: local_ports [0] allows an ephemeral bind" "bound" \
+		"$("$WARD" run -p "$lp0" -- python3 -c "$bind" 0 2>&1)"
+	out=$("$WARD" run -p "$lp0" -- python3 -c "$bind" 23917 2>&1)
+	check "Landlock: local_ports [0] refuses a fixed port" grep -q PermissionError <<<"$out"
 else
 	ok_skip "Landlock ABI ${abi:-0} < 4: no TCP rules"
 fi

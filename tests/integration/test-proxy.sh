@@ -162,7 +162,8 @@ check_eq "denied name: HTTP status 403" "403" \
 check_eq "unlisted name: 403 not in network.allow" \
 	"ward: blocked unlisted.test:$HP (not in network.allow)" \
 	"$(curl -sS -x "$HX" "http://unlisted.test:$HP/x")"
-check_eq "IP literal: 403" "ward: blocked 127.0.0.1:$HP (not in network.allow)" \
+check_eq "IP literal: 403, with the way to the host's loopback" \
+	"ward: blocked 127.0.0.1:$HP (not in network.allow; localhost inside the sandbox is the sandbox's own: for the host's 127.0.0.1:$HP use --allow-host-port $HP (network.host_ports))" \
 	"$(curl -sS -x "$HX" "http://127.0.0.1:$HP/x")"
 check_eq "IPv6 literal: 403" "ward: blocked [::1]:$HP (not in network.allow)" \
 	"$(curl -sS -x "$HX" "http://[::1]:$HP/x")"
@@ -430,34 +431,45 @@ cat >"$T/pol.json" <<EOF
     "commands": { "git": ["gitonly.test:$HP", "sshd.test:${SSHP:-22}"] } } }
 EOF
 W=("$WARD" run -p "$T/pol.json" --)
+# The command's output without ward's end-of-run summary of refusals
+# (checked on its own below).
+wr() { "${W[@]}" "$@" 2>&1 | grep -v '^ward: the proxy refused'; }
 check_eq "ward run: proxy variables point at the in-sandbox ports" \
 	"http://127.0.0.1:3128 http://127.0.0.1:3128 socks5h://127.0.0.1:1080 localhost,127.0.0.1,::1" \
 	"$("${W[@]}" sh -c 'echo $HTTP_PROXY $https_proxy $ALL_PROXY $NO_PROXY')"
 check_eq "ward run: curl through HTTP_PROXY to an allowed name" "hello-ward plain" \
-	"$("${W[@]}" curl -sS "http://site.test:$HP/w1" 2>&1)"
+	"$(wr curl -sS "http://site.test:$HP/w1")"
 check_eq "ward run: curl through HTTPS_PROXY (CONNECT + TLS)" "hello-ward tls" \
-	"$("${W[@]}" curl -sS --cacert cert.pem "https://secure.test:$SP/w2" 2>&1)"
+	"$(wr curl -sS --cacert cert.pem "https://secure.test:$SP/w2")"
 check_eq "ward run: curl --socks5-hostname through the SOCKS5 port" "hello-ward plain" \
-	"$("${W[@]}" curl -sS --socks5-hostname 127.0.0.1:1080 "http://site.test:$HP/w3" 2>&1)"
+	"$(wr curl -sS --socks5-hostname 127.0.0.1:1080 "http://site.test:$HP/w3")"
 check "ward run: the host servers saw the allowed requests" \
 	bash -c "grep -q '^plain site.test:$HP /w1$' '$T/requests.log' && grep -q '^tls secure.test:$SP /w2$' '$T/requests.log'"
 before=$(served)
 check_eq "ward run: denied name refused with the documented answer" \
 	"ward: blocked denied.test:$HP (denied.test in network.deny)" \
-	"$("${W[@]}" curl -sS "http://denied.test:$HP/x" 2>&1)"
+	"$(wr curl -sS "http://denied.test:$HP/x")"
 check_eq "ward run: unlisted name refused" "ward: blocked unlisted.test:$HP (not in network.allow)" \
-	"$("${W[@]}" curl -sS "http://unlisted.test:$HP/x" 2>&1)"
-check_eq "ward run: IP literal through the proxy refused" "ward: blocked 127.0.0.1:$HP (not in network.allow)" \
-	"$("${W[@]}" curl -sS --noproxy '' -x http://127.0.0.1:3128 "http://127.0.0.1:$HP/x" 2>&1)"
+	"$(wr curl -sS "http://unlisted.test:$HP/x")"
+check_eq "ward run: IP literal through the proxy refused" \
+	"ward: blocked 127.0.0.1:$HP (not in network.allow; localhost inside the sandbox is the sandbox's own: for the host's 127.0.0.1:$HP use --allow-host-port $HP (network.host_ports))" \
+	"$(wr curl -sS --noproxy '' -x http://127.0.0.1:3128 "http://127.0.0.1:$HP/x")"
 check_eq "ward run: wrong port refused" "ward: blocked site.test:$SP (not in network.allow)" \
-	"$("${W[@]}" curl -sS "http://site.test:$SP/x" 2>&1)"
+	"$(wr curl -sS "http://site.test:$SP/x")"
 check_eq "ward run: Host mismatch refused" \
 	"ward: blocked site.test:$HP (Host header does not match the request target)" \
-	"$("${W[@]}" curl -sS -H "Host: unlisted.test:$HP" "http://site.test:$HP/x" 2>&1)"
+	"$(wr curl -sS -H "Host: unlisted.test:$HP" "http://site.test:$HP/x")"
 check_eq "ward run: a name resolving to 127.0.0.1 without an exact allow is refused" \
 	"ward: blocked a.wild.test:$HP (resolves to loopback address 127.0.0.1; needs an exact network.allow entry)" \
-	"$("${W[@]}" curl -sS "http://a.wild.test:$HP/x" 2>&1)"
-check_eq "ward run: SOCKS5 refusal is 0x02" 2 "$("${W[@]}" python3 socks.py 1080 unlisted.test "$HP" 2>&1)"
+	"$(wr curl -sS "http://a.wild.test:$HP/x")"
+check_eq "ward run: SOCKS5 refusal is 0x02" 2 "$(wr python3 socks.py 1080 unlisted.test "$HP")"
+# One line at the end of the run names every refused host:port and why,
+# once each, even when the command itself says nothing (curl -s, 403).
+out=$("${W[@]}" sh -c "curl -s -o /dev/null http://unlisted.test:$HP/a; curl -s -o /dev/null http://unlisted.test:$HP/b; curl -s -o /dev/null http://denied.test:$HP/c" 2>&1 >/dev/null)
+check_eq "ward run: one summary line of the proxy's refusals on stderr" 1 \
+	"$(grep -c '^ward: the proxy refused 2 destinations: unlisted.test:'"$HP"' (not in network.allow), denied.test:'"$HP"' (denied.test in network.deny); every connection is in .*audit.jsonl (session [0-9a-f]*)$' <<<"$out")"
+check_eq "ward run: no summary line when nothing was refused" "" \
+	"$("${W[@]}" curl -s -o /dev/null "http://site.test:$HP/ok" 2>&1)"
 check_not "ward run: direct connect to the host's 127.0.0.1 server (ignoring the proxy) fails" \
 	"${W[@]}" curl -sS --noproxy '*' --max-time 10 "http://127.0.0.1:$HP/direct"
 if [ -n "$HOSTIP" ]; then
@@ -482,9 +494,9 @@ check_eq "ward run: the host sentinels (TCP, UDP/DNS) saw nothing" "" "$(cat "$T
 cp "$(command -v curl)" "$WS/git"
 check_eq "ward run: network.commands gives git its own list" \
 	"ward: blocked site.test:$HP (not in network.commands.git)" \
-	"$("${W[@]}" ./git -sS "http://site.test:$HP/x" 2>&1)"
+	"$(wr ./git -sS "http://site.test:$HP/x")"
 check_eq "ward run: ... and git reaches its own host" "hello-ward plain" \
-	"$("${W[@]}" ./git -sS "http://gitonly.test:$HP/g" 2>&1)"
+	"$(wr ./git -sS "http://gitonly.test:$HP/g")"
 rm -f "$WS/git"
 # network.max_connections from the policy file reaches the proxy.
 cat >"$T/pol-max.json" <<EOF

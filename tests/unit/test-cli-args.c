@@ -102,6 +102,30 @@ static void test_cli_args_errors(void **state)
 	EXPECT_ERROR("missing COMMAND", "--");
 	EXPECT_ERROR("--session", "--cow", "--session", "abc", "--", "true");
 	EXPECT_ERROR("--allow-domain", "--net", "none", "--allow-domain", "x.org", "--", "true");
+	/* The sandbox's own loopback: the refusal names the flag that works. */
+	EXPECT_ERROR("--allow-host-port PORT", "--allow-domain", "localhost", "--", "true");
+	EXPECT_ERROR("--allow-host-port PORT", "--allow-domain", "localhost:5432", "--", "true");
+	EXPECT_ERROR("--allow-host-port PORT", "--allow-domain", "127.0.0.1:5432", "--", "true");
+	EXPECT_ERROR("--allow-host-port PORT", "--allow-domain", "[::1]:5432", "--", "true");
+	EXPECT_ERROR("--allow-host-port PORT", "--allow-domain", "db.localhost", "--", "true");
+	EXPECT_ERROR("--allow-host-port", "--allow-host-port", "0", "--", "true");
+	EXPECT_ERROR("--allow-host-port", "--allow-host-port", "65536", "--", "true");
+	EXPECT_ERROR("--allow-host-port", "--allow-host-port", "http", "--", "true");
+}
+
+static void test_cli_args_host_ports(void **state)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	assert_int_equal(PARSE(&o, &err, "--allow-host-port", "5432", "--allow-host-port", "6379",
+			       "--", "psql"),
+			 0);
+	assert_int_equal(o.n_host_ports, 2);
+	assert_int_equal(o.host_ports[0], 5432);
+	assert_int_equal(o.host_ports[1], 6379);
+	assert_int_equal(o.net_mode, -1); /* no proxy implied */
+	run_options_done(&o);
 }
 
 static void test_cli_args_help_needs_no_command(void **state)
@@ -135,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_cli_args_full),
 		cmocka_unit_test(test_cli_args_command_options_are_not_ours),
 		cmocka_unit_test(test_cli_args_errors),
+		cmocka_unit_test(test_cli_args_host_ports),
 		cmocka_unit_test(test_cli_args_help_needs_no_command),
 		cmocka_unit_test(test_cli_args_reparse),
 	};

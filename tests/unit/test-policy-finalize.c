@@ -263,6 +263,7 @@ static void test_policy_copy_is_deep(void **state)
 	free(c->net_hosts[0].address);
 	c->net_hosts[0].address = strdup("10.9.9.9");
 	c->net_local_ports[0] = 1;
+	c->net_host_ports[0] = 1;
 	c->pids = 1;
 	after = policy_to_json(p);
 	assert_string_equal(before, after);

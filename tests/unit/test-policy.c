@@ -65,7 +65,11 @@ static const InvalidCase invalid_cases[] = {
 	{ "invalid-command-type.json", "network.commands.git", "expected an array of host patterns" },
 	{ "invalid-hosts-address.json", "network.hosts.example.com", "expected an IP address" },
 	{ "invalid-hosts-name.json", "network.hosts.*.example.com", "expected a host name" },
-	{ "invalid-local-port.json", "network.local_ports[1]", "expected an integer from 1 to 65535, got 0" },
+	{ "invalid-local-port.json", "network.local_ports[1]", "expected an integer from 0 to 65535, got -1" },
+	{ "invalid-host-ports.json", "network.host_ports[1]", "expected an integer from 1 to 65535, got 0" },
+	{ "invalid-allow-localhost.json", "network.allow[1]", "use network.host_ports (--allow-host-port PORT)" },
+	{ "invalid-allow-scheme.json", "network.allow[0]", "a URL scheme (\"http://\", \"https://\") is not allowed" },
+	{ "invalid-command-loopback.json", "network.commands.psql[0]", "a loopback address, which inside the sandbox is the sandbox's own" },
 	{ "invalid-local-port-big.json", "network.local_ports[0]", "got 65536" },
 	{ "invalid-max-connections.json", "network.max_connections", "expected an integer from 1 to 65536" },
 	{ "invalid-env-set-type.json", "env.set.FOO", "expected a string, got 1" },
@@ -286,9 +290,13 @@ static void test_policy_parse_network(void **state)
 	assert_int_equal(p->n_net_hosts, 2);
 	assert_string_equal(p->net_hosts[0].name, "internal.example");
 	assert_string_equal(p->net_hosts[0].address, "10.0.0.5");
-	assert_int_equal(p->n_net_local_ports, 2); /* 3000 deduplicated */
+	assert_int_equal(p->n_net_local_ports, 3); /* 3000 deduplicated */
 	assert_int_equal(p->net_local_ports[0], 3000);
 	assert_int_equal(p->net_local_ports[1], 8080);
+	assert_int_equal(p->net_local_ports[2], 0); /* an ephemeral bind */
+	assert_int_equal(p->n_net_host_ports, 2);
+	assert_int_equal(p->net_host_ports[0], 5432);
+	assert_int_equal(p->net_host_ports[1], 6379);
 	assert_int_equal(p->max_connections, 64);
 	policy_free(p);
 }
