@@ -51,8 +51,9 @@ build-bench/build.ninja:
 # The tests run under AddressSanitizer and UndefinedBehaviorSanitizer.
 test: test-deps build build-asan/build.ninja
 	ninja -C build-asan
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		meson test -C build-asan --print-errorlogs --num-processes 2
+	@status=0; ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C build-asan --print-errorlogs --num-processes 2 || status=$$?; \
+		python3 tests/known-open.py build-asan/meson-logs/testlog.json; exit $$status
 
 bench: test-deps build-bench/build.ninja
 	ninja -C build-bench

@@ -256,6 +256,16 @@ static void failed(Conn *c, int err, const char *why)
 					    : SOCKS5_REP_HOST_UNREACHABLE;
 
 	snprintf(c->rule, sizeof(c->rule), "%s", why);
+	if (c->kind == CONN_KIND_HOST_PORT) {
+		/* The connect inside already succeeded (the kernel accepted it
+		 * on the relay's listener): a reset is the nearest thing to the
+		 * refusal the host's port gave. */
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+		(void)setsockopt(c->client.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		c->verdict = NET_VERDICT_ERROR;
+		conn_close(c);
+		return;
+	}
 	conn_refuse(c, NET_VERDICT_ERROR, status, rep, "ward: cannot reach %s:%u (%s)", c->host, c->port, why);
 }
 

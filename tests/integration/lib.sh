@@ -35,17 +35,32 @@ not_ok() { _tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1)); echo "not ok $_
 ok_skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }
 diag() { echo "# $*"; }
 
-# check DESC CMD...: ok when CMD succeeds.
+# check DESC CMD...: ok when CMD succeeds. CMD's stdout goes to stderr:
+# only TAP lines may reach stdout (a bare `pgrep` pid is "Unknown TAP output").
 check() {
 	local desc=$1
 	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+	if "$@" >&2; then ok "$desc"; else not_ok "$desc"; fi
 }
 # check_not DESC CMD...: ok when CMD fails.
 check_not() {
 	local desc=$1
 	shift
-	if "$@"; then not_ok "$desc"; else ok "$desc"; fi
+	if "$@" >&2; then not_ok "$desc"; else ok "$desc"; fi
+}
+# check_todo DESC WHY CMD...: a known-open check. "not ok ... # TODO WHY"
+# while CMD fails (meson: expected failure, listed by tests/known-open.py
+# after `make test`), "ok ... # TODO" once it passes (meson reports an
+# unexpected pass: make it a plain check then).
+check_todo() {
+	local desc=$1 why=$2
+	shift 2
+	_tap_n=$((_tap_n + 1))
+	if "$@" >&2; then
+		echo "ok $_tap_n - $desc # TODO fixed? make it a plain check ($why)"
+	else
+		echo "not ok $_tap_n - $desc # TODO $why"
+	fi
 }
 # check_eq DESC EXPECTED ACTUAL
 check_eq() {
