@@ -565,11 +565,16 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 		*reterr_path = strdup(ws);
 		return -EXDEV;
 	}
-	if ((in->state_dir && path_at_or_below(ws, in->state_dir)) ||
-	    (in->config_dir && path_at_or_below(ws, in->config_dir))) {
-		*reterr_path = strdup(ws);
-		return -EPERM;
-	}
+	/* Inside ward's state or config directory, or containing it: the
+	 * command would write next to (or be able to shadow) the audit log,
+	 * the sessions and the policy. Refused both ways (docs/policy.md). */
+	const char *const own_dirs[] = { in->state_dir, in->config_dir };
+	for (size_t i = 0; i < ELEMENTSOF(own_dirs); i++)
+		if (own_dirs[i] && (path_at_or_below(ws, own_dirs[i]) ||
+				    path_at_or_below(own_dirs[i], ws))) {
+			*reterr_path = strdup(own_dirs[i]);
+			return -EPERM;
+		}
 	if (in->cow_upper && (!overlay_safe(ws) || !overlay_safe(in->cow_upper) ||
 			      !overlay_safe(in->cow_work))) {
 		*reterr_path = strdup(ws);

@@ -505,6 +505,11 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		     "workspace '%s' is / or contains the home directory; run ward in a project "
 		     "directory",
 		     errpath ? errpath : opt->workspace);
+	if (r == -EPERM)
+		FAIL(r, "workspace",
+		     "workspace '%s' is inside or contains ward's own directory '%s'; run ward in a "
+		     "project directory",
+		     opt->workspace, errpath ? errpath : "?");
 	if (r == -ELOOP)
 		FAIL(r, "protected",
 		     "protected path '%s' is a symlink (or its parent is) that ward cannot make "

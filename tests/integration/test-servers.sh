@@ -192,5 +192,14 @@ check "an unavailable tier writes its result too" grep -q '"setup_step":[[:space
 check "a command that is not found: error event and the reason in --result" \
 	bash -c "grep -q '\"error\":[[:space:]]*\"exec: /nonexistent/cmd: command not found\"' '$T/result-nf.json' && grep -q '\"step\":\"exec\"' <<<'$(last_event error)'"
 check_not "nothing ran" test -e "$marker"
+# docs/policy.md: the workspace may not contain ward's state directory.
+mkdir -p "$T/outer/ws"
+out=$(cd "$T/outer" && XDG_STATE_HOME="$T/outer/state" "$WARD" run -- touch "$marker" 2>&1)
+st=$?
+check_eq "a workspace containing ward's state directory is refused (125)" 125 "$st"
+check "... saying so" grep -q "contains ward's own directory '$T/outer/state/ward'" <<<"$out"
+out=$(cd "$T/outer/ws" && XDG_CONFIG_HOME="$T/outer/ws/cfg" "$WARD" run -- touch "$marker" 2>&1)
+check "... and one containing its config directory" grep -q "contains ward's own directory" <<<"$out"
+check_not "nothing ran" test -e "$marker"
 
 done_testing
