@@ -202,4 +202,19 @@ out=$(cd "$T/outer/ws" && XDG_CONFIG_HOME="$T/outer/ws/cfg" "$WARD" run -- touch
 check "... and one containing its config directory" grep -q "contains ward's own directory" <<<"$out"
 check_not "nothing ran" test -e "$marker"
 
+# --- the docs list every option -------------------------------------------------
+readme="${WARD_SRC:-}/README.md"
+man="${WARD_SRC:-}/docs/ward.1"
+if [ -f "$readme" ] && [ -f "$man" ]; then
+	missing=""
+	for opt in $("$WARD" run --help | grep -oE -- '--[a-z][a-z-]+' | sort -u) --version; do
+		grep -q -- "$opt" "$readme" || missing="$missing README:$opt"
+		grep -qF -- "${opt//-/\\-}" "$man" || missing="$missing ward.1:$opt"
+	done
+	check_eq "every ward run option and --version are in the README and ward.1" "" "$missing"
+	check "ward --help names --version" grep -q -- "--version" <<<"$("$WARD" --help)"
+else
+	ok_skip "README.md or docs/ward.1 not in WARD_SRC here"
+fi
+
 done_testing
