@@ -63,8 +63,10 @@ check_todo() {
 	fi
 }
 # check_eq DESC EXPECTED ACTUAL
+# (A multi-line value is shown on one line, newlines as \n: a TAP line
+# must not break.)
 check_eq() {
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (expected '$2', got '$3')"; fi
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (expected '${2//$'\n'/\\n}', got '${3//$'\n'/\\n}')"; fi
 }
 assert_file_has_content() { grep -q -e "$2" "$1"; }
 

@@ -463,13 +463,6 @@ check_eq "ward run: a name resolving to 127.0.0.1 without an exact allow is refu
 	"ward: blocked a.wild.test:$HP (resolves to loopback address 127.0.0.1; needs an exact network.allow entry)" \
 	"$(wr curl -sS "http://a.wild.test:$HP/x")"
 check_eq "ward run: SOCKS5 refusal is 0x02" 2 "$(wr python3 socks.py 1080 unlisted.test "$HP")"
-# One line at the end of the run names every refused host:port and why,
-# once each, even when the command itself says nothing (curl -s, 403).
-out=$("${W[@]}" sh -c "curl -s -o /dev/null http://unlisted.test:$HP/a; curl -s -o /dev/null http://unlisted.test:$HP/b; curl -s -o /dev/null http://denied.test:$HP/c" 2>&1 >/dev/null)
-check_eq "ward run: one summary line of the proxy's refusals on stderr" 1 \
-	"$(grep -c '^ward: the proxy refused 2 destinations: unlisted.test:'"$HP"' (not in network.allow), denied.test:'"$HP"' (denied.test in network.deny); every connection is in .*audit.jsonl (session [0-9a-f]*)$' <<<"$out")"
-check_eq "ward run: no summary line when nothing was refused" "" \
-	"$("${W[@]}" curl -s -o /dev/null "http://site.test:$HP/ok" 2>&1)"
 check_not "ward run: direct connect to the host's 127.0.0.1 server (ignoring the proxy) fails" \
 	"${W[@]}" curl -sS --noproxy '*' --max-time 10 "http://127.0.0.1:$HP/direct"
 if [ -n "$HOSTIP" ]; then
@@ -491,6 +484,13 @@ check_not "ward run: the system resolver gets no answer inside" \
 "${W[@]}" python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'ward-udp-lo', ('127.0.0.1', $UPORT))" >/dev/null 2>&1
 check_eq "ward run: the host servers saw none of the refused or direct attempts" "$before" "$(served)"
 check_eq "ward run: the host sentinels (TCP, UDP/DNS) saw nothing" "" "$(cat "$T/sentinel.log")"
+# One line at the end of the run names every refused host:port and why,
+# once each, even when the command itself says nothing (curl -s, 403).
+out=$("${W[@]}" sh -c "curl -s -o /dev/null http://unlisted.test:$HP/a; curl -s -o /dev/null http://unlisted.test:$HP/b; curl -s -o /dev/null http://denied.test:$HP/c" 2>&1 >/dev/null)
+check_eq "ward run: one summary line of the proxy's refusals on stderr" 1 \
+	"$(grep -c '^ward: the proxy refused 2 destinations: unlisted.test:'"$HP"' (not in network.allow), denied.test:'"$HP"' (denied.test in network.deny); every connection is in .*audit.jsonl (session [0-9a-f]*)$' <<<"$out")"
+check_eq "ward run: no summary line when nothing was refused" "" \
+	"$("${W[@]}" curl -s -o /dev/null "http://site.test:$HP/ok" 2>&1)"
 cp "$(command -v curl)" "$WS/git"
 check_eq "ward run: network.commands gives git its own list" \
 	"ward: blocked site.test:$HP (not in network.commands.git)" \

@@ -10,6 +10,9 @@
 require_t2
 command -v python3 >/dev/null || skip_all "python3 is needed"
 command -v curl >/dev/null || skip_all "curl is needed"
+# A harness's PATH: what the caller's shell has (a pyenv shim dir, say)
+# would add its own line to every run's stderr (checked below on purpose).
+export PATH=/usr/local/bin:/usr/bin:/bin
 audit_log="$XDG_STATE_HOME/ward/audit.jsonl"
 last_event() { grep "\"event\":\"$1\"" "$audit_log" | tail -1; }
 
