@@ -320,6 +320,11 @@ int cmd_run(int argc, char **argv)
 	cJSON_AddStringToObject(start, "policy_hash", hash);
 	cJSON_AddItemToObject(start, "policy_sources", json_strv_array(pol->sources));
 	cJSON_AddStringToObject(start, "network", net_mode_to_string(pol->net_mode));
+	if (pol->n_net_host_ports > 0) {
+		cJSON *hp = cJSON_AddArrayToObject(start, "host_ports");
+		for (size_t i = 0; i < pol->n_net_host_ports; i++)
+			cJSON_AddItemToArray(hp, cJSON_CreateNumber(pol->net_host_ports[i]));
+	}
 	if (session && cow_session_is_cow(session))
 		cJSON_AddBoolToObject(start, "cow", true);
 	cJSON *hidden = run_hints_path(pol, envp, home, ws);

@@ -76,6 +76,7 @@ check_eq "... and the host's listener saw no connection" "" "$(cat "$T/a.log")"
 check_eq "with --allow-host-port $HA, 127.0.0.1:$HA inside reaches the host's" "host-says-hi" \
 	"$("$WARD" run --allow-host-port "$HA" -- python3 -c "$talk" "$HA" 2>&1)"
 check "... and the host's listener saw it" grep -q "conn b'hi'" "$T/a.log"
+check "the start event records the host port" grep -q "\"host_ports\":\[$HA\]" <<<"$(last_event start)"
 ev=$(grep '"event":"net"' "$audit_log" | grep '"kind":"host-port"' | tail -1)
 check "the relay is audited: a net event, kind host-port, verdict allow, its port" \
 	bash -c "grep -q '\"verdict\":\"allow\"' <<<'$ev' && grep -q '\"port\":$HA' <<<'$ev' && grep -q '\"list\":\"network.host_ports\"' <<<'$ev'"
