@@ -451,12 +451,6 @@ int cmd_run(int argc, char **argv)
 	else if (res.oom_killed)
 		log_error("The run reached limits.memory_mb (%llu MiB): the kernel killed it",
 			  (unsigned long long)pol->memory_mb);
-	if (tier == 2) {
-		char see[PATH_MAX + 64];
-		snprintf(see, sizeof(see), "every connection is in %s/audit.jsonl (session %s)", state,
-			 session_id);
-		run_hints_after(pol, &res, report_rd, see);
-	}
 	char setup_msg[1024] = "";
 	if (res.setup_failed) {
 		snprintf(setup_msg, sizeof(setup_msg), "%s%s%s: %s", res.error.step,
@@ -507,6 +501,12 @@ int cmd_run(int argc, char **argv)
 		cJSON *changes = NULL;
 		if (cow_session_count_changes(session, pol->fs_protected, &changes) >= 0 && changes)
 			cJSON_AddItemToObject(ex, "changes", changes);
+	}
+	if (tier == 2) {
+		char see[PATH_MAX + 64];
+		snprintf(see, sizeof(see), "every connection is in %s/audit.jsonl (session %s)", state,
+			 session_id);
+		run_hints_after(pol, &res, report_rd, see, ex);
 	}
 	cJSON *sum = o.result_file ? cJSON_Duplicate(ex, true) : NULL;
 	int audit_err = 0;

@@ -131,10 +131,11 @@ cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home
 	return hidden;
 }
 
-static void hint_refusals(int fd, const char *see)
+static void hint_refusals(int fd, const char *see, cJSON *ev)
 {
 	ProxyRefusal recs[PROXY_REPORT_DISTINCT + 1];
 	char line[4096];
+	cJSON *a;
 	size_t n;
 
 	if (fd < 0)
@@ -144,15 +145,35 @@ static void hint_refusals(int fd, const char *see)
 		return;
 	(void)proxy_refusals_format(recs, n, see, line, sizeof(line));
 	log_warning("%s", line);
+	a = cJSON_AddArrayToObject(ev, "net_refused");
+	for (size_t i = 0; i < n; i++) {
+		if (recs[i].overflow) {
+			cJSON_AddBoolToObject(ev, "net_refused_more", true);
+			continue;
+		}
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "host", recs[i].host);
+		cJSON_AddNumberToObject(r, "port", recs[i].port);
+		cJSON_AddStringToObject(r, "reason", recs[i].rule);
+		cJSON_AddItemToArray(a, r);
+	}
 }
 
-static void hint_network(const WardPolicy *pol, const SandboxResult *res)
+static void hint_network(const WardPolicy *pol, const SandboxResult *res, cJSON *ev)
 {
 	const NetnsCounters *c = &res->net;
 	char what[256] = "";
 	size_t o = 0;
 
-	if (!c->valid || res->setup_failed || res->exit_code == 0)
+	if (!c->valid)
+		return;
+	if (c->no_route || c->udp_no_port || c->tcp_refused) {
+		cJSON *n = cJSON_AddObjectToObject(ev, "net_attempts");
+		cJSON_AddNumberToObject(n, "no_route", (double)c->no_route);
+		cJSON_AddNumberToObject(n, "udp_no_port", (double)c->udp_no_port);
+		cJSON_AddNumberToObject(n, "tcp_refused", (double)c->tcp_refused);
+	}
+	if (res->setup_failed || res->exit_code == 0)
 		return;
 	if (c->no_route)
 		o += (size_t)snprintf(what + o, sizeof(what) - o, "%llu connect%s or send%s with no route",
@@ -181,8 +202,8 @@ static void hint_network(const WardPolicy *pol, const SandboxResult *res)
 }
 
 void run_hints_after(const WardPolicy *pol, const SandboxResult *res, int report_rd,
-		     const char *see)
+		     const char *see, cJSON *exit_event)
 {
-	hint_refusals(report_rd, see);
-	hint_network(pol, res);
+	hint_refusals(report_rd, see, exit_event);
+	hint_network(pol, res, exit_event);
 }

@@ -22,6 +22,8 @@ cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home
 /* After the run: one line when the proxy refused connections (records on
  * @report_rd, -1 for none), and, when the command failed, one line when
  * the namespace's counters show it tried to reach what the sandbox has
- * no route to. @see says where the details are (the audit log). */
+ * no route to. @see says where the details are (the audit log). The same
+ * facts go into @exit_event ("net_refused", "net_attempts") for the audit
+ * log and --result. */
 void run_hints_after(const WardPolicy *pol, const SandboxResult *res, int report_rd,
-		     const char *see);
+		     const char *see, cJSON *exit_event);

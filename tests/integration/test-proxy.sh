@@ -489,6 +489,9 @@ check_eq "ward run: the host sentinels (TCP, UDP/DNS) saw nothing" "" "$(cat "$T
 out=$("${W[@]}" sh -c "curl -s -o /dev/null http://unlisted.test:$HP/a; curl -s -o /dev/null http://unlisted.test:$HP/b; curl -s -o /dev/null http://denied.test:$HP/c" 2>&1 >/dev/null)
 check_eq "ward run: one summary line of the proxy's refusals on stderr" 1 \
 	"$(grep -c '^ward: the proxy refused 2 destinations: unlisted.test:'"$HP"' (not in network.allow), denied.test:'"$HP"' (denied.test in network.deny); every connection is in .*audit.jsonl (session [0-9a-f]*)$' <<<"$out")"
+check "ward run: the exit event lists the refusals" \
+	grep -q '"net_refused":\[{"host":"unlisted.test","port":'"$HP"',"reason":"not in network.allow"},{"host":"denied.test"' \
+	<<<"$(grep '"event":"exit"' "$XDG_STATE_HOME/ward/audit.jsonl" | tail -1)"
 check_eq "ward run: no summary line when nothing was refused" "" \
 	"$("${W[@]}" curl -s -o /dev/null "http://site.test:$HP/ok" 2>&1)"
 cp "$(command -v curl)" "$WS/git"

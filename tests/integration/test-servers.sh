@@ -135,6 +135,7 @@ check_eq "... and the host's listener saw nothing" "" "$(cat "$T/b.log" | grep -
 err=$("$WARD" run -- curl -sS --max-time 5 http://192.0.2.1/ 2>&1 >/dev/null)
 check "--net none: a failed command that tried to connect gets one hint line" \
 	grep -q "^ward: Hint: the command tried to resolve or connect (1 connect or send with no route), but this run has no network (--net none)" <<<"$err"
+check "... and the exit event counts the attempt" grep -q '"net_attempts":{"no_route":1,' <<<"$(last_event exit)"
 err=$("$WARD" run -- python3 -c 'import socket; socket.getaddrinfo("example.org", 80)' 2>&1 >/dev/null)
 check "--net none: a failed name lookup gets the hint" grep -q "^ward: Hint: the command tried to resolve or connect" <<<"$err"
 err=$("$WARD" run -- sh -c 'curl -s --max-time 5 http://192.0.2.1/; exit 0' 2>&1 >/dev/null)
