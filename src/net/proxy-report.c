@@ -28,11 +28,21 @@ void proxy_report_refusal(Proxy *p, const Conn *c)
 		snprintf(p->reported[p->n_reported++], sizeof(p->reported[0]), "%s", key);
 		snprintf(rec.host, sizeof(rec.host), "%s", c->host);
 		/* The reason the client was given, not only the pattern. */
-		snprintf(rec.rule, sizeof(rec.rule), "%s", c->refusal);
+		snprintf(rec.rule, sizeof(rec.rule), "%.*s", (int)sizeof(rec.rule) - 1,
+			 c->refusal[0] ? c->refusal : c->rule);
 	}
 	/* Non-blocking pipe: a full pipe loses a line of a summary, never
 	 * stalls the proxy. */
 	(void)!write(p->cfg.report_fd, &rec, sizeof(rec));
+}
+
+/* What the command chose (a host name, a reason quoting it) goes to the
+ * user's terminal: printable ASCII only, whatever the parsers let through. */
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			*s = '?';
 }
 
 size_t proxy_refusals_read(int fd, ProxyRefusal *ret, size_t max)
@@ -48,6 +58,8 @@ size_t proxy_refusals_read(int fd, ProxyRefusal *ret, size_t max)
 			break;
 		rec.host[sizeof(rec.host) - 1] = '\0';
 		rec.rule[sizeof(rec.rule) - 1] = '\0';
+		printable(rec.host);
+		printable(rec.rule);
 		ret[n++] = rec;
 	}
 	return n;

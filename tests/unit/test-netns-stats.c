@@ -81,6 +81,11 @@ static void test_proxy_refusals_round_trip(void **state)
 				  "(not in network.allow), [2001:db8::1]:80 (not in network.allow); "
 				  "see the log");
 	assert_int_equal(proxy_refusals_format(out, 3, NULL, line, 20), -ENOBUFS);
+	/* Nothing the command chose reaches the terminal unescaped. */
+	strcpy(in[0].host, "a\x1b]0;pwned\x07.example");
+	assert_int_equal(write(p[1], in, sizeof(in[0])), (ssize_t)sizeof(in[0]));
+	assert_int_equal(proxy_refusals_read(p[0], out, 4), 1);
+	assert_string_equal(out[0].host, "a?]0;pwned?.example");
 	close(p[0]);
 	close(p[1]);
 }
