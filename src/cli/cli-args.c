@@ -277,6 +277,39 @@ fail:
 	return r < 0 ? r : -EINVAL;
 }
 
+const char *cli_find_result_file(int argc, char **argv)
+{
+	const char *found = NULL;
+
+	/* As getopt_long would see it ("+": options end at the first
+	 * non-option), without judging anything else. */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct option *opt = NULL;
+		size_t n;
+
+		if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0')
+			break;
+		if (a[1] != '-') {
+			/* -w DIR, -p FILE (or -wDIR); -h */
+			if ((a[1] == 'w' || a[1] == 'p') && a[2] == '\0')
+				i++;
+			continue;
+		}
+		n = strcspn(a + 2, "=");
+		for (const struct option *o = run_options; o->name; o++)
+			if (strlen(o->name) == n && strncmp(o->name, a + 2, n) == 0)
+				opt = o;
+		if (!opt)
+			continue;
+		if (strcmp(opt->name, "result") == 0)
+			found = a[2 + n] == '=' ? a + 3 + n : (i + 1 < argc ? argv[i + 1] : NULL);
+		if (opt->has_arg == required_argument && a[2 + n] != '=')
+			i++;
+	}
+	return found && found[0] ? found : NULL;
+}
+
 void run_options_done(RunOptions *o)
 {
 	free(o->workspace);

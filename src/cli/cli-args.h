@@ -32,4 +32,7 @@ typedef struct RunOptions {
  * @reterr (caller frees). */
 int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr);
 void run_options_done(RunOptions *o);
+/* The --result FILE among ward's own options in @argv, even when they do
+ * not parse (so that a usage error still leaves a result), or NULL. */
+const char *cli_find_result_file(int argc, char **argv);
 extern const char cli_run_usage[];

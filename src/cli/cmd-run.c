@@ -164,9 +164,13 @@ int cmd_run(int argc, char **argv)
 
 	r = cli_parse_run(argc, argv, &o, &err);
 	if (r < 0) {
-		log_error("%s", err ? err : "invalid arguments");
+		/* Still a record for the harness: --result and the audit log. */
+		rr.result_file = cli_find_result_file(argc, argv);
+		if (ward_state_dir(&state) >= 0)
+			rr.state_dir = state;
+		r = run_fail(&rr, "arguments", 0, "%s", err ? err : "invalid arguments");
 		fprintf(stderr, "Try 'ward run --help'.\n");
-		return WARD_EXIT_SETUP;
+		return r;
 	}
 	if (o.help) {
 		fputs(cli_run_usage, stdout);

@@ -191,6 +191,9 @@ PY
 ev=$(last_event error)
 check "... and an error audit event with the step and the reason" \
 	bash -c "grep -q '\"step\":\"policy\"' <<<'$ev' && grep -q 'limits.pids' <<<'$ev' && grep -q '\"exit_code\":125' <<<'$ev'"
+"$WARD" run --timeout soon --result "$T/result-args.json" -- touch "$marker" >/dev/null 2>&1
+check "a usage error writes its result too" grep -q '"setup_step":[[:space:]]*"arguments"' "$T/result-args.json"
+check "... and an error event" grep -q '"step":"arguments".*--timeout' <<<"$(last_event error)"
 "$WARD" run --tier 3 --result "$T/result3.json" -- true >/dev/null 2>&1
 check "an unavailable tier writes its result too" grep -q '"setup_step":[[:space:]]*"tier"' "$T/result3.json"
 "$WARD" run --result "$T/result-nf.json" -- /nonexistent/cmd >/dev/null 2>&1

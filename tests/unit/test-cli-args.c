@@ -113,6 +113,21 @@ static void test_cli_args_errors(void **state)
 	EXPECT_ERROR("--allow-host-port", "--allow-host-port", "http", "--", "true");
 }
 
+static void test_cli_args_find_result(void **state)
+{
+	char *a[] = { "run", "--timeout", "x", "--result", "r.json", "--", "true", NULL };
+	char *b[] = { "run", "-w", "--result", "--result=s.json", "true", NULL };
+	char *c[] = { "run", "--bogus", "echo", "--result", "not-ours", NULL };
+	char *d[] = { "run", "--env", "--result", "--", "x", NULL };
+
+	assert_string_equal(cli_find_result_file(7, a), "r.json");
+	/* "-w --result": --result is -w's value. */
+	assert_string_equal(cli_find_result_file(5, b), "s.json");
+	/* After the command, arguments are the command's. */
+	assert_null(cli_find_result_file(5, c));
+	assert_null(cli_find_result_file(5, d));
+}
+
 static void test_cli_args_host_ports(void **state)
 {
 	RunOptions o;
@@ -160,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_cli_args_command_options_are_not_ours),
 		cmocka_unit_test(test_cli_args_errors),
 		cmocka_unit_test(test_cli_args_host_ports),
+		cmocka_unit_test(test_cli_args_find_result),
 		cmocka_unit_test(test_cli_args_help_needs_no_command),
 		cmocka_unit_test(test_cli_args_reparse),
 	};
