@@ -331,7 +331,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (session && cow_session_is_cow(session))
 		cJSON_AddBoolToObject(start, "cow", true);
-	cJSON *hidden = run_hints_path(pol, envp, home, ws);
+	/* Tier 0 has no view: everything on PATH is there. */
+	cJSON *hidden = tier == 2 ? run_hints_path(pol, envp, home, ws) : NULL;
 	if (hidden)
 		cJSON_AddItemToObject(start, "path_hidden", hidden);
 	/* The proxy's refusals come back on a pipe, for the line at the end. */

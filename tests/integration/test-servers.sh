@@ -160,6 +160,8 @@ check "... naming the pyenv shims and the fs.read_exec entry that exposes them" 
 	grep -qF "$HOME/.pyenv/shims (fs.read_exec: [\"~/.pyenv\"])" <<<"$err"
 check "... and the preset that exposes ~/.cargo/bin" grep -qF "$HOME/.cargo/bin (--preset rust)" <<<"$err"
 check "the start event lists them" grep -q '"path_hidden":\[{"path":"'"$HOME"'/.pyenv/shims"' <<<"$(last_event start)"
+err=$(PATH="$HOME/.pyenv/shims:$PATH" "$WARD" run --tier 0 -- true 2>&1)
+check_eq "--tier 0 (no view) reports no hidden PATH entry" "" "$(grep -v 'tier' <<<"$err" | grep PATH)"
 err=$(PATH="$HOME/.cargo/bin:$PATH" "$WARD" run --preset rust -- true 2>&1)
 check_eq "an entry the policy exposes is not reported" "" "$err"
 printf '{"version":1,"fs":{"read_exec":["~/.pyenv"]}}\n' >"$T/pyenv.json"
