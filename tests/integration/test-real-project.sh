@@ -79,15 +79,7 @@ check "ward run: the build is in the host's workspace" test -f "$WS/zlib/libz.a"
 check "ward run: the built minigzip works on the host" \
 	bash -c "echo ward-zlib | '$WS/zlib/minigzip' | '$WS/zlib/minigzip' -d | grep -q ward-zlib"
 [ "$st" -eq 0 ] || sed 's/^/# /' "$T/ward.log" | tail -20
-# Bare once more, after: the mean of the two is the reference (page cache
-# and CPU frequency drift either way on a shared machine).
-rm -rf "$T/bare"
-cp -a "$src" "$T/bare"
-t0=$(now)
-(cd "$T/bare" && sh -c "$build") >/dev/null 2>&1
-t_bare2=$(( ($(now) - t0) / 1000000 ))
-t_bare=$(( (t_bare + t_bare2) / 2 ))
-diag "build + make test: bare ${t_bare} ms (mean of two), ward run ${t_ward} ms, ratio $(awk "BEGIN { printf \"%.2f\", $t_ward / $t_bare }")"
+diag "build + make test: bare ${t_bare} ms, ward run ${t_ward} ms, ratio $(awk "BEGIN { printf \"%.2f\", $t_ward / $t_bare }")"
 
 # Copy-on-write: the host workspace stays as it was until apply.
 mkdir -p "$T/cw"
