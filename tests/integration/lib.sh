@@ -11,6 +11,10 @@ set -u
 T=$(mktemp -d /tmp/ward-it.XXXXXX)
 chmod 755 "$T"
 export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_STATE_HOME="$T/home/.local/state"
+# The PATH a harness gives (as run-unpriv.sh does for the unprivileged
+# runs): entries of the caller's own (a pyenv shim dir under /root) would
+# make every `ward run` report them on stderr (run-hints.c).
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mkdir -p "$HOME" "$T/ws"
 cd "$T/ws" || exit 1
 # shellcheck disable=SC2034 # used by the scripts that source this file
