@@ -538,6 +538,36 @@ out:
 	return r;
 }
 
+/* A protected change is applied only when asked for by name: a PATH equal
+ * to its path, or a PATH that is itself protected and covers it ("ward
+ * apply ID lib/.git" for everything in lib/.git). "." or a parent
+ * directory never selects one. */
+static bool named_explicitly(char *const *paths, const char *path, char *const *protected_paths)
+{
+	STRV_FOREACH(p, paths) {
+		size_t n = strlen(*p);
+		while (n > 1 && (*p)[n - 1] == '/')
+			n--;
+		if (strncmp(*p, path, n) == 0 && path[n] == '\0')
+			return true;
+		if (cow_path_has_prefix(path, *p) &&
+		    cow_classify_path(*p, n, protected_paths) == COW_PATH_PROTECTED)
+			return true;
+	}
+	return false;
+}
+
+static void set_dir_times(int ws_fd, const CowChange *ch)
+{
+	_cleanup_close_ int pfd = -EBADF;
+	const struct timespec t[2] = { ch->upper_atime, ch->upper_mtime };
+	const char *name;
+
+	pfd = cow_open_parent(ws_fd, ch->path, &name);
+	if (pfd >= 0)
+		(void)utimensat(pfd, name, t, AT_SYMLINK_NOFOLLOW);
+}
+
 static int execute(ApplyCtx *c, const CowChangeList *l, Plan *p, CowResult *ret)
 {
 	_cleanup_close_ int bfd = -EBADF;
@@ -583,6 +613,11 @@ static int execute(ApplyCtx *c, const CowChangeList *l, Plan *p, CowResult *ret)
 			goto fail;
 		i = e;
 	}
+	/* Directories get the session's times once everything in them is
+	 * done (files got theirs with their content). */
+	for (size_t i = 0; i < l->n; i++)
+		if (touched[i] && !failed[i] && S_ISDIR(l->items[i].upper_mode))
+			set_dir_times(c->ws_fd, &l->items[i]);
 	/* The new files must be on disk before the commit line says so. */
 	if (syncfs(c->ws_fd) < 0) {
 		r = -errno;
@@ -596,7 +631,7 @@ static int execute(ApplyCtx *c, const CowChangeList *l, Plan *p, CowResult *ret)
 	for (size_t i = 0; i < l->n; i++)
 		if (touched[i] && !failed[i] && strv_extend(&ret->done, l->items[i].path) < 0)
 			return -ENOMEM;
-	return 0;
+	return cow_result_note_removed(ret, c->ws_fd);
 fail:
 	/* The journal stays: the next open rolls this apply back. */
 	cow_journal_close(&j);
@@ -635,10 +670,14 @@ int cow_apply(CowSession *s, const CowApplyOptions *o, CowResult *ret)
 		if (r < 0)
 			goto out;
 	}
-	ws_fd = open(cow_session_workspace(s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ws_fd = cow_session_open_workspace(s);
+	if (ws_fd < 0) {
+		r = ws_fd;
+		goto out;
+	}
 	upper_fd = openat(cow_session_dir_fd(s), "upper",
 			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (ws_fd < 0 || upper_fd < 0) {
+	if (upper_fd < 0) {
 		r = -errno;
 		goto out;
 	}
@@ -653,7 +692,10 @@ int cow_apply(CowSession *s, const CowApplyOptions *o, CowResult *ret)
 		const char *why = NULL;
 		if (!selected[i])
 			continue;
-		if (ch->refused != COW_REFUSE_NONE)
+		if (ch->refused == COW_REFUSE_PROTECTED &&
+		    named_explicitly(o->paths, ch->path, o->protected_paths))
+			why = NULL;
+		else if (ch->refused != COW_REFUSE_NONE)
 			why = cow_refusal_to_string(ch->refused);
 		else
 			STRV_FOREACH(d, refused_dirs)

@@ -11,6 +11,7 @@
 #include "common/macro.h"
 #include "common/strv.h"
 #include "cow/cow-internal.h"
+#include "policy/protected.h"
 
 static const char *const kind_table[_COW_KIND_MAX] = {
 	[COW_ADDED] = "added",
@@ -66,6 +67,19 @@ bool cow_path_has_prefix(const char *path, const char *prefix)
 	return path[n] == '\0' || path[n] == '/';
 }
 
+/* Repository metadata, protected in review whatever the policy says: git
+ * run later on the host reads configuration (core.fsmonitor, hooks,
+ * filters) from a git dir or a gitfile's target at any depth, and
+ * .gitmodules names where submodules live. */
+static char *const repo_metadata[] = { ".git", ".gitmodules", NULL };
+
+const char *cow_protected_entry(const char *path, size_t len, char *const *protected_paths)
+{
+	const char *e = protected_match(repo_metadata, path, len);
+
+	return e ? e : protected_match(protected_paths, path, len);
+}
+
 CowPathClass cow_classify_path(const char *path, size_t len, char *const *protected_paths)
 {
 	size_t start = 0;
@@ -89,26 +103,38 @@ CowPathClass cow_classify_path(const char *path, size_t len, char *const *protec
 			return COW_PATH_ESCAPE;
 		start = i + 1;
 	}
-	STRV_FOREACH(p, protected_paths)
-		if (cow_path_has_prefix(path, *p))
-			return COW_PATH_PROTECTED;
-	return COW_PATH_OK;
+	return cow_protected_entry(path, len, protected_paths) ? COW_PATH_PROTECTED : COW_PATH_OK;
 }
 
 bool cow_path_is_protected_exact(const char *path, char *const *protected_paths)
 {
-	STRV_FOREACH(p, protected_paths)
-		if (cow_path_has_prefix(path, *p) && strlen(path) <= strlen(*p))
-			return true;
-	return false;
+	const char *slash = strrchr(path, '/');
+	size_t len = strlen(path);
+
+	/* Protected, and its parent is not: the protected name is the last
+	 * component ("a/.git", not "a/.git/config"). */
+	if (!cow_protected_entry(path, len, protected_paths))
+		return false;
+	return !slash || !cow_protected_entry(path, (size_t)(slash - path), protected_paths);
 }
 
 bool cow_path_is_protected_ancestor(const char *path, char *const *protected_paths)
 {
 	STRV_FOREACH(p, protected_paths)
-		if (!cow_path_has_prefix(path, *p) && cow_path_has_prefix(*p, path))
+		if (!protected_entry_is_name(*p) && !cow_path_has_prefix(path, *p) &&
+		    cow_path_has_prefix(*p, path))
 			return true;
 	return false;
+}
+
+bool cow_codepoint_is_deceptive(uint32_t cp)
+{
+	/* C1 controls (a terminal may act on them: 0x9b is CSI), and the
+	 * characters that reorder or hide text on screen ("Trojan Source",
+	 * CVE-2021-42574): bidi embeddings, overrides, isolates and marks,
+	 * zero-width characters, line and paragraph separators, the BOM. */
+	return (cp >= 0x80 && cp < 0xa0) || cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
 }
 
 /* Length of the valid UTF-8 sequence at @s (1..4), or 0 if invalid. */
@@ -138,9 +164,7 @@ static size_t utf8_len(const unsigned char *s, size_t left)
 	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
 	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
-	/* C1 controls and the bidi overrides could disguise a name on a terminal. */
-	if ((cp >= 0x80 && cp < 0xa0) || (cp >= 0x202a && cp <= 0x202e) ||
-	    (cp >= 0x2066 && cp <= 0x2069))
+	if (cow_codepoint_is_deceptive(cp))
 		return 0;
 	return n;
 }

@@ -384,10 +384,12 @@ int cow_diff_write(CowSession *s, const CowChangeList *l, const bool *selected, 
 	}
 	if (o->stat_only || shown == 0)
 		return 0;
-	ws_fd = open(cow_session_workspace(s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ws_fd = cow_session_open_workspace(s);
+	if (ws_fd < 0)
+		return ws_fd;
 	upper_fd = openat(cow_session_dir_fd(s), "upper",
 			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (ws_fd < 0 || upper_fd < 0)
+	if (upper_fd < 0)
 		return -errno;
 	fputc('\n', f);
 	for (size_t i = 0; i < l->n; i++) {

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,45 @@ int cow_open_dir_beneath(int root, const char *path)
 	return -errno;
 }
 
+int cow_open_dir_nofollow(const char *abs_path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_free_ char *p = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	char *save = NULL;
+
+	if (abs_path[0] != '/')
+		return -EINVAL;
+	fd = sys_openat2(AT_FDCWD, abs_path, &how);
+	if (fd >= 0)
+		return TAKE_FD(fd);
+	if (errno != ENOSYS && errno != EPERM)
+		return errno == ENOTDIR ? -ENOTDIR : -errno;
+	/* Without openat2: one O_NOFOLLOW directory open per component. */
+	p = strdup(abs_path);
+	if (!p)
+		return -ENOMEM;
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (char *c = strtok_r(p, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		int n = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (n < 0) {
+			int r = -errno;
+			if (fstatat(fd, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+				return -ELOOP;
+			return r;
+		}
+		close(fd);
+		fd = n;
+	}
+	return RET_NERRNO(openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
+
 int cow_open_parent(int root, const char *path, const char **ret_name)
 {
 	_cleanup_free_ char *dir = NULL;
@@ -88,35 +128,84 @@ int cow_open_parent(int root, const char *path, const char **ret_name)
 	return cow_open_dir_beneath(root, dir);
 }
 
-int cow_copy_fd(int in, int out)
+/* Copy @len bytes at @off of @in to the same offset of @out. */
+static int copy_range(int in, int out, off_t off, off_t len)
 {
 	char buf[64 * 1024];
+	loff_t ioff = off, ooff = off;
+	off_t end = off + len;
+	bool plain = false;
 
-	for (;;) {
-		ssize_t n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
-		if (n > 0)
-			continue;
-		if (n == 0)
-			return 0;
-		if (errno == EINTR)
-			continue;
-		if (errno != EXDEV && errno != EINVAL && errno != EOPNOTSUPP && errno != ENOSYS)
-			return -errno;
-		break;
-	}
-	for (;;) {
-		ssize_t n = RETRY_EINTR(read(in, buf, sizeof(buf)));
+	while (ioff < end) {
+		size_t want = (size_t)(end - ioff < (1 << 30) ? end - ioff : (1 << 30));
+		ssize_t n;
+
+		if (!plain) {
+			n = copy_file_range(in, &ioff, out, &ooff, want, 0);
+			if (n > 0)
+				continue;
+			if (n == 0)
+				return 0; /* the file shrank */
+			if (errno == EINTR)
+				continue;
+			if (errno != EXDEV && errno != EINVAL && errno != EOPNOTSUPP &&
+			    errno != ENOSYS)
+				return -errno;
+			plain = true;
+		}
+		n = RETRY_EINTR(pread(in, buf, want < sizeof(buf) ? want : sizeof(buf), ioff));
 		if (n < 0)
 			return -errno;
 		if (n == 0)
 			return 0;
 		for (ssize_t w = 0; w < n;) {
-			ssize_t m = RETRY_EINTR(write(out, buf + w, (size_t)(n - w)));
+			ssize_t m = RETRY_EINTR(pwrite(out, buf + w, (size_t)(n - w), ooff));
 			if (m < 0)
 				return -errno;
 			w += m;
+			ooff += m;
 		}
+		ioff += n;
 	}
+	return 0;
+}
+
+int cow_copy_fd(int in, int out)
+{
+	struct stat st;
+	off_t pos = 0;
+	int r;
+
+	if (fstat(in, &st) < 0)
+		return -errno;
+	/* Only the data segments are copied and the size is set at the end, so
+	 * holes stay holes: a sparse 5 GB file must not become 5 GB of blocks
+	 * (copy_file_range alone fills them on file systems without reflink). */
+	while (pos < st.st_size) {
+		off_t data = lseek(in, pos, SEEK_DATA), hole;
+		if (data < 0) {
+			if (errno == ENXIO)
+				break; /* only a hole is left */
+			if (errno != EINVAL && errno != EOPNOTSUPP)
+				return -errno;
+			/* No SEEK_DATA here: one data segment. */
+			data = pos;
+			hole = st.st_size;
+		} else {
+			hole = lseek(in, data, SEEK_HOLE);
+			if (hole < 0)
+				hole = st.st_size;
+		}
+		if (hole > st.st_size)
+			hole = st.st_size;
+		if (hole <= data)
+			break;
+		r = copy_range(in, out, data, hole - data);
+		if (r < 0)
+			return r;
+		pos = hole;
+	}
+	return RET_NERRNO(ftruncate(out, st.st_size));
 }
 
 int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_st, int dst_dfd,
@@ -130,6 +219,10 @@ int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_
 		target[n] = '\0';
 		if (symlinkat(target, dst_dfd, tmp) < 0)
 			return -errno;
+		/* Its times, like a file's (best effort: not every file system
+		 * keeps a symlink's). */
+		const struct timespec lt[2] = { src_st->st_atim, src_st->st_mtim };
+		(void)utimensat(dst_dfd, tmp, lt, AT_SYMLINK_NOFOLLOW);
 		return 0;
 	}
 	if (!S_ISREG(src_st->st_mode))
@@ -152,6 +245,12 @@ int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_
 		return -errno;
 	r = cow_copy_fd(in, out);
 	if (r >= 0 && fchmod(out, mode) < 0)
+		r = -errno;
+	/* The copy keeps the source's times: an applied file is as old as the
+	 * session made it (make compares them), and a backup restored by undo
+	 * gets back the time it had. */
+	const struct timespec t[2] = { st.st_atim, st.st_mtim };
+	if (r >= 0 && futimens(out, t) < 0)
 		r = -errno;
 	if (r < 0)
 		(void)unlinkat(dst_dfd, tmp, 0);

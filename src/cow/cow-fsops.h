@@ -7,15 +7,22 @@
 /* An O_PATH fd for directory @path beneath @root ("" is @root itself),
  * refusing symlinks anywhere (-ELOOP) and escapes (-EXDEV). */
 int cow_open_dir_beneath(int root, const char *path);
+/* An O_RDONLY directory fd for the absolute @abs_path, refusing a symlink
+ * in any component (-ELOOP): openat2(RESOLVE_NO_SYMLINKS), or a walk of
+ * O_NOFOLLOW opens from "/". */
+int cow_open_dir_nofollow(const char *abs_path);
 /* Like cow_open_dir_beneath for @path's parent; *@ret_name points into
  * @path at the last component. */
 int cow_open_parent(int root, const char *path, const char **ret_name);
 /* Create @tmp in @dst_dfd (O_EXCL, never followed) as a copy of the regular
- * file or symlink @src_name in @src_dfd, with @mode (files). Not fsync'd:
+ * file or symlink @src_name in @src_dfd, with @mode (files), the source's
+ * access and modification times, and its holes. Not fsync'd:
  * callers flush a whole batch with syncfs(2) at the point that needs it. */
 int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_st, int dst_dfd,
 		      const char *tmp, mode_t mode);
-/* Copy all of @in to @out (copy_file_range, falling back to read/write). */
+/* Copy all of @in to @out (a new, empty file), keeping holes: only the
+ * data segments (SEEK_DATA/SEEK_HOLE) are copied (copy_file_range, falling
+ * back to pread/pwrite), then @out is given @in's size. */
 int cow_copy_fd(int in, int out);
 /* chmod @name in @dfd without following a symlink (-ELOOP for one). */
 int cow_chmod_at(int dfd, const char *name, mode_t mode);

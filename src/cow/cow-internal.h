@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <limits.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "cow/cow.h"
 
@@ -65,6 +66,7 @@ typedef struct CowChange {
 	mode_t lower_mode; /* full st_mode of the lower entry; 0 when absent */
 	off_t upper_size;
 	off_t lower_size;
+	struct timespec upper_atime, upper_mtime; /* what apply gives the entry */
 	unsigned flags;    /* COW_F_* */
 	CowRefusal refused;
 } CowChange;
@@ -97,15 +99,27 @@ typedef enum CowPathClass {
 	_COW_PATH_CLASS_INVALID = -22,
 } CowPathClass;
 
-/* Classify @path (@len bytes, may hold any byte but NUL counts as escape). */
+/* Classify @path (@len bytes, may hold any byte but NUL counts as escape).
+ * Protected: covered by an entry of @protected_paths (policy/protected.h:
+ * a name at any depth, or an anchored path), or repository metadata
+ * (".git", ".gitmodules" at any depth), whatever the list says. */
 CowPathClass cow_classify_path(const char *path, size_t len, char *const *protected_paths);
+/* The protected entry covering the first @len bytes of @path (repository
+ * metadata first), or NULL. */
+const char *cow_protected_entry(const char *path, size_t len, char *const *protected_paths);
 /* True when @path is one of the protected paths itself. */
 bool cow_path_is_protected_exact(const char *path, char *const *protected_paths);
-/* True when @path is a strict ancestor of some protected path. */
+/* True when @path is a strict ancestor of some anchored protected path
+ * (name entries lie below every directory; the scanner looks at the real
+ * tree for those). */
 bool cow_path_is_protected_ancestor(const char *path, char *const *protected_paths);
 /* True when @name needs quoting for display: control chars, '"', '\\',
  * bytes >= 0x80 that are not valid UTF-8, leading/trailing space. */
 bool cow_name_is_odd(const char *s, size_t len);
+/* True for code points that can disguise text on a terminal: C1 controls,
+ * bidirectional embeddings/overrides/isolates/marks, zero-width characters,
+ * line/paragraph separators, the BOM. */
+bool cow_codepoint_is_deceptive(uint32_t cp);
 /* Quote like git's core.quotePath=false: "..." with C escapes (\n, \t, \",
  * \\, \ooo for other bytes) when odd, else a plain copy. Caller frees. */
 char *cow_quote_path(const char *s);

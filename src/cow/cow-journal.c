@@ -562,9 +562,9 @@ int cow_journal_recover(CowSession *s, const char **ret_what)
 	if (rec.seq <= 0)
 		/* Killed before the header was complete: nothing ran. */
 		return RET_NERRNO(unlinkat(dfd, "journal.jsonl", 0));
-	ws_fd = open(cow_session_workspace(s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ws_fd = cow_session_open_workspace(s);
 	if (ws_fd < 0)
-		return -errno;
+		return ws_fd;
 	j.fd = openat(dfd, "journal.jsonl", O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (j.fd < 0)
 		return -errno;

@@ -29,6 +29,7 @@ int cow_session_count_undoable(const CowSession *s);
 /* What an apply/undo/discard did. Paths are raw (unquoted). */
 typedef struct CowResult {
 	char **done;          /* paths changed in the workspace */
+	char **removed;       /* those of @done that no longer exist there */
 	char **refused;       /* paths not touched, with... */
 	char **refused_why;   /* ...a reason each ("conflict", "protected", ...) */
 	char **failed;        /* paths where an I/O error stopped the change */
@@ -37,6 +38,8 @@ typedef struct CowResult {
 } CowResult;
 
 void cow_result_done(CowResult *r);
+/* Fill @r->removed: the entries of @r->done that are gone beneath @ws_fd. */
+int cow_result_note_removed(CowResult *r, int ws_fd);
 
 /* Select the changes under any of @paths (all when NULL/empty); ancestors a
  * selected change needs (new directories) are selected too. Each entry of

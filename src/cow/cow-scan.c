@@ -64,8 +64,14 @@ static bool mode_differs(const struct stat *ust, const struct stat *lst)
 	return u != l && cow_effective_mode(ust->st_mode) != l;
 }
 
+static bool lower_tree_protected(ScanCtx *ctx, int lfd, const char *name, const char *path,
+				 int depth);
+
+/* Append a change. @lfd/@lname name the lower entry (for a directory about
+ * to be removed or replaced: does it hold a protected path?); -1/NULL when
+ * there is none. */
 static int emit(ScanCtx *ctx, const char *path, CowKind kind, const struct stat *ust,
-		const struct stat *lst, CowRefusal refused)
+		const struct stat *lst, CowRefusal refused, int lfd, const char *lname)
 {
 	CowChange c = {
 		.kind = kind,
@@ -73,6 +79,8 @@ static int emit(ScanCtx *ctx, const char *path, CowKind kind, const struct stat 
 		.lower_mode = lst ? lst->st_mode : 0,
 		.upper_size = ust ? ust->st_size : 0,
 		.lower_size = lst ? lst->st_size : 0,
+		.upper_atime = ust ? ust->st_atim : (struct timespec){},
+		.upper_mtime = ust ? ust->st_mtim : (struct timespec){},
 		.refused = refused,
 	};
 	int r;
@@ -89,10 +97,12 @@ static int emit(ScanCtx *ctx, const char *path, CowKind kind, const struct stat 
 	if (cow_name_is_odd(path, strlen(path)))
 		c.flags |= COW_F_ODD_NAME;
 	/* Removing a workspace directory would take a protected path below it
-	 * with it (e.g. a whiteout for "sub" over "sub/.harness"). */
+	 * with it (e.g. a whiteout for "sub" over "sub/.git"): look at what the
+	 * workspace really holds there. */
 	if (refused == COW_REFUSE_NONE && lst && S_ISDIR(lst->st_mode) &&
 	    (kind == COW_DELETED || (kind == COW_TYPE_CHANGED && ust && !S_ISDIR(ust->st_mode))) &&
-	    cow_path_is_protected_ancestor(path, ctx->protected_paths))
+	    (cow_path_is_protected_ancestor(path, ctx->protected_paths) ||
+	     lower_tree_protected(ctx, lfd, lname, path, 0)))
 		c.refused = COW_REFUSE_PROTECTED;
 	c.path = strdup(path);
 	if (!c.path)
@@ -199,6 +209,67 @@ static bool names_contain(char **names, size_t n, const char *s)
 	return n > 0 && bsearch(&s, names, n, sizeof(char *), cmp_names) != NULL;
 }
 
+static char *join(const char *rel, const char *name);
+
+/* Does the workspace directory @name in @lfd hold a protected path at any
+ * depth? Nothing is followed; a tree too deep to look at counts as yes. */
+static bool lower_tree_protected(ScanCtx *ctx, int lfd, const char *name, const char *path,
+				 int depth)
+{
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_strv_ char **names = NULL;
+	size_t n = 0;
+
+	if (lfd < 0 || !name)
+		return false;
+	if (depth >= COW_MAX_DEPTH)
+		return true;
+	fd = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOTDIR && errno != ENOENT && errno != ELOOP;
+	if (read_names(fd, &names, &n) < 0)
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *sub = join(path, names[i]);
+		struct stat st;
+		if (!sub || cow_protected_entry(sub, strlen(sub), ctx->protected_paths))
+			return true;
+		if (fstatat(fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+		    lower_tree_protected(ctx, fd, names[i], sub, depth + 1))
+			return true;
+	}
+	return false;
+}
+
+/* Is @name present in the merged view of a directory (upper entry that is
+ * not a whiteout, or a lower entry the upper neither hides nor covers)?
+ * With @dir, it must be a directory there. */
+static bool merged_has(int ufd, int lfd, bool opaque, const char *name, bool dir)
+{
+	struct stat st;
+
+	if (fstatat(ufd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (is_whiteout(ufd, name, &st))
+			return false;
+		return !dir || S_ISDIR(st.st_mode);
+	}
+	if (opaque || lfd < 0 || fstatat(lfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return !dir || S_ISDIR(st.st_mode);
+}
+
+/* Would git take this directory for a git dir (a bare repository, or a
+ * .git dir moved elsewhere)? git's is_git_directory(): HEAD, refs/, and
+ * objects/ or a commondir file. Then git run in it on the host reads its
+ * config and hooks: everything in it is repository metadata. */
+static bool looks_like_git_dir(int ufd, int lfd, bool opaque)
+{
+	return merged_has(ufd, lfd, opaque, "HEAD", false) &&
+	       merged_has(ufd, lfd, opaque, "refs", true) &&
+	       (merged_has(ufd, lfd, opaque, "objects", true) ||
+		merged_has(ufd, lfd, opaque, "commondir", false));
+}
+
 /* 1 when the two regular files differ in content, 0 when equal, -errno. */
 static int content_differs(int ufd, const char *name, int lfd, const struct stat *ust,
 			   const struct stat *lst)
@@ -262,7 +333,8 @@ static int target_differs(int ufd, int lfd, const char *name)
 	return na != nb || memcmp(a, b, (size_t)na) != 0;
 }
 
-static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, bool opaque);
+static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, bool opaque,
+		    bool in_gitdir, size_t *ret_n);
 
 /* True when the opaque upper dir @ufd hides an entry of lower dir @name: only
  * then is it shown as "replaced" (after an apply the two hold the same names,
@@ -294,7 +366,7 @@ static char *join(const char *rel, const char *name)
 }
 
 static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const char *name,
-		      int depth, bool opaque_parent)
+		      int depth, bool opaque_parent, bool in_gitdir)
 {
 	_cleanup_free_ char *path = join(rel, name);
 	_cleanup_close_ int sub_u = -EBADF, sub_l = -EBADF;
@@ -310,20 +382,20 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 	if (lfd >= 0 && fstatat(lfd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0)
 		has_lower = true;
 	cls = cow_classify_path(path, strlen(path), ctx->protected_paths);
-	protected = cls == COW_PATH_PROTECTED;
+	protected = cls == COW_PATH_PROTECTED || in_gitdir;
 
 	if (is_whiteout(ufd, name, &ust)) {
 		if (!has_lower)
 			return 0;
 		return emit(ctx, path, COW_DELETED, NULL, &lst,
-			    protected ? COW_REFUSE_PROTECTED : COW_REFUSE_NONE);
+			    protected ? COW_REFUSE_PROTECTED : COW_REFUSE_NONE, lfd, name);
 	}
 
 	if (S_ISDIR(ust.st_mode)) {
 		sub_u = openat(ufd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub_u < 0)
 			return emit(ctx, path, has_lower ? COW_MODIFIED : COW_ADDED, &ust,
-				    has_lower ? &lst : NULL, COW_REFUSE_UNREADABLE);
+				    has_lower ? &lst : NULL, COW_REFUSE_UNREADABLE, -1, NULL);
 		this_opaque = is_opaque(sub_u);
 		if (!has_lower)
 			kind = COW_ADDED;
@@ -339,27 +411,29 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 		if (protected && (!has_lower || S_ISDIR(lst.st_mode)) && !this_opaque)
 			kind = -1;
 		else if (protected)
-			return emit(ctx, path, kind >= 0 ? kind : COW_DIR_REPLACED, &ust, has_lower ? &lst : NULL,
-				    COW_REFUSE_PROTECTED);
+			return emit(ctx, path, kind >= 0 ? kind : COW_DIR_REPLACED, &ust,
+				    has_lower ? &lst : NULL, COW_REFUSE_PROTECTED, lfd, name);
 		if (depth + 1 >= COW_MAX_DEPTH)
 			return emit(ctx, path, kind >= 0 ? kind : COW_MODIFIED, &ust,
-				    has_lower ? &lst : NULL, COW_REFUSE_TOO_DEEP);
+				    has_lower ? &lst : NULL, COW_REFUSE_TOO_DEEP, -1, NULL);
 
-		size_t idx = ctx->out->n;
+		size_t idx = ctx->out->n, n_names = 0;
 		if (kind >= 0) {
-			r = emit(ctx, path, kind, &ust, has_lower ? &lst : NULL, COW_REFUSE_NONE);
+			r = emit(ctx, path, kind, &ust, has_lower ? &lst : NULL, COW_REFUSE_NONE,
+				 lfd, name);
 			if (r < 0)
 				return r;
 		}
 		if (has_lower && S_ISDIR(lst.st_mode))
 			sub_l = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		r = scan_dir(ctx, sub_u, sub_l, path, depth + 1, opaque_parent || this_opaque);
+		r = scan_dir(ctx, sub_u, sub_l, path, depth + 1, opaque_parent || this_opaque,
+			     in_gitdir, &n_names);
 		if (r < 0)
 			return r;
-		/* A new directory that only holds protected placeholders was made
-		 * by the sandbox's setup, not by the command. */
-		if (kind == COW_ADDED && ctx->out->n == idx + 1 &&
-		    cow_path_is_protected_ancestor(path, ctx->protected_paths)) {
+		/* A new directory that holds entries, all of them protected
+		 * placeholders (nothing else was listed), was made by the
+		 * sandbox's setup, not by the command. */
+		if (kind == COW_ADDED && ctx->out->n == idx + 1 && n_names > 0) {
 			free(ctx->out->items[idx].path);
 			ctx->out->n = idx;
 		}
@@ -381,7 +455,7 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 			r = content_differs(ufd, name, lfd, &ust, &lst);
 			if (r < 0)
 				return emit(ctx, path, COW_MODIFIED, &ust, &lst,
-					    COW_REFUSE_UNREADABLE);
+					    COW_REFUSE_UNREADABLE, -1, NULL);
 			if (r > 0)
 				kind = COW_MODIFIED;
 			else if (mode_differs(&ust, &lst))
@@ -396,7 +470,7 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 			r = target_differs(ufd, lfd, name);
 			if (r < 0)
 				return emit(ctx, path, COW_SYMLINK_CHANGED, &ust, &lst,
-					    COW_REFUSE_UNREADABLE);
+					    COW_REFUSE_UNREADABLE, -1, NULL);
 			if (r > 0)
 				kind = COW_SYMLINK_CHANGED;
 		}
@@ -404,15 +478,16 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 		/* fifo, socket, device: never applied. */
 		return emit(ctx, path, has_lower ? COW_TYPE_CHANGED : COW_ADDED, &ust,
 			    has_lower ? &lst : NULL,
-			    protected ? COW_REFUSE_PROTECTED : COW_REFUSE_SPECIAL);
+			    protected ? COW_REFUSE_PROTECTED : COW_REFUSE_SPECIAL, lfd, name);
 	}
 	if (kind < 0)
 		return 0;
 	return emit(ctx, path, kind, &ust, has_lower ? &lst : NULL,
-		    protected ? COW_REFUSE_PROTECTED : COW_REFUSE_NONE);
+		    protected ? COW_REFUSE_PROTECTED : COW_REFUSE_NONE, lfd, name);
 }
 
-static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, bool opaque)
+static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, bool opaque,
+		    bool in_gitdir, size_t *ret_n)
 {
 	_cleanup_strv_ char **unames = NULL, **lnames = NULL;
 	size_t nu = 0, nl = 0;
@@ -421,6 +496,9 @@ static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, 
 	r = read_names(ufd, &unames, &nu);
 	if (r < 0)
 		return r;
+	if (ret_n)
+		*ret_n = nu;
+	in_gitdir = in_gitdir || looks_like_git_dir(ufd, lfd, opaque);
 	/* In an opaque directory the lower entries are hidden: every lower name
 	 * without an upper entry is deleted. */
 	if (opaque && lfd >= 0) {
@@ -439,16 +517,18 @@ static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, 
 			if (!path)
 				return -ENOMEM;
 			r = emit(ctx, path, COW_DELETED, NULL, &lst,
-				 cow_classify_path(path, strlen(path), ctx->protected_paths) ==
-						 COW_PATH_PROTECTED
+				 in_gitdir || cow_classify_path(path, strlen(path),
+								ctx->protected_paths) ==
+						      COW_PATH_PROTECTED
 					 ? COW_REFUSE_PROTECTED
-					 : COW_REFUSE_NONE);
+					 : COW_REFUSE_NONE,
+				 lfd, lnames[i]);
 			if (r < 0)
 				return r;
 		}
 	}
 	for (size_t i = 0; i < nu; i++) {
-		r = scan_entry(ctx, ufd, lfd, rel, unames[i], depth, opaque);
+		r = scan_entry(ctx, ufd, lfd, rel, unames[i], depth, opaque, in_gitdir);
 		if (r < 0)
 			return r;
 	}
@@ -462,7 +542,7 @@ int cow_scan(int upper_fd, int lower_fd, char *const *protected_paths, CowChange
 
 	/* The root of the upper dir is the merged root: it may be opaque too
 	 * (the whole workspace replaced). */
-	r = scan_dir(&ctx, upper_fd, lower_fd, "", 0, is_opaque(upper_fd));
+	r = scan_dir(&ctx, upper_fd, lower_fd, "", 0, is_opaque(upper_fd), false, NULL);
 	if (r < 0)
 		cow_change_list_done(ret);
 	return r;

@@ -1,22 +1,42 @@
 /* Choosing changes: PATH arguments -> the selected subset of a change list
  * (with the new directories a selected entry needs), and the result type
  * that apply and undo fill. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/strv.h"
+#include "cow/cow-fsops.h"
 #include "cow/cow-review.h"
 
 void cow_result_done(CowResult *r)
 {
 	strv_free(r->done);
+	strv_free(r->removed);
 	strv_free(r->refused);
 	strv_free(r->refused_why);
 	strv_free(r->failed);
 	strv_free(r->failed_why);
 	*r = (CowResult){};
+}
+
+int cow_result_note_removed(CowResult *r, int ws_fd)
+{
+	STRV_FOREACH(p, r->done) {
+		_cleanup_close_ int pfd = -EBADF;
+		const char *name;
+		struct stat st;
+
+		pfd = cow_open_parent(ws_fd, *p, &name);
+		if (pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			continue;
+		if (strv_extend(&r->removed, *p) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static char *normalize_arg(const char *a)

@@ -21,6 +21,7 @@
 #include "common/dirs.h"
 #include "common/macro.h"
 #include "common/strv.h"
+#include "cow/cow-fsops.h"
 #include "cow/cow-internal.h"
 #include "cow/cow-review.h"
 
@@ -34,6 +35,11 @@ struct CowSession {
 	bool cow;
 	int runs;
 	int64_t start_ns;
+	/* The workspace directory's identity when the session was created:
+	 * apply, undo and recovery write only into that very directory. */
+	bool has_ws_id;
+	dev_t ws_dev;
+	ino_t ws_ino;
 	char **protected_paths;
 	const char *recovered; /* what cow_session_open recovered, or NULL */
 	int dir_fd;
@@ -124,6 +130,14 @@ static int write_meta(CowSession *s)
 	    !cJSON_AddStringToObject(j, "workspace", s->workspace) ||
 	    !cJSON_AddBoolToObject(j, "cow", s->cow) || !cJSON_AddNumberToObject(j, "runs", s->runs))
 		return -ENOMEM;
+	if (s->has_ws_id) {
+		snprintf(ns, sizeof(ns), "%llu", (unsigned long long)s->ws_dev);
+		if (!cJSON_AddStringToObject(j, "workspace_dev", ns))
+			return -ENOMEM;
+		snprintf(ns, sizeof(ns), "%llu", (unsigned long long)s->ws_ino);
+		if (!cJSON_AddStringToObject(j, "workspace_ino", ns))
+			return -ENOMEM;
+	}
 	cJSON *prot = cJSON_AddArrayToObject(j, "protected");
 	if (!prot)
 		return -ENOMEM;
@@ -199,6 +213,13 @@ static int read_meta(CowSession *s)
 	s->cow = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "cow"));
 	v = cJSON_GetObjectItemCaseSensitive(j, "runs");
 	s->runs = cJSON_IsNumber(v) ? v->valueint : 0;
+	const cJSON *dev = cJSON_GetObjectItemCaseSensitive(j, "workspace_dev");
+	const cJSON *ino = cJSON_GetObjectItemCaseSensitive(j, "workspace_ino");
+	if (cJSON_IsString(dev) && cJSON_IsString(ino)) {
+		s->ws_dev = (dev_t)strtoull(dev->valuestring, NULL, 10);
+		s->ws_ino = (ino_t)strtoull(ino->valuestring, NULL, 10);
+		s->has_ws_id = true;
+	}
 	s->protected_paths = calloc(1, sizeof(char *));
 	if (!s->protected_paths)
 		return -ENOMEM;
@@ -267,10 +288,13 @@ int cow_session_create(const char *state_dir, const char *workspace, bool cow, C
 
 	if (workspace[0] != '/')
 		return -EINVAL;
-	if (stat(workspace, &wst) < 0)
+	/* The workspace as it is now, reached without following a symlink;
+	 * its identity is what apply and undo check before writing. */
+	_cleanup_close_ int wfd = cow_open_dir_nofollow(workspace);
+	if (wfd < 0)
+		return wfd;
+	if (fstat(wfd, &wst) < 0)
 		return -errno;
-	if (!S_ISDIR(wst.st_mode))
-		return -ENOTDIR;
 	r = mkdir_p(state_dir, 0700);
 	if (r < 0)
 		return r;
@@ -288,6 +312,9 @@ int cow_session_create(const char *state_dir, const char *workspace, bool cow, C
 	if (!s)
 		return -ENOMEM;
 	s->cow = cow;
+	s->has_ws_id = true;
+	s->ws_dev = wst.st_dev;
+	s->ws_ino = wst.st_ino;
 	s->workspace = strdup(workspace);
 	if (!s->workspace)
 		return -ENOMEM;
@@ -385,6 +412,22 @@ int cow_session_open_unlocked(const char *state_dir, const char *id, CowSession 
 	return session_load(state_dir, id, false, ret);
 }
 
+int cow_session_open_workspace(const CowSession *s)
+{
+	_cleanup_close_ int fd = cow_open_dir_nofollow(s->workspace);
+	struct stat st;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	/* Sessions made before the identity was recorded have none to check;
+	 * the path is still walked without following symlinks. */
+	if (s->has_ws_id && (st.st_dev != s->ws_dev || st.st_ino != s->ws_ino))
+		return -ESTALE;
+	return TAKE_FD(fd);
+}
+
 int cow_session_note_protected(CowSession *s, char *const *protected_paths)
 {
 	STRV_FOREACH(p, protected_paths)
@@ -414,9 +457,9 @@ static int scan_session(CowSession *s, char *const *protected_paths, CowChangeLi
 	ufd = openat(s->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ufd < 0)
 		return -errno;
-	lfd = open(s->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	lfd = cow_session_open_workspace(s);
 	if (lfd < 0)
-		return -errno;
+		return lfd;
 	return cow_scan(ufd, lfd, protected_paths, ret);
 }
 

@@ -101,9 +101,9 @@ int cow_undo(CowSession *s, bool force, CowResult *ret)
 	r = cow_record_load(dfd, aseq, &a);
 	if (r < 0)
 		return r;
-	ws_fd = open(cow_session_workspace(s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ws_fd = cow_session_open_workspace(s);
 	if (ws_fd < 0)
-		return -errno;
+		return ws_fd;
 	snprintf(name, sizeof(name), "ops/%d.d", aseq);
 	bfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0)
@@ -207,6 +207,9 @@ int cow_undo(CowSession *s, bool force, CowResult *ret)
 	}
 	r = cow_journal_commit(&j);
 	cow_journal_close(&j);
+	if (r < 0)
+		goto fail;
+	r = cow_result_note_removed(&res, ws_fd);
 	if (r < 0)
 		goto fail;
 	res.seq = useq;

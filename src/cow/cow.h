@@ -28,6 +28,12 @@ bool cow_session_is_cow(const CowSession *s);
 const char *cow_session_upper_dir(const CowSession *s);  /* absolute */
 const char *cow_session_work_dir(const CowSession *s);   /* absolute */
 
+/* Open the session's workspace for reading or writing: the path walked
+ * without following any symlink (-ELOOP for one, -ENOTDIR/-ENOENT when
+ * it is gone), and it must be the very directory the session was created
+ * for (same device and inode, else -ESTALE). Returns an O_RDONLY directory
+ * fd (caller closes). */
+int cow_session_open_workspace(const CowSession *s);
 /* Note one more run (for `ward sessions`). */
 int cow_session_note_run(CowSession *s);
 /* Record the run's protected paths (relative to the workspace) in the
