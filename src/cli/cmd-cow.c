@@ -1,25 +1,26 @@
-/* ward session new / sessions / diff / apply / undo / discard: the CLI over
- * src/cow/. Exit codes (ward.h): 0 ok, 1 failure, 2 usage, 3 some paths
- * refused. */
+/* ward session new / sessions / diff, and what the review subcommands share
+ * (cow-cli.h): the CLI over src/cow/. Exit codes (ward.h): 0 ok, 1 failure,
+ * 2 usage, 3 some paths refused. Everything printed for a person goes
+ * through cow_quote_path() or the diff writer's escaping: session names,
+ * workspaces and paths come from places a sandboxed command could write. */
 #include <errno.h>
-#include <stdbool.h>
-#include <getopt.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
-
-#include <cjson/cJSON.h>
 
 #include "audit/audit.h"
 #include "cli/commands.h"
+#include "cli/cow-cli.h"
 #include "cli/run-paths.h"
 #include "common/cleanup.h"
 #include "common/dirs.h"
 #include "common/log.h"
 #include "common/path-util.h"
 #include "common/strv.h"
-#include "cow/cow-review.h"
 #include "policy/policy.h"
 #include "ward/ward.h"
 
@@ -27,106 +28,91 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(CowSession *, cow_session_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(WardPolicy *, policy_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(AuditLog *, audit_close)
 
-static void cow_result_donep(CowResult *r)
+void args_done(Args *a)
 {
-	cow_result_done(r);
+	cli_parsed_done(&a->parsed);
+	a->pos = NULL;
 }
 
-/* Each command's own options, parsed with getopt_long from argv[0] = name. */
-typedef struct Args {
-	bool help, cow, json, stat, force;
-	int color; /* -1 auto, 0 never, 1 always */
-	char *workspace;
-	char *policy;
-	char **pos; /* positional arguments */
-} Args;
-
-static void args_done(Args *a)
+static int parse_collapse(const char *v, size_t *ret)
 {
-	strv_free(a->pos);
-}
+	char *end;
+	unsigned long n;
 
-enum { OPT_COLOR = 0x100 };
-
-static int parse_args(int argc, char **argv, const char *usage, Args *a)
-{
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "cow", no_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "stat", no_argument, NULL, 's' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "workspace", required_argument, NULL, 'w' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "color", optional_argument, NULL, OPT_COLOR },
-		{},
-	};
-	int c;
-
-	*a = (Args){ .color = -1 };
-	optind = 1;
-	opterr = 0;
-	/* Options and positionals in any order ("ward apply ID --force");
-	 * everything after "--" is positional. */
-	while (optind < argc) {
-		if (strcmp(argv[optind], "--") == 0) {
-			for (int i = optind + 1; i < argc; i++)
-				if (strv_extend(&a->pos, argv[i]) < 0)
-					return -ENOMEM;
-			break;
-		}
-		if (argv[optind][0] != '-' || argv[optind][1] == '\0') {
-			if (strv_extend(&a->pos, argv[optind++]) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		c = getopt_long(argc, argv, "+hw:p:f", opts, NULL);
-		if (c < 0)
-			break;
-		/* Only options named in the command's usage text are accepted. */
-		const char *name = NULL;
-		for (const struct option *o = opts; o->name; o++)
-			if (o->val == c)
-				name = o->name;
-		if (c == '?' || !name || (c != 'h' && !strstr(usage, name))) {
-			log_error("%s: unknown option '%s'", argv[0], argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
-		}
-		switch (c) {
-		case 'h': a->help = true; break;
-		case 'c': a->cow = true; break;
-		case 'j': a->json = true; break;
-		case 's': a->stat = true; break;
-		case 'f': a->force = true; break;
-		case 'w': a->workspace = optarg; break;
-		case 'p': a->policy = optarg; break;
-		case OPT_COLOR:
-			if (!optarg || strcmp(optarg, "always") == 0)
-				a->color = 1;
-			else if (strcmp(optarg, "never") == 0)
-				a->color = 0;
-			else if (strcmp(optarg, "auto") == 0)
-				a->color = -1;
-			else {
-				log_error("--color takes always, never or auto");
-				return -EINVAL;
-			}
-			break;
-		default: return -EINVAL;
-		}
+	if (!v) {
+		*ret = 40;
+		return 0;
 	}
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (!v[0] || v[0] == '-' || *end || errno || n == 0 || n > 1000000)
+		return -EINVAL;
+	*ret = n;
 	return 0;
 }
 
-/* Parse the arguments; on a usage error or --help (which prints @usage),
- * returns true with the exit code in @ret_exit. */
-static bool parse_or_exit(int argc, char **argv, const char *usage, Args *a, int *ret_exit)
+static int apply_option(Args *a, const CliOptionValue *v)
 {
-	if (parse_args(argc, argv, usage, a) < 0) {
+	switch (v->id) {
+	case OPT_HELP: a->help = true; return 0;
+	case OPT_COW: a->cow = true; return 0;
+	case OPT_JSON: a->json = true; a->modes++; return 0;
+	case OPT_FORCE: a->force = true; return 0;
+	case OPT_WORKSPACE: a->workspace = v->value; return 0;
+	case OPT_POLICY: a->policy = v->value; return 0;
+	case OPT_STAT: a->mode = COW_DIFF_STAT; a->modes++; return 0;
+	case OPT_NAME_ONLY: a->mode = COW_DIFF_NAME_ONLY; a->modes++; return 0;
+	case OPT_NAME_STATUS: a->mode = COW_DIFF_NAME_STATUS; a->modes++; return 0;
+	case OPT_SUMMARY: a->mode = COW_DIFF_SUMMARY; a->modes++; return 0;
+	case OPT_COLLAPSE:
+		if (parse_collapse(v->value, &a->collapse) < 0) {
+			log_error("--collapse takes a positive number of lines");
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_COLOR:
+		if (!v->value || strcmp(v->value, "always") == 0)
+			a->color = 1;
+		else if (strcmp(v->value, "never") == 0)
+			a->color = 0;
+		else if (strcmp(v->value, "auto") == 0)
+			a->color = -1;
+		else {
+			log_error("--color takes always, never or auto");
+			return -EINVAL;
+		}
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+bool parse_or_exit(int argc, char **argv, const CliOption *table, const char *usage, Args *a,
+		   int *ret_exit)
+{
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	*a = (Args){ .color = -1, .mode = COW_DIFF_FULL };
+	r = cli_parse_options(table, CLI_PARSE_INTERLEAVED, argc, argv, &a->parsed, &err);
+	if (r == -ENOMEM) {
+		log_oom();
+		*ret_exit = WARD_EXIT_FAILURE;
+		return true;
+	}
+	if (r < 0) {
+		_cleanup_free_ char *q = cli_quote(err ? err : "bad option");
+		log_error("%s: %s", argv[0], err ? q : "bad option");
+		fputs(usage, stderr);
 		*ret_exit = WARD_EXIT_USAGE;
 		return true;
 	}
+	a->pos = a->parsed.pos;
+	for (size_t i = 0; i < a->parsed.n_opts; i++)
+		if (apply_option(a, &a->parsed.opts[i]) < 0) {
+			*ret_exit = WARD_EXIT_USAGE;
+			return true;
+		}
 	if (a->help) {
 		fputs(usage, stdout);
 		*ret_exit = 0;
@@ -135,36 +121,122 @@ static bool parse_or_exit(int argc, char **argv, const char *usage, Args *a, int
 	return false;
 }
 
-static int log_oom(void)
+char *cli_quote(const char *s)
+{
+	char *q = cow_quote_path(s ? s : "");
+	return q ? q : strdup("?");
+}
+
+int log_oom(void)
 {
 	log_error("Out of memory");
 	return -ENOMEM;
 }
 
+#define HELP_OPTION { "help", 'h', CLI_ARG_NONE, OPT_HELP }
+
+static const CliOption options_session[] = {
+	HELP_OPTION,
+	{ "cow", 0, CLI_ARG_NONE, OPT_COW },
+	{ "workspace", 'w', CLI_ARG_REQUIRED, OPT_WORKSPACE },
+	{},
+};
 static const char usage_session[] =
 	"Usage: ward session new [--cow] [-w|--workspace DIR]\n\n"
 	"Create a session and print its id alone on stdout. With --cow, runs in it\n"
 	"(ward run --session ID) write to a copy-on-write layer, reviewed with\n"
-	"ward diff and applied with ward apply.\n";
-static const char usage_sessions[] = "Usage: ward sessions [--json]\n\n"
-				     "List sessions: id, created, workspace, runs, pending changes, state.\n";
-static const char usage_diff[] =
-	"Usage: ward diff ID [PATH]... [--stat] [--json] [--color[=WHEN]] [-p|--policy FILE]\n\n"
-	"Show a copy-on-write session's pending changes: a summary, then a unified\n"
-	"diff. PATH selects a file or a directory's subtree.\n";
-static const char usage_apply[] =
-	"Usage: ward apply ID [PATH]... [--force] [--json] [-p|--policy FILE]\n\n"
-	"Write the session's changes (all, or those under each PATH) into the real\n"
-	"workspace, atomically per file. Protected paths and paths outside the\n"
-	"workspace are refused; so are files changed in the workspace during the\n"
-	"session, unless --force. Exit status 3 when some paths were refused.\n";
-static const char usage_undo[] = "Usage: ward undo ID [--force] [--json]\n\n"
-				 "Put back what the last apply replaced or removed, and remove what it\n"
-				 "added. Files changed again since the apply are refused unless --force.\n";
-static const char usage_discard[] = "Usage: ward discard ID\n\n"
-				    "Drop the session: its pending changes, its layer and its records.\n";
+	"ward diff and applied with ward apply. The workspace's identity is recorded:\n"
+	"apply and undo write only into that very directory.\n";
 
-static void write_audit(CowSession *s, const char *event, cJSON *fields);
+static const CliOption options_sessions[] = {
+	HELP_OPTION,
+	{ "json", 0, CLI_ARG_NONE, OPT_JSON },
+	{},
+};
+static const char usage_sessions[] =
+	"Usage: ward sessions [--json]\n\n"
+	"List sessions, oldest first: id, created, age, runs, pending changes, state,\n"
+	"workspace.\n";
+
+static const CliOption options_diff[] = {
+	HELP_OPTION,
+	{ "json", 0, CLI_ARG_NONE, OPT_JSON },
+	{ "stat", 0, CLI_ARG_NONE, OPT_STAT },
+	{ "summary", 0, CLI_ARG_NONE, OPT_SUMMARY },
+	{ "name-only", 0, CLI_ARG_NONE, OPT_NAME_ONLY },
+	{ "name-status", 0, CLI_ARG_NONE, OPT_NAME_STATUS },
+	{ "collapse", 0, CLI_ARG_OPTIONAL, OPT_COLLAPSE },
+	{ "color", 0, CLI_ARG_OPTIONAL, OPT_COLOR },
+	{ "policy", 'p', CLI_ARG_REQUIRED, OPT_POLICY },
+	{},
+};
+static const char usage_diff[] =
+	"Usage: ward diff ID [PATH]... [--stat|--summary|--name-only|--name-status|--json]\n"
+	"                 [--collapse[=LINES]] [--color[=WHEN]] [-p|--policy FILE]\n\n"
+	"Show a copy-on-write session's pending changes: one line per change (its\n"
+	"kind and path) and a total, then a unified diff. PATH selects a file or a\n"
+	"directory's subtree. Control characters and invisible or reordering\n"
+	"characters in names and contents are shown escaped.\n\n"
+	"  --stat              lines added and removed per file, and a total\n"
+	"  --summary           the change list and the total only\n"
+	"  --name-only         one path per line\n"
+	"  --name-status       kind letter (A M D T m L R), a tab, the path\n"
+	"  --json              the change list as JSON (exact names, octal modes)\n"
+	"  --collapse[=LINES]  summarize a file's diff when more than LINES lines\n"
+	"                      changed (default 40)\n"
+	"  --color[=WHEN]      always, never or auto (default: auto)\n"
+	"  -p, --policy FILE   protected paths from this policy\n";
+
+/* The first symlink on the way to @path, for a message; NULL if none. */
+static char *first_symlink(const char *path, char **ret_target)
+{
+	_cleanup_free_ char *p = strdup(path);
+
+	*ret_target = NULL;
+	if (!p)
+		return NULL;
+	for (char *slash = p + 1;; slash++) {
+		struct stat st;
+		char save = *slash;
+		if (save != '/' && save != '\0')
+			continue;
+		*slash = '\0';
+		if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode)) {
+			char buf[4096];
+			ssize_t n = readlink(p, buf, sizeof(buf) - 1);
+			buf[n < 0 ? 0 : n] = '\0';
+			*ret_target = strdup(buf);
+			return strdup(p);
+		}
+		*slash = save;
+		if (save == '\0')
+			return NULL;
+	}
+}
+
+int report_failure(CowSession *s, int r, const char *what)
+{
+	const char *ws = cow_session_workspace(s);
+	_cleanup_free_ char *qws = cli_quote(ws), *id = cli_quote(cow_session_id(s));
+
+	if (r == -ELOOP) {
+		_cleanup_free_ char *target = NULL, *link = first_symlink(ws, &target);
+		_cleanup_free_ char *ql = cli_quote(link ? link : ws);
+		_cleanup_free_ char *qt = cli_quote(target ? target : "?");
+		log_error("Refusing to %s: the workspace path %s of session %s now goes through the "
+			  "symlink %s -> %s; ward does not follow it (a sandboxed command could have "
+			  "planted it)",
+			  what, qws, id, ql, qt);
+	} else if (r == -ESTALE)
+		log_error("Refusing to %s: %s is no longer the directory session %s was made for "
+			  "(another directory is at that path now)",
+			  what, qws, id);
+	else if (r == -ENOTDIR || r == -ENOENT)
+		log_error("Refusing to %s: the workspace %s of session %s is gone", what, qws, id);
+	else
+		log_error_errno(r, "Failed to %s in session %s: %m", what, id);
+	return WARD_EXIT_FAILURE;
+}
 
 static int state_dir(char **ret)
 {
@@ -174,34 +246,59 @@ static int state_dir(char **ret)
 	return r;
 }
 
-static int open_session(const char *id, CowSession **ret)
+int open_session(const char *id, CowSession **ret)
 {
-	_cleanup_free_ char *state = NULL;
+	_cleanup_free_ char *state = NULL, *qid = cli_quote(id);
 	int r;
 
 	if (state_dir(&state) < 0)
 		return WARD_EXIT_FAILURE;
 	r = cow_session_open(state, id, ret);
 	if (r == -ENOENT)
-		return log_error("No session '%s'", id), WARD_EXIT_FAILURE;
+		return log_error("No session %s", qid), WARD_EXIT_FAILURE;
+	if (r == -ELOOP || r == -ESTALE) {
+		/* Recovery needs the workspace; the session itself is fine. */
+		_cleanup_(cow_session_freep) CowSession *u = NULL;
+		if (cow_session_open_unlocked(state, id, &u) >= 0)
+			return report_failure(u, r, "recover an interrupted apply or undo");
+	}
 	if (r < 0)
-		return log_error_errno(r, "Failed to open session '%s': %m", id), WARD_EXIT_FAILURE;
+		return log_error_errno(r, "Failed to open session %s: %m", qid), WARD_EXIT_FAILURE;
 	if (cow_session_recovered(*ret)) {
 		const char *what = cow_session_recovered(*ret);
-		log_warning("Session '%s': an interrupted %s was found and %s", id,
+		log_warning("Session %s: an interrupted %s was found and %s", qid,
 			    strstr(what, "undo") ? "undo" : "apply",
 			    strcmp(what, "rolled-back-apply") == 0 ? "rolled back"
 			    : strcmp(what, "finished-undo") == 0   ? "finished"
 								   : "completed");
 		cJSON *ev = cJSON_CreateObject();
+		cJSON_AddStringToObject(ev, "workspace", cow_session_workspace(*ret));
 		cJSON_AddStringToObject(ev, "recovered", what);
 		write_audit(*ret, "recover", ev);
 	}
 	return 0;
 }
 
-/* Protected paths: what runs in the session recorded, plus the policy's. */
-static int protected_paths(CowSession *s, const char *policy_file, char ***ret)
+int session_from_args(const Args *a, const char *usage, CowSession **ret)
+{
+	int r;
+
+	if (!a->pos) {
+		fputs(usage, stderr);
+		return WARD_EXIT_USAGE;
+	}
+	r = open_session(a->pos[0], ret);
+	if (r != 0)
+		return r;
+	if (!cow_session_is_cow(*ret)) {
+		_cleanup_free_ char *q = cli_quote(a->pos[0]);
+		log_error("Session %s is not a copy-on-write session", q);
+		return WARD_EXIT_FAILURE;
+	}
+	return 0;
+}
+
+int protected_paths(CowSession *s, const char *policy_file, char ***ret)
 {
 	_cleanup_(policy_freep) WardPolicy *p = NULL;
 	_cleanup_free_ char *home = NULL;
@@ -232,7 +329,7 @@ static int protected_paths(CowSession *s, const char *policy_file, char ***ret)
 /* PATH arguments: absolute ones must be in the workspace; relative ones
  * are relative to the current directory when it is inside the workspace,
  * else to the workspace root. */
-static int resolve_paths(CowSession *s, char *const *in, char ***ret)
+int resolve_paths(CowSession *s, char *const *in, char ***ret)
 {
 	const char *ws = cow_session_workspace(s);
 	_cleanup_free_ char *cwd = getcwd(NULL, 0), *rel_cwd = NULL;
@@ -271,7 +368,7 @@ static int resolve_paths(CowSession *s, char *const *in, char ***ret)
  * exits with WARD_EXIT_FAILURE (audit_exit), whatever else it did. */
 static bool audit_lost;
 
-static void write_audit(CowSession *s, const char *event, cJSON *fields)
+void write_audit(CowSession *s, const char *event, cJSON *fields)
 {
 	_cleanup_(audit_closep) AuditLog *a = NULL;
 	_cleanup_free_ char *state = NULL;
@@ -291,78 +388,9 @@ static void write_audit(CowSession *s, const char *event, cJSON *fields)
 	}
 }
 
-/* The exit status of a review command that wrote audit records. */
-static int audit_exit(int status)
+int audit_exit(int status)
 {
 	return audit_lost && status == 0 ? WARD_EXIT_FAILURE : status;
-}
-
-static cJSON *strv_to_json(char *const *l)
-{
-	cJSON *a = cJSON_CreateArray();
-	STRV_FOREACH(p, l) {
-		_cleanup_free_ char *q = cow_quote_path(*p);
-		cJSON_AddItemToArray(a, cJSON_CreateString(q ? q : "?"));
-	}
-	return a;
-}
-
-static cJSON *result_json(const CowResult *r)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "changed", (double)strv_length(r->done));
-	cJSON_AddNumberToObject(o, "refused", (double)strv_length(r->refused));
-	cJSON_AddNumberToObject(o, "failed", (double)strv_length(r->failed));
-	cJSON_AddItemToObject(o, "paths", strv_to_json(r->done));
-	cJSON *ref = cJSON_AddArrayToObject(o, "refused_paths");
-	for (size_t i = 0; r->refused && r->refused[i]; i++) {
-		_cleanup_free_ char *q = cow_quote_path(r->refused[i]);
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "path", q ? q : "?");
-		cJSON_AddStringToObject(e, "reason", r->refused_why[i]);
-		cJSON_AddItemToArray(ref, e);
-	}
-	cJSON *fail = cJSON_AddArrayToObject(o, "failed_paths");
-	for (size_t i = 0; r->failed && r->failed[i]; i++) {
-		_cleanup_free_ char *q = cow_quote_path(r->failed[i]);
-		cJSON *e = cJSON_CreateObject();
-		cJSON_AddStringToObject(e, "path", q ? q : "?");
-		cJSON_AddStringToObject(e, "error", r->failed_why[i]);
-		cJSON_AddItemToArray(fail, e);
-	}
-	return o;
-}
-
-/* Print a result; the exit code follows from it. */
-static int report(const char *verb, const CowResult *r, bool json)
-{
-	if (json) {
-		_cleanup_cjson_ cJSON *o = result_json(r);
-		_cleanup_free_ char *t = cJSON_Print(o);
-		if (t)
-			printf("%s\n", t);
-	} else {
-		STRV_FOREACH(p, r->done) {
-			_cleanup_free_ char *q = cow_quote_path(*p);
-			printf("%s %s\n", verb, q ? q : "?");
-		}
-	}
-	for (size_t i = 0; r->refused && r->refused[i]; i++) {
-		_cleanup_free_ char *q = cow_quote_path(r->refused[i]);
-		log_warning("Refused '%s': %s%s", q ? q : "?", r->refused_why[i],
-			    strcmp(r->refused_why[i], "conflict") == 0 ||
-					    strcmp(r->refused_why[i], "changed-since-apply") == 0
-				    ? " (use --force to override)"
-				    : "");
-	}
-	for (size_t i = 0; r->failed && r->failed[i]; i++) {
-		_cleanup_free_ char *q = cow_quote_path(r->failed[i]);
-		log_error("Failed to %s '%s': %s", strcmp(verb, "applied") == 0 ? "apply" : "restore",
-			  q ? q : "?", r->failed_why[i]);
-	}
-	if (r->failed)
-		return WARD_EXIT_FAILURE;
-	return r->refused ? WARD_EXIT_REFUSED : WARD_EXIT_OK;
 }
 
 int cmd_session(int argc, char **argv)
@@ -372,14 +400,15 @@ int cmd_session(int argc, char **argv)
 	_cleanup_free_ char *state = NULL, *ws = NULL;
 	int r;
 
-	if (parse_or_exit(argc, argv, usage_session, &a, &r))
+	if (parse_or_exit(argc, argv, options_session, usage_session, &a, &r))
 		return r;
 	if (strv_length(a.pos) != 1 || strcmp(a.pos[0], "new") != 0) {
 		fputs(usage_session, stderr);
 		return WARD_EXIT_USAGE;
 	}
 	/* Not through a symlink a sandboxed command could have planted
-	 * (run-paths.h); ward run checks the rest when the session is used. */
+	 * (run-paths.h); the session records the directory's identity, which
+	 * apply, undo and ward run --session check. */
 	if (run_resolve_workspace(a.workspace, &ws) != 0)
 		return WARD_EXIT_FAILURE;
 	if (state_dir(&state) < 0)
@@ -391,10 +420,13 @@ int cmd_session(int argc, char **argv)
 	return 0;
 }
 
-static const char *session_state(CowSession *s, long pending)
+static const char *session_state(CowSession *s, long pending, int scan_error)
 {
 	if (!cow_session_is_cow(s))
 		return "plain";
+	if (scan_error == -ELOOP || scan_error == -ESTALE || scan_error == -ENOENT ||
+	    scan_error == -ENOTDIR)
+		return "moved";
 	if (cow_session_has_journal(s))
 		return "interrupted";
 	if (pending > 0)
@@ -402,15 +434,46 @@ static const char *session_state(CowSession *s, long pending)
 	return cow_session_count_undoable(s) > 0 ? "applied" : "clean";
 }
 
+static void format_age(int64_t start_ns, char *buf, size_t size)
+{
+	struct timespec now;
+	long long s;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	s = ((long long)now.tv_sec * 1000000000LL + now.tv_nsec - start_ns) / 1000000000LL;
+	if (s < 0)
+		s = 0;
+	if (s < 120)
+		snprintf(buf, size, "%llds", s);
+	else if (s < 7200)
+		snprintf(buf, size, "%lldm", s / 60);
+	else if (s < 172800)
+		snprintf(buf, size, "%lldh", s / 3600);
+	else
+		snprintf(buf, size, "%lldd", s / 86400);
+}
+
+static int cmp_session_age(const void *x, const void *y)
+{
+	const CowSession *a = *(CowSession *const *)x, *b = *(CowSession *const *)y;
+	int64_t sa = cow_session_start_ns(a), sb = cow_session_start_ns(b);
+
+	if (sa != sb)
+		return sa < sb ? -1 : 1;
+	return strcmp(cow_session_id(a), cow_session_id(b));
+}
+
 int cmd_sessions(int argc, char **argv)
 {
 	_cleanup_(args_done) Args a = {};
 	_cleanup_free_ char *state = NULL;
+	_cleanup_free_ CowSession **list = NULL;
 	_cleanup_strv_ char **ids = NULL;
 	_cleanup_cjson_ cJSON *arr = cJSON_CreateArray();
+	size_t n = 0;
 	int r;
 
-	if (parse_or_exit(argc, argv, usage_sessions, &a, &r))
+	if (parse_or_exit(argc, argv, options_sessions, usage_sessions, &a, &r))
 		return r;
 	if (a.pos) {
 		fputs(usage_sessions, stderr);
@@ -421,61 +484,56 @@ int cmd_sessions(int argc, char **argv)
 	r = cow_session_list(state, &ids);
 	if (r < 0)
 		return log_error_errno(r, "Failed to list sessions: %m"), WARD_EXIT_FAILURE;
+	list = calloc(strv_length(ids) + 1, sizeof(CowSession *));
+	if (!list)
+		return log_oom(), WARD_EXIT_FAILURE;
+	/* Unlocked: listing must not wait for a running session. */
+	STRV_FOREACH(id, ids)
+		if (cow_session_open_unlocked(state, *id, &list[n]) >= 0)
+			n++;
+	qsort(list, n, sizeof(CowSession *), cmp_session_age);
 	if (!a.json)
-		printf("%-16s  %-20s  %4s  %7s  %-11s  %s\n", "ID", "CREATED", "RUNS", "PENDING",
-		       "STATE", "WORKSPACE");
-	STRV_FOREACH(id, ids) {
-		_cleanup_(cow_session_freep) CowSession *s = NULL;
+		printf("%-16s  %-20s  %5s  %4s  %7s  %-11s  %s\n", "ID", "CREATED", "AGE", "RUNS",
+		       "PENDING", "STATE", "WORKSPACE");
+	for (size_t i = 0; i < n; i++) {
+		CowSession *s = list[i];
 		_cleanup_(cow_change_list_done) CowChangeList l = {};
-		long pending = 0;
-
-		/* Unlocked: listing must not wait for a running session. */
-		if (cow_session_open_unlocked(state, *id, &s) < 0)
-			continue;
 		_cleanup_strv_ char **prot = NULL;
-		if (cow_session_is_cow(s) && protected_paths(s, NULL, &prot) >= 0 &&
-		    cow_session_scan(s, prot, &l) >= 0)
-			pending = (long)l.n;
-		const char *st = session_state(s, pending);
+		long pending = 0;
+		int scan = 0;
+		char age[32];
+
+		if (cow_session_is_cow(s) && protected_paths(s, NULL, &prot) >= 0) {
+			scan = cow_session_scan(s, prot, &l);
+			if (scan >= 0)
+				pending = (long)l.n;
+		}
+		const char *st = session_state(s, pending, scan);
+		format_age(cow_session_start_ns(s), age, sizeof(age));
 		if (a.json) {
 			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "id", *id);
+			cJSON_AddStringToObject(o, "id", cow_session_id(s));
 			cJSON_AddStringToObject(o, "created", cow_session_created(s));
-			cJSON_AddStringToObject(o, "workspace", cow_session_workspace(s));
+			cJSON_AddNumberToObject(o, "age_s",
+						(double)(time(NULL) - cow_session_start_ns(s) / 1000000000LL));
+			cow_json_add_path(o, "workspace", cow_session_workspace(s));
 			cJSON_AddBoolToObject(o, "cow", cow_session_is_cow(s));
 			cJSON_AddNumberToObject(o, "runs", cow_session_runs(s));
 			cJSON_AddNumberToObject(o, "pending", (double)pending);
 			cJSON_AddStringToObject(o, "state", st);
 			cJSON_AddItemToArray(arr, o);
 		} else {
-			_cleanup_free_ char *q = cow_quote_path(cow_session_workspace(s));
-			printf("%-16s  %-20s  %4d  %7ld  %-11s  %s\n", *id, cow_session_created(s),
-			       cow_session_runs(s), pending, st, q ? q : "?");
+			_cleanup_free_ char *q = cli_quote(cow_session_workspace(s));
+			printf("%-16s  %-20s  %5s  %4d  %7ld  %-11s  %s\n", cow_session_id(s),
+			       cow_session_created(s), age, cow_session_runs(s), pending, st, q);
 		}
 	}
+	for (size_t i = 0; i < n; i++)
+		cow_session_free(list[i]);
 	if (a.json) {
 		_cleanup_free_ char *t = cJSON_Print(arr);
 		if (t)
 			printf("%s\n", t);
-	}
-	return 0;
-}
-
-/* Open the session named by the first positional, check it is a CoW one. */
-static int session_from_args(const Args *a, const char *usage, CowSession **ret)
-{
-	int r;
-
-	if (!a->pos) {
-		fputs(usage, stderr);
-		return WARD_EXIT_USAGE;
-	}
-	r = open_session(a->pos[0], ret);
-	if (r != 0)
-		return r;
-	if (!cow_session_is_cow(*ret)) {
-		log_error("Session '%s' is not a copy-on-write session", a->pos[0]);
-		return WARD_EXIT_FAILURE;
 	}
 	return 0;
 }
@@ -489,8 +547,14 @@ int cmd_diff(int argc, char **argv)
 	_cleanup_free_ bool *sel = NULL;
 	int r;
 
-	if (parse_or_exit(argc, argv, usage_diff, &a, &r))
+	if (parse_or_exit(argc, argv, options_diff, usage_diff, &a, &r))
 		return r;
+	if (a.modes > 1) {
+		log_error("diff: --stat, --summary, --name-only, --name-status and --json exclude "
+			  "each other");
+		fputs(usage_diff, stderr);
+		return WARD_EXIT_USAGE;
+	}
 	r = session_from_args(&a, usage_diff, &s);
 	if (r != 0)
 		return r;
@@ -500,13 +564,14 @@ int cmd_diff(int argc, char **argv)
 		return log_oom(), WARD_EXIT_FAILURE;
 	r = cow_session_scan(s, prot, &l);
 	if (r < 0)
-		return log_error_errno(r, "Failed to scan session '%s': %m", a.pos[0]),
-		       WARD_EXIT_FAILURE;
+		return report_failure(s, r, "show the diff");
 	sel = calloc(l.n + 1, sizeof(bool));
 	if (!sel || cow_select(&l, paths, sel, &unmatched) < 0)
 		return log_oom(), WARD_EXIT_FAILURE;
-	STRV_FOREACH(u, unmatched)
-		log_warning("No change at '%s'", *u);
+	STRV_FOREACH(u, unmatched) {
+		_cleanup_free_ char *q = cli_quote(*u);
+		log_warning("No change at %s", q);
+	}
 	if (a.json) {
 		_cleanup_cjson_ cJSON *j = NULL;
 		_cleanup_free_ char *t = NULL;
@@ -518,96 +583,11 @@ int cmd_diff(int argc, char **argv)
 	}
 	CowDiffOptions o = {
 		.color = a.color == 1 || (a.color < 0 && isatty(STDOUT_FILENO)),
-		.stat_only = a.stat,
+		.mode = a.mode,
+		.collapse = a.collapse,
 	};
 	r = cow_diff_write(s, &l, sel, stdout, &o);
 	if (r < 0)
-		return log_error_errno(r, "Failed to show the diff: %m"), WARD_EXIT_FAILURE;
-	return audit_exit(0);
-}
-
-int cmd_apply(int argc, char **argv)
-{
-	_cleanup_(args_done) Args a = {};
-	_cleanup_(cow_session_freep) CowSession *s = NULL;
-	_cleanup_(cow_result_donep) CowResult res = {};
-	_cleanup_strv_ char **prot = NULL, **paths = NULL;
-	int r;
-
-	if (parse_or_exit(argc, argv, usage_apply, &a, &r))
-		return r;
-	r = session_from_args(&a, usage_apply, &s);
-	if (r != 0)
-		return r;
-	if (protected_paths(s, a.policy, &prot) < 0)
-		return WARD_EXIT_FAILURE;
-	if (resolve_paths(s, a.pos + 1, &paths) < 0)
-		return log_oom(), WARD_EXIT_FAILURE;
-	CowApplyOptions o = { .paths = paths, .protected_paths = prot, .force = a.force };
-	r = cow_apply(s, &o, &res);
-	if (r < 0)
-		return log_error_errno(r, "Failed to apply session '%s': %m", a.pos[0]),
-		       WARD_EXIT_FAILURE;
-	cJSON *ev = result_json(&res);
-	cJSON_AddBoolToObject(ev, "force", a.force);
-	write_audit(s, "apply", ev);
-	return audit_exit(report("applied", &res, a.json));
-}
-
-int cmd_undo(int argc, char **argv)
-{
-	_cleanup_(args_done) Args a = {};
-	_cleanup_(cow_session_freep) CowSession *s = NULL;
-	_cleanup_(cow_result_donep) CowResult res = {};
-	int r;
-
-	if (parse_or_exit(argc, argv, usage_undo, &a, &r))
-		return r;
-	if (strv_length(a.pos) > 1) {
-		fputs(usage_undo, stderr);
-		return WARD_EXIT_USAGE;
-	}
-	r = session_from_args(&a, usage_undo, &s);
-	if (r != 0)
-		return r;
-	r = cow_undo(s, a.force, &res);
-	if (r == -ENOENT)
-		return log_error("Session '%s' has no apply to undo", a.pos[0]), WARD_EXIT_FAILURE;
-	if (r < 0)
-		return log_error_errno(r, "Failed to undo in session '%s': %m", a.pos[0]),
-		       WARD_EXIT_FAILURE;
-	cJSON *ev = result_json(&res);
-	cJSON_AddBoolToObject(ev, "force", a.force);
-	write_audit(s, "undo", ev);
-	return audit_exit(report("restored", &res, a.json));
-}
-
-int cmd_discard(int argc, char **argv)
-{
-	_cleanup_(args_done) Args a = {};
-	_cleanup_(cow_session_freep) CowSession *s = NULL;
-	_cleanup_(cow_change_list_done) CowChangeList l = {};
-	int r;
-
-	if (parse_or_exit(argc, argv, usage_discard, &a, &r))
-		return r;
-	if (strv_length(a.pos) != 1) {
-		fputs(usage_discard, stderr);
-		return WARD_EXIT_USAGE;
-	}
-	r = open_session(a.pos[0], &s);
-	if (r != 0)
-		return r;
-	_cleanup_strv_ char **prot = NULL;
-	if (protected_paths(s, NULL, &prot) >= 0)
-		(void)cow_session_scan(s, prot, &l);
-	r = cow_discard(s);
-	cJSON *ev = cJSON_CreateObject();
-	cJSON_AddNumberToObject(ev, "dropped", (double)l.n);
-	cJSON_AddBoolToObject(ev, "ok", r >= 0);
-	write_audit(s, "discard", ev);
-	if (r < 0)
-		return log_error_errno(r, "Failed to discard session '%s': %m", a.pos[0]),
-		       WARD_EXIT_FAILURE;
+		return report_failure(s, r, "show the diff");
 	return audit_exit(0);
 }

@@ -220,21 +220,26 @@ static int replace_all(size_t n, size_t m, Edit **ret, size_t *ret_n)
 }
 
 typedef struct Colors {
-	const char *meta, *frag, *old, *new, *reset;
+	const char *meta, *frag, *old, *new, *reset, *esc_on, *esc_off;
 } Colors;
 
-static void put_line(FILE *f, const Colors *c, char op, const Line *l, bool last_no_eol)
+static const Colors plain = { "", "", "", "", "", "", "" };
+static const Colors ansi = { "\033[1m", "\033[36m", "\033[31m", "\033[32m", "\033[m",
+			     "\033[7m", "\033[27m" };
+
+static void put_line(FILE *f, const Colors *c, char op, const Line *l, bool last_no_eol,
+		     size_t *escaped)
 {
 	const char *col = op == '-' ? c->old : op == '+' ? c->new : "";
 	fprintf(f, "%s%c", col, op);
-	fwrite(l->s, 1, l->len, f);
+	*escaped += cow_put_escaped(f, l->s, l->len, c->esc_on, c->esc_off);
 	fprintf(f, "%s\n", op == ' ' ? "" : c->reset);
 	if (last_no_eol)
 		fprintf(f, "\\ No newline at end of file\n");
 }
 
 static void print_hunks(FILE *f, const Colors *c, const Text *a, const Text *b, const Edit *e,
-			size_t n)
+			size_t n, size_t *escaped)
 {
 	for (size_t i = 0; i < n;) {
 		/* Find the next change, then extend the hunk while changes are
@@ -265,11 +270,12 @@ static void print_hunks(FILE *f, const Colors *c, const Text *a, const Text *b, 
 		for (size_t j = start; j < end; j++) {
 			if (e[j].op == '+')
 				put_line(f, c, '+', &b->lines[e[j].bi],
-					 b->no_eol && e[j].bi == b->n - 1);
+					 b->no_eol && e[j].bi == b->n - 1, escaped);
 			else
 				put_line(f, c, e[j].op, &a->lines[e[j].ai],
 					 a->no_eol && e[j].ai == a->n - 1 &&
-						 (e[j].op == '-' || !b->no_eol));
+						 (e[j].op == '-' || !b->no_eol),
+					 escaped);
 		}
 		i = end;
 	}
@@ -280,20 +286,63 @@ static const char *mode_word(mode_t m)
 	return S_ISDIR(m) ? "directory" : S_ISLNK(m) ? "symlink" : S_ISREG(m) ? "file" : "special file";
 }
 
-static int diff_one(CowSession *s, int ws_fd, int upper_fd, const CowChange *ch, FILE *f,
-		    const Colors *c, size_t max)
+/* Both sides of one change, loaded and compared. */
+typedef struct Pair {
+	Text a, b;
+	bool a_text, b_text;      /* the side has content to compare */
+	bool binary, large;
+	Edit *e;
+	size_t ne;
+	size_t added, removed;    /* lines */
+} Pair;
+
+static void pair_done(Pair *p)
+{
+	text_done(&p->a);
+	text_done(&p->b);
+	free(p->e);
+	*p = (Pair){};
+}
+
+/* 0, or -ENOENT/-EBADFD when a side cannot be read as a file, or -errno. */
+static int pair_load(int ws_fd, int upper_fd, const CowChange *ch, size_t max, Pair *p)
+{
+	bool abin = false, bbin = false, alarge = false, blarge = false;
+	int r;
+
+	p->a_text = ch->lower_mode && !S_ISDIR(ch->lower_mode) && ch->kind != COW_MODE_CHANGED;
+	p->b_text = ch->upper_mode && !S_ISDIR(ch->upper_mode) && ch->kind != COW_MODE_CHANGED &&
+		    ch->refused != COW_REFUSE_SPECIAL;
+	if (p->a_text && (r = text_load(ws_fd, ch->path, max, &p->a, &abin, &alarge)) < 0)
+		return r;
+	if (p->b_text && (r = text_load(upper_fd, ch->path, max, &p->b, &bbin, &blarge)) < 0)
+		return r;
+	p->large = alarge || blarge;
+	p->binary = !p->large && (abin || bbin);
+	if (p->large || p->binary || (!p->a_text && !p->b_text))
+		return 0;
+	r = myers(p->a.lines, p->a.n, p->b.lines, p->b.n, &p->e, &p->ne);
+	if (r == -E2BIG)
+		r = replace_all(p->a.n, p->b.n, &p->e, &p->ne);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < p->ne; i++) {
+		if (p->e[i].op == '+')
+			p->added++;
+		else if (p->e[i].op == '-')
+			p->removed++;
+	}
+	return 0;
+}
+
+static int diff_one(int ws_fd, int upper_fd, const CowChange *ch, FILE *f, const Colors *c,
+		    const CowDiffOptions *o, size_t max)
 {
 	_cleanup_free_ char *q = cow_quote_path(ch->path);
-	_cleanup_free_ Edit *e = NULL;
-	Text a = {}, b = {};
-	bool a_text = ch->lower_mode && !S_ISDIR(ch->lower_mode) && ch->kind != COW_MODE_CHANGED;
-	bool b_text = ch->upper_mode && !S_ISDIR(ch->upper_mode) && ch->kind != COW_MODE_CHANGED &&
-		      ch->refused != COW_REFUSE_SPECIAL;
-	bool abin = false, bbin = false, alarge = false, blarge = false;
-	size_t ne = 0;
-	int r = 0;
+	_cleanup_(pair_done) Pair p = {};
+	size_t escaped = 0;
+	int r;
 
-	(void)s;
 	if (!q)
 		return -ENOMEM;
 	fprintf(f, "%sdiff --ward %s%s\n", c->meta, q, c->reset);
@@ -315,39 +364,38 @@ static int diff_one(CowSession *s, int ws_fd, int upper_fd, const CowChange *ch,
 		fprintf(f, "%snote: setuid/setgid/sticky bits are not applied%s\n", c->meta, c->reset);
 	if (ch->flags & COW_F_HARDLINK)
 		fprintf(f, "%snote: hard link, applied as a copy%s\n", c->meta, c->reset);
-	if (!a_text && !b_text)
-		return 0;
-	if (a_text && (r = text_load(ws_fd, ch->path, max, &a, &abin, &alarge)) < 0)
-		goto out;
-	if (b_text && (r = text_load(upper_fd, ch->path, max, &b, &bbin, &blarge)) < 0)
-		goto out;
-	if (alarge || blarge) {
-		fprintf(f, "Large file %s not shown (more than %zu bytes)\n", q, max);
-		goto out;
-	}
-	if (abin || bbin) {
-		fprintf(f, "Binary files %s%s and %s%s differ\n", a_text ? "a/" : "/dev/null",
-			a_text ? q : "", b_text ? "b/" : "/dev/null", b_text ? q : "");
-		goto out;
-	}
-	fprintf(f, "%s--- %s%s%s\n", c->meta, a_text ? "a/" : "/dev/null", a_text ? q : "",
-		c->reset);
-	fprintf(f, "%s+++ %s%s%s\n", c->meta, b_text ? "b/" : "/dev/null", b_text ? q : "",
-		c->reset);
-	r = myers(a.lines, a.n, b.lines, b.n, &e, &ne);
-	if (r == -E2BIG)
-		r = replace_all(a.n, b.n, &e, &ne);
-	if (r < 0)
-		goto out;
-	print_hunks(f, c, &a, &b, e, ne);
-out:
-	text_done(&a);
-	text_done(&b);
+	r = pair_load(ws_fd, upper_fd, ch, max, &p);
 	if (r == -ENOENT || r == -EBADFD) {
 		fprintf(f, "(content not readable: %s)\n", strerror(-r));
-		r = 0;
+		return 0;
 	}
-	return r;
+	if (r < 0)
+		return r;
+	if (!p.a_text && !p.b_text)
+		return 0;
+	if (p.large) {
+		fprintf(f, "Large file %s not shown (more than %zu bytes)\n", q, max);
+		return 0;
+	}
+	if (p.binary) {
+		fprintf(f, "Binary files %s%s and %s%s differ\n", p.a_text ? "a/" : "/dev/null",
+			p.a_text ? q : "", p.b_text ? "b/" : "/dev/null", p.b_text ? q : "");
+		return 0;
+	}
+	fprintf(f, "%s--- %s%s%s\n", c->meta, p.a_text ? "a/" : "/dev/null", p.a_text ? q : "",
+		c->reset);
+	fprintf(f, "%s+++ %s%s%s\n", c->meta, p.b_text ? "b/" : "/dev/null", p.b_text ? q : "",
+		c->reset);
+	if (o->collapse > 0 && p.added + p.removed > o->collapse) {
+		fprintf(f, "%s@@ collapsed: %zu lines added, %zu removed (shown without --collapse) @@%s\n",
+			c->frag, p.added, p.removed, c->reset);
+		return 0;
+	}
+	print_hunks(f, c, &p.a, &p.b, p.e, p.ne, &escaped);
+	if (escaped > 0)
+		fprintf(f, "%snote: %zu control or invisible character%s shown escaped (\\r, \\xNN, \\uNNNN)%s\n",
+			c->meta, escaped, escaped == 1 ? "" : "s", c->reset);
+	return 0;
 }
 
 static const char *kind_letter(CowKind k)
@@ -356,15 +404,16 @@ static const char *kind_letter(CowKind k)
 	return k >= 0 && k < _COW_KIND_MAX ? t[k] : "?";
 }
 
-int cow_diff_write(CowSession *s, const CowChangeList *l, const bool *selected, FILE *f,
-		   const CowDiffOptions *o)
+static bool is_dir_change(const CowChange *ch)
 {
-	static const Colors plain = { "", "", "", "", "" };
-	static const Colors ansi = { "\033[1m", "\033[36m", "\033[31m", "\033[32m", "\033[m" };
-	const Colors *c = o->color ? &ansi : &plain;
-	_cleanup_close_ int ws_fd = -EBADF, upper_fd = -EBADF;
-	size_t max = o->max_file ? o->max_file : 8u << 20, shown = 0;
-	int r;
+	return S_ISDIR(ch->upper_mode ? ch->upper_mode : ch->lower_mode);
+}
+
+/* One line per change, naming its kind once: "modified        src/a.c". */
+static int write_summary(const CowChangeList *l, const bool *selected, FILE *f)
+{
+	unsigned counts[_COW_KIND_MAX] = {};
+	size_t shown = 0, refused = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
 		const CowChange *ch = &l->items[i];
@@ -374,15 +423,131 @@ int cow_diff_write(CowSession *s, const CowChangeList *l, const bool *selected, 
 		q = cow_quote_path(ch->path);
 		if (!q)
 			return -ENOMEM;
-		fprintf(f, "%s %-15s %s", kind_letter(ch->kind), cow_kind_to_string(ch->kind), q);
-		if (S_ISDIR(ch->upper_mode ? ch->upper_mode : ch->lower_mode))
-			fputc('/', f);
+		fprintf(f, "%-15s %s%s", cow_kind_to_string(ch->kind), q, is_dir_change(ch) ? "/" : "");
+		if (ch->refused != COW_REFUSE_NONE) {
+			fprintf(f, "  [refused: %s]", cow_refusal_to_string(ch->refused));
+			refused++;
+		}
+		fputc('\n', f);
+		counts[ch->kind]++;
+		shown++;
+	}
+	if (shown == 0) {
+		fputs("no changes\n", f);
+		return 0;
+	}
+	fprintf(f, "%zu change%s:", shown, shown == 1 ? "" : "s");
+	for (int k = 0, first = 1; k < _COW_KIND_MAX; k++)
+		if (counts[k]) {
+			fprintf(f, "%s %u %s", first ? "" : ",", counts[k], cow_kind_to_string(k));
+			first = 0;
+		}
+	if (refused)
+		fprintf(f, " (%zu refused)", refused);
+	fputc('\n', f);
+	return 0;
+}
+
+static int write_names(const CowChangeList *l, const bool *selected, FILE *f, bool status)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		_cleanup_free_ char *q = NULL;
+		if (selected && !selected[i])
+			continue;
+		q = cow_quote_path(l->items[i].path);
+		if (!q)
+			return -ENOMEM;
+		if (status)
+			fprintf(f, "%s\t", kind_letter(l->items[i].kind));
+		fprintf(f, "%s\n", q);
+	}
+	return 0;
+}
+
+/* Per file: kind, path, lines added and removed; then the totals. */
+static int write_stat(int ws_fd, int upper_fd, const CowChangeList *l, const bool *selected,
+		      FILE *f, size_t max)
+{
+	size_t width = 0, files = 0, added = 0, removed = 0;
+	int r;
+
+	for (size_t i = 0; i < l->n; i++) {
+		_cleanup_free_ char *q = NULL;
+		if ((selected && !selected[i]) || is_dir_change(&l->items[i]))
+			continue;
+		q = cow_quote_path(l->items[i].path);
+		if (!q)
+			return -ENOMEM;
+		if (strlen(q) > width)
+			width = strlen(q);
+	}
+	if (width > 60)
+		width = 60;
+	for (size_t i = 0; i < l->n; i++) {
+		const CowChange *ch = &l->items[i];
+		_cleanup_(pair_done) Pair p = {};
+		_cleanup_free_ char *q = NULL;
+		if ((selected && !selected[i]) || is_dir_change(ch))
+			continue;
+		q = cow_quote_path(ch->path);
+		if (!q)
+			return -ENOMEM;
+		r = pair_load(ws_fd, upper_fd, ch, max, &p);
+		if (r < 0 && r != -ENOENT && r != -EBADFD)
+			return r;
+		fprintf(f, " %-15s %-*s | ", cow_kind_to_string(ch->kind), (int)width, q);
+		if (r < 0)
+			fputs("unreadable", f);
+		else if (p.large)
+			fputs("large file", f);
+		else if (p.binary)
+			fputs("binary", f);
+		else if (!p.a_text && !p.b_text)
+			fputs("mode only", f);
+		else
+			fprintf(f, "+%zu -%zu", p.added, p.removed);
 		if (ch->refused != COW_REFUSE_NONE)
 			fprintf(f, "  [refused: %s]", cow_refusal_to_string(ch->refused));
 		fputc('\n', f);
-		shown++;
+		files++;
+		added += p.added;
+		removed += p.removed;
 	}
-	if (o->stat_only || shown == 0)
+	fprintf(f, " %zu file%s changed, %zu line%s added, %zu removed\n", files,
+		files == 1 ? "" : "s", added, added == 1 ? "" : "s", removed);
+	return 0;
+}
+
+int cow_diff_write(CowSession *s, const CowChangeList *l, const bool *selected, FILE *f,
+		   const CowDiffOptions *o)
+{
+	const Colors *c = o->color ? &ansi : &plain;
+	_cleanup_close_ int ws_fd = -EBADF, upper_fd = -EBADF;
+	size_t max = o->max_file ? o->max_file : 8u << 20, shown = 0;
+	int r;
+
+	switch (o->mode) {
+	case COW_DIFF_NAME_ONLY:
+	case COW_DIFF_NAME_STATUS:
+		return write_names(l, selected, f, o->mode == COW_DIFF_NAME_STATUS);
+	case COW_DIFF_SUMMARY:
+		return write_summary(l, selected, f);
+	case COW_DIFF_FULL:
+		r = write_summary(l, selected, f);
+		if (r < 0)
+			return r;
+		break;
+	case COW_DIFF_STAT:
+		break;
+	case _COW_DIFF_MODE_MAX:
+	case _COW_DIFF_MODE_INVALID:
+	default:
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		if (!selected || selected[i])
+			shown++;
+	if (shown == 0 && o->mode == COW_DIFF_FULL)
 		return 0;
 	ws_fd = cow_session_open_workspace(s);
 	if (ws_fd < 0)
@@ -391,61 +556,15 @@ int cow_diff_write(CowSession *s, const CowChangeList *l, const bool *selected, 
 			  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (upper_fd < 0)
 		return -errno;
+	if (o->mode == COW_DIFF_STAT)
+		return write_stat(ws_fd, upper_fd, l, selected, f, max);
 	fputc('\n', f);
 	for (size_t i = 0; i < l->n; i++) {
 		if (selected && !selected[i])
 			continue;
-		r = diff_one(s, ws_fd, upper_fd, &l->items[i], f, c, max);
+		r = diff_one(ws_fd, upper_fd, &l->items[i], f, c, o, max);
 		if (r < 0)
 			return r;
 	}
-	return 0;
-}
-
-int cow_changes_to_json(const CowChangeList *l, const bool *selected, cJSON **ret)
-{
-	_cleanup_cjson_ cJSON *arr = cJSON_CreateArray();
-
-	if (!arr)
-		return -ENOMEM;
-	for (size_t i = 0; i < l->n; i++) {
-		const CowChange *ch = &l->items[i];
-		_cleanup_free_ char *q = NULL;
-		cJSON *o;
-		if (selected && !selected[i])
-			continue;
-		q = (ch->flags & COW_F_ODD_NAME) ? cow_quote_path(ch->path) : strdup(ch->path);
-		o = cJSON_CreateObject();
-		if (!q || !o) {
-			cJSON_Delete(o);
-			return -ENOMEM;
-		}
-		cJSON_AddItemToArray(arr, o);
-		/* JSON strings must be UTF-8: odd names go out quoted (C escapes,
-		 * as shown by diff) and are marked so. */
-		if (!cJSON_AddStringToObject(o, "path", q) ||
-		    !cJSON_AddBoolToObject(o, "quoted", (ch->flags & COW_F_ODD_NAME) != 0) ||
-		    !cJSON_AddStringToObject(o, "kind", cow_kind_to_string(ch->kind)) ||
-		    !cJSON_AddStringToObject(o, "type",
-					     mode_word(ch->upper_mode ? ch->upper_mode
-								      : ch->lower_mode)))
-			return -ENOMEM;
-		if (ch->lower_mode && !cJSON_AddNumberToObject(o, "old_mode", ch->lower_mode & 07777))
-			return -ENOMEM;
-		if (ch->upper_mode &&
-		    !cJSON_AddNumberToObject(o, "new_mode", cow_effective_mode(ch->upper_mode)))
-			return -ENOMEM;
-		if (ch->upper_mode && S_ISREG(ch->upper_mode) &&
-		    !cJSON_AddNumberToObject(o, "size", (double)ch->upper_size))
-			return -ENOMEM;
-		if (ch->refused != COW_REFUSE_NONE &&
-		    !cJSON_AddStringToObject(o, "refused", cow_refusal_to_string(ch->refused)))
-			return -ENOMEM;
-		if ((ch->flags & COW_F_SETUID_STRIPPED) && !cJSON_AddTrueToObject(o, "setuid_stripped"))
-			return -ENOMEM;
-		if ((ch->flags & COW_F_HARDLINK) && !cJSON_AddTrueToObject(o, "hardlink"))
-			return -ENOMEM;
-	}
-	*ret = TAKE_PTR(arr);
 	return 0;
 }

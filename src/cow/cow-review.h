@@ -46,17 +46,44 @@ int cow_result_note_removed(CowResult *r, int ws_fd);
  * @paths that matches nothing is returned in @ret_unmatched. */
 int cow_select(const CowChangeList *l, char *const *paths, bool *selected, char ***ret_unmatched);
 
+typedef enum CowDiffMode {
+	COW_DIFF_FULL,        /* summary list, totals, unified diff */
+	COW_DIFF_SUMMARY,     /* summary list and totals */
+	COW_DIFF_STAT,        /* per-file added/removed line counts and a total */
+	COW_DIFF_NAME_ONLY,   /* one path per line */
+	COW_DIFF_NAME_STATUS, /* kind letter, tab, path */
+	_COW_DIFF_MODE_MAX,
+	_COW_DIFF_MODE_INVALID = -22,
+} CowDiffMode;
+
 typedef struct CowDiffOptions {
-	bool color;      /* ANSI colors (the caller checks isatty) */
-	bool stat_only;  /* summary list only */
-	size_t max_file; /* larger files are named, not diffed; 0: 8 MiB */
+	bool color;       /* ANSI colors (the caller checks isatty) */
+	CowDiffMode mode;
+	size_t collapse;  /* FULL: a file with more changed lines is summarized; 0 never */
+	size_t max_file;  /* larger files are named, not diffed; 0: 8 MiB */
 } CowDiffOptions;
 
-/* Write the summary and unified diff of the selected changes to @f. */
+/* Write the selected changes to @f in @o->mode, for a person: every name
+ * is quoted (cow_quote_path) and every content byte that could act on a
+ * terminal is escaped (cow_put_escaped). */
 int cow_diff_write(CowSession *s, const CowChangeList *l, const bool *selected, FILE *f,
 		   const CowDiffOptions *o);
-/* The selected changes as a JSON array (paths quoted when odd). */
+/* The selected changes as a JSON array, exact: a path that is valid UTF-8
+ * is given as it is (JSON escapes its controls); one that is not is given
+ * C-quoted with "quoted": true and its bytes in "path_hex". Modes are
+ * octal strings ("0644"). */
 int cow_changes_to_json(const CowChangeList *l, const bool *selected, cJSON **ret);
+/* A path for JSON under @key, exact as cow_changes_to_json does it. */
+bool cow_json_add_path(cJSON *o, const char *key, const char *path);
+
+/* Print @len bytes of @s to @f with everything that could act on a terminal
+ * shown as an escape (\r, \xNN for other controls and bytes that are not
+ * UTF-8, \uNNNN for C1 controls and bidi/zero-width characters), each
+ * wrapped in @on/@off (colors, or ""). Tab passes. Returns the number of
+ * escapes. */
+size_t cow_put_escaped(FILE *f, const char *s, size_t len, const char *on, const char *off);
+/* Is @s (@len bytes) valid UTF-8 without NUL? */
+bool cow_utf8_valid(const char *s, size_t len);
 
 typedef struct CowApplyOptions {
 	char *const *paths;           /* NULL: everything */

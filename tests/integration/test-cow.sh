@@ -67,27 +67,27 @@ mkdir -p "$upper/.git/hooks"
 printf '#!/bin/sh\necho pwned\n' >"$upper/.git/hooks/pre-commit"
 chmod 755 "$upper/.git/hooks/pre-commit"
 
-stat=$("$WARD" diff "$id" --stat)
-check_eq "diff --stat exits 0" 0 $?
+stat=$("$WARD" diff "$id" --summary)
+check_eq "diff --summary exits 0" 0 $?
 has() { printf '%s\n' "$stat" | grep -qxF -- "$1"; }
-check "diff: modified" has "M modified        a"
-check "diff: deleted" has "D deleted         b"
-check "diff: mode changed" has "m mode-changed    m"
-check "diff: rename is delete + add (old)" has "D deleted         ren"
-check "diff: rename is delete + add (new)" has "A added           ren2"
-check "diff: new directory" has "A added           newdir/"
-check "diff: new file in new directory" has "A added           newdir/sub/n"
-check "diff: directory replaced by a file" has "T type-changed    rd"
-check "diff: file replaced by a symlink" has "T type-changed    fs"
-check "diff: new symlink" has "A added           outlink"
-check "diff: directory replaced (opaque)" has "R dir-replaced    d/"
-check "diff: its old entry deleted" has "D deleted         d/x"
-check "diff: its new entry added" has "A added           d/z"
-check "diff: odd name quoted" has 'A added           "odd\nname"'
-check "diff: protected path refused" has "A added           .git/hooks/pre-commit  [refused: protected]"
-check_not "diff: no placeholder shows up" has "A added           .ward"
+check "diff: modified" has "modified        a"
+check "diff: deleted" has "deleted         b"
+check "diff: mode changed" has "mode-changed    m"
+check "diff: rename is delete + add (old)" has "deleted         ren"
+check "diff: rename is delete + add (new)" has "added           ren2"
+check "diff: new directory" has "added           newdir/"
+check "diff: new file in new directory" has "added           newdir/sub/n"
+check "diff: directory replaced by a file" has "type-changed    rd"
+check "diff: file replaced by a symlink" has "type-changed    fs"
+check "diff: new symlink" has "added           outlink"
+check "diff: directory replaced (opaque)" has "dir-replaced    d/"
+check "diff: its old entry deleted" has "deleted         d/x"
+check "diff: its new entry added" has "added           d/z"
+check "diff: odd name quoted" has 'added           "odd\nname"'
+check "diff: protected path refused" has "added           .git/hooks/pre-commit  [refused: protected]"
+check_not "diff: no placeholder shows up" has "added           .ward"
 
-sub=$("$WARD" diff "$id" --stat d)
+sub=$("$WARD" diff "$id" --name-only d)
 check_eq "diff DIR selects its subtree" 3 "$(printf '%s\n' "$sub" | wc -l)"
 full=$("$WARD" diff "$id" a)
 check "diff PATH shows a unified diff" sh -c 'printf "%s\n" "$1" | grep -qx "+more"' _ "$full"
@@ -114,8 +114,8 @@ check "subset: b still there" test -f b
 
 "$WARD" apply "$id" >"$T/apply.out" 2>"$T/apply.err"
 check_eq "apply with refusals exits 3" 3 $?
-check "apply names the protected path" grep -q "pre-commit.*protected" "$T/apply.err"
-check "apply names the conflict" grep -q "'c': conflict" "$T/apply.err"
+check "apply names the protected path" grep -q "pre-commit: repository metadata" "$T/apply.err"
+check "apply names the conflict" grep -q "Refused c: conflict" "$T/apply.err"
 check_not "nothing written into .git/hooks" test -e .git/hooks/pre-commit
 check_eq "conflicting host edit kept" "host edit" "$(cat c)"
 check_eq "a applied" "$(printf 'alpha\nmore')" "$(cat a)"

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "cli/cli-args.h"
+#include "cli/cli-options.h"
 #include "policy/policy.h"
 
 #define PARSE(o, err, ...)                                                                         \
@@ -168,10 +169,106 @@ static void test_cli_args_reparse(void **state)
 	}
 }
 
+/* The table-driven parser the review subcommands use. */
+enum { T_HELP = 1, T_JSON, T_POLICY, T_COLOR, T_FORCE };
+static const CliOption t_table[] = {
+	{ "help", 'h', CLI_ARG_NONE, T_HELP },
+	{ "json", 0, CLI_ARG_NONE, T_JSON },
+	{ "policy", 'p', CLI_ARG_REQUIRED, T_POLICY },
+	{ "color", 0, CLI_ARG_OPTIONAL, T_COLOR },
+	{ "force", 'f', CLI_ARG_NONE, T_FORCE },
+	{},
+};
+
+#define OPTS(p, err, flags, ...)                                                                   \
+	({                                                                                         \
+		char *_argv[] = { "apply", __VA_ARGS__, NULL };                                    \
+		cli_parse_options(t_table, (flags), (int)(sizeof(_argv) / sizeof(_argv[0])) - 1,   \
+				  _argv, (p), (err));                                              \
+	})
+
+static void test_cli_options_interleaved(void **state)
+{
+	CliParsed p;
+	char *err = NULL;
+
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_INTERLEAVED, "ID", "--json", "a", "-p", "pol",
+			      "--color", "--color=never", "-fh", "--policy=x", "-py", "--", "--json"),
+			 0);
+	assert_string_equal(p.pos[0], "ID");
+	assert_string_equal(p.pos[1], "a");
+	assert_string_equal(p.pos[2], "--json");
+	assert_null(p.pos[3]);
+	assert_int_equal(p.n_opts, 8);
+	assert_int_equal(p.opts[0].id, T_JSON);
+	assert_int_equal(p.opts[1].id, T_POLICY);
+	assert_string_equal(p.opts[1].value, "pol");
+	assert_int_equal(p.opts[2].id, T_COLOR);
+	assert_null(p.opts[2].value);
+	assert_string_equal(p.opts[3].value, "never");
+	assert_int_equal(p.opts[4].id, T_FORCE);
+	assert_int_equal(p.opts[5].id, T_HELP);
+	assert_string_equal(p.opts[6].value, "x");
+	assert_string_equal(p.opts[7].value, "y");
+	cli_parsed_done(&p);
+}
+
+static void test_cli_options_rejects_unknown(void **state)
+{
+	CliParsed p;
+	char *err = NULL;
+
+	/* The bug of issue 9: an option of another command (named in no table
+	 * here), an abbreviation, a value for a flag, a missing value. */
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_INTERLEAVED, "ID", "--workspace", "X"), -EINVAL);
+	assert_string_equal(err, "unknown option '--workspace'");
+	free(err);
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_INTERLEAVED, "--js"), -EINVAL);
+	assert_string_equal(err, "unknown option '--js'");
+	free(err);
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_INTERLEAVED, "-x"), -EINVAL);
+	assert_string_equal(err, "unknown option '-x'");
+	free(err);
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_INTERLEAVED, "-fw"), -EINVAL);
+	assert_string_equal(err, "unknown option '-w'");
+	free(err);
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_INTERLEAVED, "--json=yes"), -EINVAL);
+	assert_string_equal(err, "option '--json' takes no argument");
+	free(err);
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_INTERLEAVED, "ID", "--policy"), -EINVAL);
+	assert_string_equal(err, "option '--policy' needs an argument");
+	free(err);
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_INTERLEAVED, "ID", "-p"), -EINVAL);
+	assert_string_equal(err, "option '-p' needs an argument");
+	free(err);
+}
+
+static void test_cli_options_stop_at_positional(void **state)
+{
+	CliParsed p;
+	char *err = NULL;
+
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_STOP_AT_POSITIONAL, "--json", "ls", "--bogus",
+			      "-p"),
+			 0);
+	assert_int_equal(p.n_opts, 1);
+	assert_string_equal(p.pos[0], "ls");
+	assert_string_equal(p.pos[1], "--bogus");
+	assert_string_equal(p.pos[2], "-p");
+	cli_parsed_done(&p);
+	/* "-" alone is a positional. */
+	assert_int_equal(OPTS(&p, &err, CLI_PARSE_INTERLEAVED, "-"), 0);
+	assert_string_equal(p.pos[0], "-");
+	cli_parsed_done(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cli_args_full),
+		cmocka_unit_test(test_cli_options_interleaved),
+		cmocka_unit_test(test_cli_options_rejects_unknown),
+		cmocka_unit_test(test_cli_options_stop_at_positional),
 		cmocka_unit_test(test_cli_args_command_options_are_not_ours),
 		cmocka_unit_test(test_cli_args_errors),
 		cmocka_unit_test(test_cli_args_host_ports),

@@ -1,0 +1,65 @@
+/* Shared by the review subcommands (cmd-cow.c: session, sessions, diff;
+ * cmd-cow-apply.c: apply, undo, discard). Not a library interface. */
+#pragma once
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/cli-options.h"
+#include "cow/cow-review.h"
+
+/* Option ids shared by the per-command tables. */
+enum {
+	OPT_HELP = 1,
+	OPT_COW,
+	OPT_JSON,
+	OPT_FORCE,
+	OPT_WORKSPACE,
+	OPT_POLICY,
+	OPT_COLOR,
+	OPT_STAT,
+	OPT_NAME_ONLY,
+	OPT_NAME_STATUS,
+	OPT_SUMMARY,
+	OPT_COLLAPSE,
+};
+
+typedef struct Args {
+	bool help, cow, json, force;
+	int color;        /* -1 auto, 0 never, 1 always */
+	CowDiffMode mode; /* diff */
+	int modes;        /* how many output modes were asked for */
+	size_t collapse;
+	const char *workspace;
+	const char *policy;
+	CliParsed parsed; /* owns pos */
+	char **pos;
+} Args;
+
+void args_done(Args *a);
+/* Parse with @table; on a usage error or --help (which prints @usage)
+ * returns true with the exit code in @ret_exit. */
+bool parse_or_exit(int argc, char **argv, const CliOption *table, const char *usage, Args *a,
+		   int *ret_exit);
+
+/* @s quoted for a message or a listing (cow_quote_path); never NULL. */
+char *cli_quote(const char *s);
+int log_oom(void);
+/* Open the session named @id (locked, recovered); an exit code. */
+int open_session(const char *id, CowSession **ret);
+/* Open the session named by a->pos[0] and check it is a CoW one. */
+int session_from_args(const Args *a, const char *usage, CowSession **ret);
+/* Protected paths: what runs in the session recorded, plus the policy's. */
+int protected_paths(CowSession *s, const char *policy_file, char ***ret);
+/* PATH arguments relative to the workspace. */
+int resolve_paths(CowSession *s, char *const *in, char ***ret);
+/* Log why an operation on @s failed with @r, naming a moved workspace
+ * clearly; returns WARD_EXIT_FAILURE. */
+int report_failure(CowSession *s, int r, const char *what);
+/* Write an audit event (@fields taken). A record that cannot be written is
+ * said on stderr and remembered: */
+void write_audit(CowSession *s, const char *event, cJSON *fields);
+/* the exit status of a review command that wrote audit records: @status,
+ * or WARD_EXIT_FAILURE instead of 0 when a record was lost. */
+int audit_exit(int status);

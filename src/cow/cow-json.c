@@ -1,0 +1,77 @@
+/* The change list as JSON for harnesses (`ward diff --json`): exact, not
+ * escaped for a terminal. JSON strings are UTF-8, so a path that is not
+ * valid UTF-8 goes out C-quoted, marked "quoted", with its bytes in hex. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/cleanup.h"
+#include "cow/cow-review.h"
+
+bool cow_json_add_path(cJSON *o, const char *key, const char *path)
+{
+	_cleanup_free_ char *q = NULL, *hex = NULL, *hkey = NULL;
+
+	if (cow_utf8_valid(path, strlen(path)))
+		return cJSON_AddStringToObject(o, key, path) != NULL;
+	q = cow_quote_path(path);
+	hex = cow_hex_encode(path);
+	if (!q || !hex || asprintf(&hkey, "%s_hex", key) < 0)
+		return false;
+	return cJSON_AddStringToObject(o, key, q) && cJSON_AddTrueToObject(o, "quoted") &&
+	       cJSON_AddStringToObject(o, hkey, hex);
+}
+
+static bool add_mode(cJSON *o, const char *key, mode_t m)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%04o", (unsigned)m);
+	return cJSON_AddStringToObject(o, key, buf) != NULL;
+}
+
+static const char *type_word(mode_t m)
+{
+	return S_ISDIR(m) ? "directory" : S_ISLNK(m) ? "symlink" : S_ISREG(m) ? "file" : "special file";
+}
+
+int cow_changes_to_json(const CowChangeList *l, const bool *selected, cJSON **ret)
+{
+	_cleanup_cjson_ cJSON *arr = cJSON_CreateArray();
+
+	if (!arr)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++) {
+		const CowChange *ch = &l->items[i];
+		cJSON *o;
+		if (selected && !selected[i])
+			continue;
+		o = cJSON_CreateObject();
+		if (!o)
+			return -ENOMEM;
+		cJSON_AddItemToArray(arr, o);
+		if (!cow_json_add_path(o, "path", ch->path) ||
+		    !cJSON_AddStringToObject(o, "kind", cow_kind_to_string(ch->kind)) ||
+		    !cJSON_AddStringToObject(o, "type",
+					     type_word(ch->upper_mode ? ch->upper_mode
+								      : ch->lower_mode)))
+			return -ENOMEM;
+		if (ch->lower_mode && !add_mode(o, "old_mode", ch->lower_mode & 07777))
+			return -ENOMEM;
+		if (ch->upper_mode && !add_mode(o, "new_mode", cow_effective_mode(ch->upper_mode)))
+			return -ENOMEM;
+		if (ch->upper_mode && S_ISREG(ch->upper_mode) &&
+		    !cJSON_AddNumberToObject(o, "size", (double)ch->upper_size))
+			return -ENOMEM;
+		if (ch->refused != COW_REFUSE_NONE &&
+		    !cJSON_AddStringToObject(o, "refused", cow_refusal_to_string(ch->refused)))
+			return -ENOMEM;
+		if ((ch->flags & COW_F_SETUID_STRIPPED) && !cJSON_AddTrueToObject(o, "setuid_stripped"))
+			return -ENOMEM;
+		if ((ch->flags & COW_F_HARDLINK) && !cJSON_AddTrueToObject(o, "hardlink"))
+			return -ENOMEM;
+	}
+	*ret = TAKE_PTR(arr);
+	return 0;
+}
