@@ -87,7 +87,7 @@ for ((t = 1; t <= TRIALS; t++)); do
 	else
 		kill_at "$us" "$WARD" apply "$id"
 	fi
-	interrupted=$(cd / && "$WARD" sessions | awk -v id="$id" '$1 == id { print $5 }')
+	interrupted=$(cd / && "$WARD" sessions | awk -v id="$id" '$1 == id { print $6 }')
 	[ "$interrupted" = interrupted ] && killed_mid=$((killed_mid + 1))
 	# Any command on the session recovers it.
 	err=$("$WARD" diff "$id" --stat 2>&1 >/dev/null) || diag "trial $t: recovery failed: $err"
@@ -116,7 +116,7 @@ if [ "$(state)" = old ]; then
 		st=$?
 		if [ "$st" -eq 99 ]; then
 			check_eq "apply died before step $k: journal left" interrupted \
-				"$(cd / && "$WARD" sessions | awk -v id="$id" '$1 == id { print $5 }')"
+				"$(cd / && "$WARD" sessions | awk -v id="$id" '$1 == id { print $6 }')"
 			"$WARD" diff "$id" --stat >/dev/null 2>"$T/recover.err"
 			check "apply died before step $k: recovery says so" grep -q "rolled back" "$T/recover.err"
 			check_eq "apply died before step $k: rolled back to old" old "$(state)"
