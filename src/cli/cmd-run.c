@@ -203,6 +203,18 @@ int cmd_run(int argc, char **argv)
 		if (r < 0)
 			return run_fail(&rr, "session", r, "Failed to open session '%s': %m",
 					o.session);
+		/* The very directory the session was made for, reached without a
+		 * symlink (a command could have swapped the path for one). */
+		int wfd = cow_session_open_workspace(session);
+		if (wfd < 0)
+			return run_fail(&rr, "workspace", wfd,
+					"Session '%s': the workspace '%s' is not the directory the "
+					"session was made for (%s); refusing to run in it",
+					o.session, cow_session_workspace(session),
+					wfd == -ELOOP	 ? "a symlink is on its path"
+					: wfd == -ESTALE ? "another directory is there now"
+							 : strerror(-wfd));
+		close(wfd);
 		if ((r = run_resolve_workspace(cow_session_workspace(session), &ws)) != 0)
 			return workspace_fail(&rr, r);
 		if (o.workspace) {

@@ -93,6 +93,8 @@ check "the refusal names the symlink and its target" grep -q "symlink $P2 -> $OT
 check_eq "undo through it is refused" 1 "$(status_of "$WARD" undo "$id2")"
 check_eq "apply --force through it is refused" 1 "$(status_of "$WARD" apply "$id2" --force)"
 check_eq "diff through it is refused" 1 "$(status_of "$WARD" diff "$id2")"
+check_eq "run --session through it is refused (125)" 125 \
+	"$(status_of "$WARD" run --session "$id2" -- sh -c 'echo planted >planted')"
 check_eq "the symlink's target is unchanged" "$other_before" "$(snap "$OTHER")"
 rm "$P2"
 mkdir "$P2"
