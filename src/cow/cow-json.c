@@ -19,8 +19,13 @@ bool cow_json_add_path(cJSON *o, const char *key, const char *path)
 	hex = cow_hex_encode(path);
 	if (!q || !hex || asprintf(&hkey, "%s_hex", key) < 0)
 		return false;
-	return cJSON_AddStringToObject(o, key, q) && cJSON_AddTrueToObject(o, "quoted") &&
-	       cJSON_AddStringToObject(o, hkey, hex);
+	if (!cJSON_AddStringToObject(o, key, q))
+		return false;
+	/* "quoted" belongs to a change's or a refusal's "path"; any other key
+	 * is known to be quoted by its "<key>_hex" beside it. */
+	if (strcmp(key, "path") == 0 && !cJSON_AddTrueToObject(o, "quoted"))
+		return false;
+	return cJSON_AddStringToObject(o, hkey, hex) != NULL;
 }
 
 static bool add_mode(cJSON *o, const char *key, mode_t m)

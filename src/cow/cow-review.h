@@ -73,7 +73,8 @@ int cow_diff_write(CowSession *s, const CowChangeList *l, const bool *selected, 
  * C-quoted with "quoted": true and its bytes in "path_hex". Modes are
  * octal strings ("0644"). */
 int cow_changes_to_json(const CowChangeList *l, const bool *selected, cJSON **ret);
-/* A path for JSON under @key, exact as cow_changes_to_json does it. */
+/* A path for JSON under @key, exact as cow_changes_to_json does it (for a
+ * key other than "path", only "<key>_hex" marks a quoted value). */
 bool cow_json_add_path(cJSON *o, const char *key, const char *path);
 
 /* Print @len bytes of @s to @f with everything that could act on a terminal
