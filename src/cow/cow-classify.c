@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sys/stat.h>
 
@@ -73,11 +74,34 @@ bool cow_path_has_prefix(const char *path, const char *prefix)
  * .gitmodules names where submodules live. */
 static char *const repo_metadata[] = { ".git", ".gitmodules", NULL };
 
+/* A component git may take for ".git" or ".gitmodules" on a file system
+ * that folds case or keeps NTFS short names (git's is_ntfs_dotgit): the
+ * names in any case, and "git~1" / "gitmod~1". */
+static const char *repo_metadata_folded(const char *c, size_t n)
+{
+	if ((n == 4 && strncasecmp(c, ".git", 4) == 0) || (n == 5 && strncasecmp(c, "git~1", 5) == 0))
+		return repo_metadata[0];
+	if ((n == 11 && strncasecmp(c, ".gitmodules", 11) == 0) ||
+	    (n == 8 && strncasecmp(c, "gitmod~1", 8) == 0))
+		return repo_metadata[1];
+	return NULL;
+}
+
 const char *cow_protected_entry(const char *path, size_t len, char *const *protected_paths)
 {
 	const char *e = protected_match(repo_metadata, path, len);
+	size_t start = 0;
 
-	return e ? e : protected_match(protected_paths, path, len);
+	if (e)
+		return e;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && path[i] != '/')
+			continue;
+		if ((e = repo_metadata_folded(path + start, i - start)))
+			return e;
+		start = i + 1;
+	}
+	return protected_match(protected_paths, path, len);
 }
 
 CowPathClass cow_classify_path(const char *path, size_t len, char *const *protected_paths)

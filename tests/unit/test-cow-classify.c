@@ -49,6 +49,20 @@ static void test_cow_classify_protected(void **state)
 	assert_int_equal(cls("a/b/c", prot), COW_PATH_PROTECTED);
 	assert_int_equal(cls("a/bc", prot), COW_PATH_OK);
 	assert_int_equal(cls("a", prot), COW_PATH_OK);
+	/* Repository metadata at any depth, whatever the list says; names
+	 * without '/' match at any depth, others are anchored. */
+	assert_int_equal(cls("lib/.git/config", NULL), COW_PATH_PROTECTED);
+	assert_int_equal(cls("a/b/.git", NULL), COW_PATH_PROTECTED);
+	assert_int_equal(cls("vendor/.gitmodules", NULL), COW_PATH_PROTECTED);
+	assert_int_equal(cls("lib/.GIT/config", NULL), COW_PATH_PROTECTED);
+	assert_int_equal(cls("lib/git~1/config", NULL), COW_PATH_PROTECTED);
+	assert_int_equal(cls("lib/.gitignore", NULL), COW_PATH_OK);
+	assert_int_equal(cls("lib/.github/x", NULL), COW_PATH_OK);
+	assert_int_equal(cls("x/.ward/y", prot), COW_PATH_OK); /* ".ward/" is anchored */
+	char *names[] = { ".vscode", NULL };
+	assert_int_equal(cls("pkg/.vscode/tasks.json", names), COW_PATH_PROTECTED);
+	assert_true(cow_path_is_protected_exact("pkg/.git", NULL));
+	assert_false(cow_path_is_protected_exact("pkg/.git/config", NULL));
 	assert_true(cow_path_is_protected_ancestor("a", prot));
 	assert_false(cow_path_is_protected_ancestor("a/b", prot));
 	assert_false(cow_path_is_protected_ancestor("x", prot));
