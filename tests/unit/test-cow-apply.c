@@ -254,6 +254,108 @@ static void test_cow_apply_protected_and_escape(void **state)
 	free(dx);
 }
 
+/* Repository metadata below the top: refused with no PATH or a parent
+ * PATH, applied when its path is named. */
+static void test_cow_apply_nested_metadata_named(void **state)
+{
+	Fix *f = *state;
+	CowApplyOptions o = {};
+	CowResult res = {};
+	char *parent[] = { "lib", NULL }, *named[] = { "lib/.git/config", NULL };
+
+	tu_dir(f->ws, "lib", 0755);
+	tu_dir(f->ws, "lib/.git", 0755);
+	tu_file(f->ws, "lib/.git/config", "[core]\n", 0644);
+	/* A new session, so that these files predate it (no conflict). */
+	usleep(30000);
+	f->s = cow_session_free(f->s);
+	assert_int_equal(cow_session_create(f->state, f->ws, true, &f->s), 0);
+	tu_dir(U(f), "lib", 0755);
+	tu_dir(U(f), "lib/.git", 0755);
+	tu_file(U(f), "lib/.git/config", "[core]\n\tfsmonitor = evil\n", 0644);
+	tu_file(U(f), "lib/ok", "ok\n", 0644);
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_true(strv_contains(res.refused, "lib/.git/config"));
+	assert_true(strv_contains(res.done, "lib/ok"));
+	cow_result_done(&res);
+	o.paths = parent;
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_true(strv_contains(res.refused, "lib/.git/config"));
+	cow_result_done(&res);
+	assert_content(f->ws, "lib/.git/config", "[core]\n");
+	o.paths = named;
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_null(res.refused);
+	cow_result_done(&res);
+	assert_content(f->ws, "lib/.git/config", "[core]\n\tfsmonitor = evil\n");
+}
+
+/* The workspace path swapped for a symlink, or for another directory:
+ * apply and undo refuse before writing anything. */
+static void test_cow_apply_workspace_identity(void **state)
+{
+	Fix *f = *state;
+	CowApplyOptions o = {};
+	CowResult res = {};
+	_cleanup_free_ char *moved = tu_path(f->root, "ws.moved");
+	_cleanup_free_ char *planted = tu_path(f->outside, "new");
+
+	tu_file(U(f), "new", "n\n", 0644);
+	assert_int_equal(rename(f->ws, moved), 0);
+	assert_int_equal(symlink(f->outside, f->ws), 0);
+	assert_int_equal(cow_apply(f->s, &o, &res), -ELOOP);
+	assert_int_equal(access(planted, F_OK), -1);
+	assert_int_equal(unlink(f->ws), 0);
+	tu_dir(f->root, "ws", 0755);
+	assert_int_equal(cow_apply(f->s, &o, &res), -ESTALE);
+	assert_int_equal(cow_undo(f->s, false, &res), -ENOENT); /* nothing applied yet */
+	assert_int_equal(rmdir(f->ws), 0);
+	assert_int_equal(rename(moved, f->ws), 0);
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	assert_true(strv_contains(res.done, "new"));
+	cow_result_done(&res);
+	assert_int_equal(rename(f->ws, moved), 0);
+	tu_dir(f->root, "ws", 0755);
+	assert_int_equal(cow_undo(f->s, false, &res), -ESTALE);
+	assert_int_equal(rmdir(f->ws), 0);
+	assert_int_equal(rename(moved, f->ws), 0);
+}
+
+/* Applied files keep the session's times; sparse files keep their holes. */
+static void test_cow_apply_times_and_holes(void **state)
+{
+	Fix *f = *state;
+	CowApplyOptions o = {};
+	CowResult res = {};
+	struct timespec t[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 981173106 } };
+	_cleanup_free_ char *p = tu_path(U(f), "sparse"), *ua = tu_path(U(f), "a");
+	_cleanup_free_ char *wa = tu_path(f->ws, "a"), *ws = tu_path(f->ws, "sparse");
+	struct stat st;
+	int fd;
+
+	tu_file(U(f), "a", "new\n", 0644);
+	assert_int_equal(utimensat(AT_FDCWD, ua, t, 0), 0);
+	fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "x", 1, 1 << 20), 1);
+	assert_int_equal(ftruncate(fd, 256 << 20), 0);
+	close(fd);
+	assert_int_equal(cow_apply(f->s, &o, &res), 0);
+	cow_result_done(&res);
+	assert_int_equal(stat(wa, &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 981173106);
+	assert_int_equal(stat(ws, &st), 0);
+	assert_int_equal(st.st_size, 256 << 20);
+	/* Far fewer blocks than the size (512-byte units); a file system
+	 * without holes would need 524288. */
+	assert_true(st.st_blocks < 8192);
+	/* Undo brings back the old file with its old time. */
+	assert_int_equal(cow_undo(f->s, false, &res), 0);
+	assert_true(strv_contains(res.removed, "sparse"));
+	cow_result_done(&res);
+	assert_content(f->ws, "a", "alpha\n");
+}
+
 /* Kill an apply (or undo) after @step steps in a child, then reopen. */
 static int run_killed(Fix *f, bool undo, int step)
 {
@@ -395,6 +497,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cow_apply_subset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_apply_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_apply_protected_and_escape, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_apply_nested_metadata_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_apply_workspace_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_apply_times_and_holes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_apply_crash_rolls_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_undo_crash_finishes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_undo_refuses_changed, setup, teardown),
