@@ -197,7 +197,7 @@ int cmd_apply(int argc, char **argv)
 		return report_failure(s, r, "apply");
 	j = result_json(s, &res, paths ? paths : (char *[]){ NULL }, a.force);
 	write_audit(s, "apply", cJSON_Duplicate(j, true));
-	return report(s, "applied", &res, a.json ? j : NULL, prot);
+	return audit_exit(report(s, "applied", &res, a.json ? j : NULL, prot));
 }
 
 int cmd_undo(int argc, char **argv)
@@ -226,7 +226,7 @@ int cmd_undo(int argc, char **argv)
 		return report_failure(s, r, "undo");
 	j = result_json(s, &res, NULL, a.force);
 	write_audit(s, "undo", cJSON_Duplicate(j, true));
-	return report(s, "restored", &res, a.json ? j : NULL, NULL);
+	return audit_exit(report(s, "restored", &res, a.json ? j : NULL, NULL));
 }
 
 int cmd_discard(int argc, char **argv)
@@ -258,5 +258,5 @@ int cmd_discard(int argc, char **argv)
 		_cleanup_free_ char *q = cli_quote(a.pos[0]);
 		return log_error_errno(r, "Failed to discard session %s: %m", q), WARD_EXIT_FAILURE;
 	}
-	return 0;
+	return audit_exit(0);
 }
