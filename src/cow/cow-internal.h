@@ -85,9 +85,10 @@ mode_t cow_effective_mode(mode_t upper_mode);
 
 /* Walk @upper_fd (an upper dir), compare against @lower_fd (the real
  * workspace) and append every change to @ret in pre-order, sorted by name
- * within a directory. Never follows a symlink in either tree. Entries under
- * @protected_paths (relative to the workspace) are refused, except plain
- * directories (placeholders the sandbox makes). Neither fd is consumed. */
+ * within a directory. Never follows a symlink in either tree. Changes in or
+ * under protected paths (cow_classify_path) or in a directory git would
+ * take for a git dir are refused, and so is removing a directory whose
+ * real tree holds a protected path. Neither fd is consumed. */
 int cow_scan(int upper_fd, int lower_fd, char *const *protected_paths, CowChangeList *ret);
 
 /* Path classifier. */

@@ -334,7 +334,7 @@ static int target_differs(int ufd, int lfd, const char *name)
 }
 
 static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, bool opaque,
-		    bool in_gitdir, size_t *ret_n);
+		    bool in_gitdir);
 
 /* True when the opaque upper dir @ufd hides an entry of lower dir @name: only
  * then is it shown as "replaced" (after an apply the two hold the same names,
@@ -406,45 +406,28 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 		else if (mode_differs(&ust, &lst))
 			kind = COW_MODE_CHANGED;
 
-		/* Directories under a protected path are the sandbox's read-only
-		 * placeholders (or parents of them): no entry, but look inside. */
-		if (protected && (!has_lower || S_ISDIR(lst.st_mode)) && !this_opaque)
-			kind = -1;
-		else if (protected)
+		/* A protected directory the command made (or changed the mode of)
+		 * is listed, refused, and looked into; one it replaced (opaque,
+		 * or over a non-directory) is refused whole. The sandbox puts
+		 * nothing in the layer for protected paths (no placeholders). */
+		if (protected && (this_opaque || (has_lower && !S_ISDIR(lst.st_mode))))
 			return emit(ctx, path, kind >= 0 ? kind : COW_DIR_REPLACED, &ust,
 				    has_lower ? &lst : NULL, COW_REFUSE_PROTECTED, lfd, name);
 		if (depth + 1 >= COW_MAX_DEPTH)
 			return emit(ctx, path, kind >= 0 ? kind : COW_MODIFIED, &ust,
 				    has_lower ? &lst : NULL, COW_REFUSE_TOO_DEEP, -1, NULL);
 
-		size_t idx = ctx->out->n, n_names = 0;
 		if (kind >= 0) {
-			r = emit(ctx, path, kind, &ust, has_lower ? &lst : NULL, COW_REFUSE_NONE,
-				 lfd, name);
+			r = emit(ctx, path, kind, &ust, has_lower ? &lst : NULL,
+				 protected ? COW_REFUSE_PROTECTED : COW_REFUSE_NONE, lfd, name);
 			if (r < 0)
 				return r;
 		}
 		if (has_lower && S_ISDIR(lst.st_mode))
 			sub_l = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		r = scan_dir(ctx, sub_u, sub_l, path, depth + 1, opaque_parent || this_opaque,
-			     in_gitdir, &n_names);
-		if (r < 0)
-			return r;
-		/* A new directory that holds entries, all of them protected
-		 * placeholders (nothing else was listed), was made by the
-		 * sandbox's setup, not by the command. */
-		if (kind == COW_ADDED && ctx->out->n == idx + 1 && n_names > 0) {
-			free(ctx->out->items[idx].path);
-			ctx->out->n = idx;
-		}
-		return 0;
+		return scan_dir(ctx, sub_u, sub_l, path, depth + 1, opaque_parent || this_opaque,
+				in_gitdir);
 	}
-
-	/* The sandbox's placeholder for a protected path that did not exist: an
-	 * empty file (or directory, above) that the read-only bind covers. */
-	if (protected && !has_lower && S_ISREG(ust.st_mode) && ust.st_size == 0 &&
-	    cow_path_is_protected_exact(path, ctx->protected_paths))
-		return 0;
 
 	if (S_ISREG(ust.st_mode)) {
 		if (!has_lower)
@@ -487,7 +470,7 @@ static int scan_entry(ScanCtx *ctx, int ufd, int lfd, const char *rel, const cha
 }
 
 static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, bool opaque,
-		    bool in_gitdir, size_t *ret_n)
+		    bool in_gitdir)
 {
 	_cleanup_strv_ char **unames = NULL, **lnames = NULL;
 	size_t nu = 0, nl = 0;
@@ -496,8 +479,6 @@ static int scan_dir(ScanCtx *ctx, int ufd, int lfd, const char *rel, int depth, 
 	r = read_names(ufd, &unames, &nu);
 	if (r < 0)
 		return r;
-	if (ret_n)
-		*ret_n = nu;
 	in_gitdir = in_gitdir || looks_like_git_dir(ufd, lfd, opaque);
 	/* In an opaque directory the lower entries are hidden: every lower name
 	 * without an upper entry is deleted. */
@@ -542,7 +523,7 @@ int cow_scan(int upper_fd, int lower_fd, char *const *protected_paths, CowChange
 
 	/* The root of the upper dir is the merged root: it may be opaque too
 	 * (the whole workspace replaced). */
-	r = scan_dir(&ctx, upper_fd, lower_fd, "", 0, is_opaque(upper_fd), false, NULL);
+	r = scan_dir(&ctx, upper_fd, lower_fd, "", 0, is_opaque(upper_fd), false);
 	if (r < 0)
 		cow_change_list_done(ret);
 	return r;

@@ -39,6 +39,7 @@ sleep 0.05
 id1=$("$WARD" session new --cow -w "$P1")
 "$WARD" run --session "$id1" -- sh -c '
 	echo ok >ok.txt
+	: >.mcp.json
 	mkdir -p bare/refs bare/objects && echo "ref: refs/heads/main" >bare/HEAD &&
 	printf "[core]\n\tfsmonitor = touch /tmp/never\n" >bare/config' >/dev/null 2>&1
 up1="$STATE/sessions/$id1/upper"
@@ -58,6 +59,7 @@ check "diff: nested .gitmodules is protected" has "added           vendor/x/.git
 check "diff: a gitfile replaced by a git dir is protected" has "type-changed    sub/.git/  [refused: protected]"
 check "diff: a directory that git takes for a git dir is protected" has "added           bare/config  [refused: protected]"
 check "diff: an ordinary file is not" has "added           ok.txt"
+check "diff: an empty file at a protected name is listed, refused" has "added           .mcp.json  [refused: protected]"
 "$WARD" apply "$id1" >"$T/a1.out" 2>"$T/a1.err"
 check_eq "apply refuses repository metadata (exit 3)" 3 $?
 check "apply says why, and how to apply it" grep -q "Refused lib/.git/config: repository metadata (.git).*ward apply $id1 lib/.git/config" "$T/a1.err"
@@ -66,6 +68,7 @@ check "host sub/.git is still the gitfile" test -f "$P1/sub/.git"
 check_not "no .gitmodules written" test -e "$P1/vendor/x/.gitmodules"
 check_not "no bare-repository config written" test -e "$P1/bare/config"
 check "the ordinary file was applied" test -f "$P1/ok.txt"
+check_not "the empty protected file was not applied" test -e "$P1/.mcp.json"
 git -C "$P1/lib" status >/dev/null 2>&1
 check_not "git status in lib on the host ran nothing" test -e "$T/pwned"
 check_eq "naming the parent directory does not apply it" 3 "$(status_of "$WARD" apply "$id1" lib)"

@@ -133,14 +133,15 @@ static void test_cow_scan_protected(void **state)
 	tu_dir(f->lower, ".git", 0755);
 	tu_dir(f->lower, ".git/hooks", 0755);
 	tu_file(f->lower, ".git/config", "[core]\n", 0644);
-	/* Placeholders the sandbox makes for protected paths: ignored. */
+	/* The sandbox makes no placeholders: whatever the command made at a
+	 * protected path is listed and refused, empty or not. */
 	tu_dir(f->upper, ".ward", 0755);
 	tu_file(f->upper, ".codex", "", 0444);
 	tu_file(f->upper, ".agents", "not empty", 0444);
 	tu_dir(f->upper, "sub", 0755);
 	tu_dir(f->upper, "sub/.harness", 0755);
-	/* Anything else under a protected path: refused. */
-	tu_dir(f->upper, ".git", 0700);
+	/* Anything under a protected path: refused. */
+	tu_dir(f->upper, ".git", 0755);
 	tu_dir(f->upper, ".git/hooks", 0755);
 	tu_file(f->upper, ".git/hooks/pre-commit", "#!/bin/sh\ncurl evil\n", 0755);
 	tu_whiteout(f->upper, ".git/config");
@@ -156,9 +157,13 @@ static void test_cow_scan_protected(void **state)
 	tu_opaque(f->upper, "deep");
 
 	assert_int_equal(tu_scan(f->upper, f->lower, prot, &l), 0);
-	assert_null(tu_find(&l, ".ward"));
-	assert_null(tu_find(&l, "sub"));
-	assert_null(tu_find(&l, "sub/.harness"));
+	assert_non_null(c = tu_find(&l, ".ward"));
+	assert_int_equal(c->kind, COW_ADDED);
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
+	assert_non_null(c = tu_find(&l, "sub"));
+	assert_int_equal(c->refused, COW_REFUSE_NONE);
+	assert_non_null(c = tu_find(&l, "sub/.harness"));
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
 	assert_null(tu_find(&l, ".git"));
 	assert_null(tu_find(&l, ".git/hooks"));
 	assert_non_null(c = tu_find(&l, ".git/hooks/pre-commit"));
@@ -168,7 +173,8 @@ static void test_cow_scan_protected(void **state)
 	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
 	assert_non_null(c = tu_find(&l, ".gitignore"));
 	assert_int_equal(c->refused, COW_REFUSE_NONE);
-	assert_null(tu_find(&l, ".codex"));
+	assert_non_null(c = tu_find(&l, ".codex"));
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
 	assert_non_null(c = tu_find(&l, ".agents"));
 	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
 	assert_non_null(c = tu_find(&l, "keep"));
@@ -177,7 +183,51 @@ static void test_cow_scan_protected(void **state)
 	assert_non_null(c = tu_find(&l, "deep/sub"));
 	assert_int_equal(c->kind, COW_DELETED);
 	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
-	assert_int_equal(l.n, 7);
+	assert_int_equal(l.n, 11);
+	cow_change_list_done(&l);
+}
+
+/* Nested repository metadata, whatever the list says, and a directory
+ * git would take for a git dir. */
+static void test_cow_scan_nested_metadata(void **state)
+{
+	Fix *f = *state;
+	CowChangeList l = {};
+	const CowChange *c;
+
+	tu_dir(f->lower, "lib", 0755);
+	tu_dir(f->lower, "lib/.git", 0755);
+	tu_file(f->lower, "lib/.git/config", "[core]\n", 0644);
+	tu_dir(f->lower, "sub", 0755);
+	tu_file(f->lower, "sub/.git", "gitdir: ../.git/modules/sub\n", 0644);
+	tu_dir(f->upper, "lib", 0755);
+	tu_dir(f->upper, "lib/.git", 0755);
+	tu_file(f->upper, "lib/.git/config", "[core]\n\tfsmonitor = evil\n", 0644);
+	tu_dir(f->upper, "sub", 0755);
+	tu_dir(f->upper, "sub/.git", 0755);
+	tu_file(f->upper, "sub/.git/config", "[core]\n", 0644);
+	tu_dir(f->upper, "bare", 0755);
+	tu_file(f->upper, "bare/HEAD", "ref: refs/heads/main\n", 0644);
+	tu_dir(f->upper, "bare/refs", 0755);
+	tu_dir(f->upper, "bare/objects", 0755);
+	tu_file(f->upper, "bare/config", "[core]\n\tfsmonitor = evil\n", 0644);
+	tu_dir(f->upper, "notbare", 0755);
+	tu_file(f->upper, "notbare/HEAD", "just a file\n", 0644);
+
+	assert_int_equal(tu_scan(f->upper, f->lower, NULL, &l), 0);
+	assert_non_null(c = tu_find(&l, "lib/.git/config"));
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
+	assert_non_null(c = tu_find(&l, "sub/.git"));
+	assert_int_equal(c->kind, COW_TYPE_CHANGED);
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
+	assert_non_null(c = tu_find(&l, "bare"));
+	assert_int_equal(c->refused, COW_REFUSE_NONE);
+	assert_non_null(c = tu_find(&l, "bare/config"));
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
+	assert_non_null(c = tu_find(&l, "bare/HEAD"));
+	assert_int_equal(c->refused, COW_REFUSE_PROTECTED);
+	assert_non_null(c = tu_find(&l, "notbare/HEAD"));
+	assert_int_equal(c->refused, COW_REFUSE_NONE);
 	cow_change_list_done(&l);
 }
 
@@ -326,6 +376,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cow_scan_added_modified_deleted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_scan_mode_symlink_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_scan_protected, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cow_scan_nested_metadata, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_scan_special_setuid_hardlink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_scan_odd_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cow_scan_deep_tree, setup, teardown),
