@@ -11,6 +11,7 @@
 
 #include "common/macro.h"
 #include "common/strv.h"
+#include "common/utf8.h"
 #include "cow/cow-internal.h"
 #include "policy/protected.h"
 
@@ -161,34 +162,14 @@ bool cow_codepoint_is_deceptive(uint32_t cp)
 	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
 }
 
-/* Length of the valid UTF-8 sequence at @s (1..4), or 0 if invalid. */
+/* Length of the valid UTF-8 sequence at @s (1..4), or 0 if invalid or if
+ * it encodes a character that hides or reorders text on screen. */
 static size_t utf8_len(const unsigned char *s, size_t left)
 {
-	size_t n;
-	uint32_t cp;
+	uint32_t cp = 0;
+	size_t n = utf8_decode(s, left, &cp);
 
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n > left)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and out-of-range code points are invalid. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	if (cow_codepoint_is_deceptive(cp))
+	if (n == 0 || cow_codepoint_is_deceptive(cp))
 		return 0;
 	return n;
 }
