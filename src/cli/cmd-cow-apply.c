@@ -3,6 +3,7 @@
  * (one line per path, names quoted), given as JSON with --json, and
  * written to the audit log as the same object (docs/audit.md). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,18 +15,16 @@
 #include "common/strv.h"
 #include "ward/ward.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(CowSession *, cow_session_free)
-
 static void cow_result_donep(CowResult *r)
 {
 	cow_result_done(r);
 }
 
 static const CliOption options_apply[] = {
-	{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
-	{ "force", 'f', CLI_ARG_NONE, OPT_FORCE },
-	{ "json", 0, CLI_ARG_NONE, OPT_JSON },
-	{ "policy", 'p', CLI_ARG_REQUIRED, OPT_POLICY },
+	HELP_OPTION,
+	FORCE_OPTION,
+	JSON_OPTION,
+	POLICY_OPTION,
 	{},
 };
 static const char usage_apply[] =
@@ -39,9 +38,9 @@ static const char usage_apply[] =
 	"some paths were refused.\n";
 
 static const CliOption options_undo[] = {
-	{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
-	{ "force", 'f', CLI_ARG_NONE, OPT_FORCE },
-	{ "json", 0, CLI_ARG_NONE, OPT_JSON },
+	HELP_OPTION,
+	FORCE_OPTION,
+	JSON_OPTION,
 	{},
 };
 static const char usage_undo[] =
@@ -50,7 +49,7 @@ static const char usage_undo[] =
 	"added. Files changed again since the apply are refused unless --force.\n";
 
 static const CliOption options_discard[] = {
-	{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
+	HELP_OPTION,
 	{},
 };
 static const char usage_discard[] = "Usage: ward discard ID\n\n"
@@ -182,7 +181,7 @@ int cmd_apply(int argc, char **argv)
 	_cleanup_cjson_ cJSON *j = NULL;
 	int r;
 
-	if (parse_or_exit(argc, argv, options_apply, usage_apply, &a, &r))
+	if (parse_or_exit(argc, argv, options_apply, usage_apply, 1, SIZE_MAX, &a, &r))
 		return r;
 	r = session_from_args(&a, usage_apply, &s);
 	if (r != 0)
@@ -208,12 +207,8 @@ int cmd_undo(int argc, char **argv)
 	_cleanup_cjson_ cJSON *j = NULL;
 	int r;
 
-	if (parse_or_exit(argc, argv, options_undo, usage_undo, &a, &r))
+	if (parse_or_exit(argc, argv, options_undo, usage_undo, 1, 1, &a, &r))
 		return r;
-	if (strv_length(a.pos) > 1) {
-		fputs(usage_undo, stderr);
-		return WARD_EXIT_USAGE;
-	}
 	r = session_from_args(&a, usage_undo, &s);
 	if (r != 0)
 		return r;
@@ -237,12 +232,8 @@ int cmd_discard(int argc, char **argv)
 	_cleanup_strv_ char **prot = NULL;
 	int r;
 
-	if (parse_or_exit(argc, argv, options_discard, usage_discard, &a, &r))
+	if (parse_or_exit(argc, argv, options_discard, usage_discard, 1, 1, &a, &r))
 		return r;
-	if (strv_length(a.pos) != 1) {
-		fputs(usage_discard, stderr);
-		return WARD_EXIT_USAGE;
-	}
 	r = open_session(a.pos[0], &s);
 	if (r != 0)
 		return r;

@@ -5,6 +5,7 @@
  * workspaces and paths come from places a sandboxed command could write. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,6 @@
 #include "policy/policy.h"
 #include "ward/ward.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(CowSession *, cow_session_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(WardPolicy *, policy_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(AuditLog *, audit_close)
 
@@ -87,9 +87,16 @@ static int apply_option(Args *a, const CliOptionValue *v)
 	}
 }
 
-bool parse_or_exit(int argc, char **argv, const CliOption *table, const char *usage, Args *a,
-		   int *ret_exit)
+int usage_error(const char *usage)
 {
+	fputs(usage, stderr);
+	return WARD_EXIT_USAGE;
+}
+
+bool parse_or_exit(int argc, char **argv, const CliOption *table, const char *usage,
+		   size_t min_pos, size_t max_pos, Args *a, int *ret_exit)
+{
+	size_t n_pos;
 	_cleanup_free_ char *err = NULL;
 	int r;
 
@@ -118,6 +125,11 @@ bool parse_or_exit(int argc, char **argv, const CliOption *table, const char *us
 		*ret_exit = 0;
 		return true;
 	}
+	n_pos = strv_length(a->pos);
+	if (n_pos < min_pos || n_pos > max_pos) {
+		*ret_exit = usage_error(usage);
+		return true;
+	}
 	return false;
 }
 
@@ -132,8 +144,6 @@ int log_oom(void)
 	log_error("Out of memory");
 	return -ENOMEM;
 }
-
-#define HELP_OPTION { "help", 'h', CLI_ARG_NONE, OPT_HELP }
 
 static const CliOption options_session[] = {
 	HELP_OPTION,
@@ -150,7 +160,7 @@ static const char usage_session[] =
 
 static const CliOption options_sessions[] = {
 	HELP_OPTION,
-	{ "json", 0, CLI_ARG_NONE, OPT_JSON },
+	JSON_OPTION,
 	{},
 };
 static const char usage_sessions[] =
@@ -160,14 +170,14 @@ static const char usage_sessions[] =
 
 static const CliOption options_diff[] = {
 	HELP_OPTION,
-	{ "json", 0, CLI_ARG_NONE, OPT_JSON },
+	JSON_OPTION,
 	{ "stat", 0, CLI_ARG_NONE, OPT_STAT },
 	{ "summary", 0, CLI_ARG_NONE, OPT_SUMMARY },
 	{ "name-only", 0, CLI_ARG_NONE, OPT_NAME_ONLY },
 	{ "name-status", 0, CLI_ARG_NONE, OPT_NAME_STATUS },
 	{ "collapse", 0, CLI_ARG_OPTIONAL, OPT_COLLAPSE },
 	{ "color", 0, CLI_ARG_OPTIONAL, OPT_COLOR },
-	{ "policy", 'p', CLI_ARG_REQUIRED, OPT_POLICY },
+	POLICY_OPTION,
 	{},
 };
 static const char usage_diff[] =
@@ -283,10 +293,8 @@ int session_from_args(const Args *a, const char *usage, CowSession **ret)
 {
 	int r;
 
-	if (!a->pos) {
-		fputs(usage, stderr);
-		return WARD_EXIT_USAGE;
-	}
+	if (!a->pos)
+		return usage_error(usage);
 	r = open_session(a->pos[0], ret);
 	if (r != 0)
 		return r;
@@ -400,12 +408,10 @@ int cmd_session(int argc, char **argv)
 	_cleanup_free_ char *state = NULL, *ws = NULL;
 	int r;
 
-	if (parse_or_exit(argc, argv, options_session, usage_session, &a, &r))
+	if (parse_or_exit(argc, argv, options_session, usage_session, 1, 1, &a, &r))
 		return r;
-	if (strv_length(a.pos) != 1 || strcmp(a.pos[0], "new") != 0) {
-		fputs(usage_session, stderr);
-		return WARD_EXIT_USAGE;
-	}
+	if (strcmp(a.pos[0], "new") != 0)
+		return usage_error(usage_session);
 	/* Not through a symlink a sandboxed command could have planted
 	 * (run-paths.h); the session records the directory's identity, which
 	 * apply, undo and ward run --session check. */
@@ -473,12 +479,8 @@ int cmd_sessions(int argc, char **argv)
 	size_t n = 0;
 	int r;
 
-	if (parse_or_exit(argc, argv, options_sessions, usage_sessions, &a, &r))
+	if (parse_or_exit(argc, argv, options_sessions, usage_sessions, 0, 0, &a, &r))
 		return r;
-	if (a.pos) {
-		fputs(usage_sessions, stderr);
-		return WARD_EXIT_USAGE;
-	}
 	if (state_dir(&state) < 0)
 		return WARD_EXIT_FAILURE;
 	r = cow_session_list(state, &ids);
@@ -547,13 +549,13 @@ int cmd_diff(int argc, char **argv)
 	_cleanup_free_ bool *sel = NULL;
 	int r;
 
-	if (parse_or_exit(argc, argv, options_diff, usage_diff, &a, &r))
+	/* ID is checked by session_from_args(), after the modes. */
+	if (parse_or_exit(argc, argv, options_diff, usage_diff, 0, SIZE_MAX, &a, &r))
 		return r;
 	if (a.modes > 1) {
 		log_error("diff: --stat, --summary, --name-only, --name-status and --json exclude "
 			  "each other");
-		fputs(usage_diff, stderr);
-		return WARD_EXIT_USAGE;
+		return usage_error(usage_diff);
 	}
 	r = session_from_args(&a, usage_diff, &s);
 	if (r != 0)

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli/cli-options.h"
+#include "common/cleanup.h"
 #include "cow/cow-review.h"
 
 /* Option ids shared by the per-command tables. */
@@ -37,11 +39,23 @@ typedef struct Args {
 	char **pos;
 } Args;
 
+/* Entries more than one per-command table has. */
+#define HELP_OPTION { "help", 'h', CLI_ARG_NONE, OPT_HELP }
+#define FORCE_OPTION { "force", 'f', CLI_ARG_NONE, OPT_FORCE }
+#define JSON_OPTION { "json", 0, CLI_ARG_NONE, OPT_JSON }
+#define POLICY_OPTION { "policy", 'p', CLI_ARG_REQUIRED, OPT_POLICY }
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(CowSession *, cow_session_free)
+
 void args_done(Args *a);
-/* Parse with @table; on a usage error or --help (which prints @usage)
- * returns true with the exit code in @ret_exit. */
-bool parse_or_exit(int argc, char **argv, const CliOption *table, const char *usage, Args *a,
-		   int *ret_exit);
+/* Parse with @table; on a usage error, on fewer than @min_pos or more than
+ * @max_pos positional arguments (both print @usage on stderr) or on
+ * --help (which prints @usage on stdout) returns true with the exit code
+ * in @ret_exit. */
+bool parse_or_exit(int argc, char **argv, const CliOption *table, const char *usage,
+		   size_t min_pos, size_t max_pos, Args *a, int *ret_exit);
+/* Print @usage on stderr; WARD_EXIT_USAGE. */
+int usage_error(const char *usage);
 
 /* @s quoted for a message or a listing (cow_quote_path); never NULL. */
 char *cli_quote(const char *s);
