@@ -395,15 +395,9 @@ static int perform_step(CowJournal *j, const Step *st, int i, Prepared *pr)
 	cow_tmp_name(tmp, sizeof(tmp), j->nonce, i, false);
 	switch (st->type) {
 	case COW_OP_PUT:
-		r = cow_make_tmp_copy(pr->ufd, pr->uname, &pr->ust, pr->pfd, tmp, st->mode);
-		if (r < 0)
-			return r;
-		if (renameat(pr->pfd, tmp, pr->pfd, pr->name) < 0) {
-			r = -errno;
-			(void)unlinkat(pr->pfd, tmp, 0);
-			return r;
-		}
-		return 1;
+		r = cow_replace_with_copy(pr->ufd, pr->uname, &pr->ust, pr->pfd, tmp, pr->name,
+					  st->mode);
+		return r < 0 ? r : 1;
 	case COW_OP_MKDIR:
 		return mkdirat(pr->pfd, pr->name, 0700) < 0 ? -errno : 1;
 	case COW_OP_UNLINK:

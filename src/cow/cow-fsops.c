@@ -257,6 +257,22 @@ int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_
 	return r;
 }
 
+int cow_replace_with_copy(int src_dfd, const char *src_name, const struct stat *src_st,
+			  int dst_dfd, const char *tmp, const char *name, mode_t mode)
+{
+	int r;
+
+	r = cow_make_tmp_copy(src_dfd, src_name, src_st, dst_dfd, tmp, mode);
+	if (r < 0)
+		return r;
+	if (renameat(dst_dfd, tmp, dst_dfd, name) < 0) {
+		r = -errno;
+		(void)unlinkat(dst_dfd, tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
 int cow_chmod_at(int dfd, const char *name, mode_t mode)
 {
 	_cleanup_close_ int fd = -EBADF;

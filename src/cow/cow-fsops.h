@@ -20,6 +20,12 @@ int cow_open_parent(int root, const char *path, const char **ret_name);
  * callers flush a whole batch with syncfs(2) at the point that needs it. */
 int cow_make_tmp_copy(int src_dfd, const char *src_name, const struct stat *src_st, int dst_dfd,
 		      const char *tmp, mode_t mode);
+/* Replace @name in @dst_dfd with a copy made as @tmp (cow_make_tmp_copy,
+ * same arguments), renamed over @name; @tmp is removed when the rename
+ * fails. -EEXIST means @tmp existed: renaming a file or symlink never
+ * fails with EEXIST. */
+int cow_replace_with_copy(int src_dfd, const char *src_name, const struct stat *src_st,
+			  int dst_dfd, const char *tmp, const char *name, mode_t mode);
 /* Copy all of @in to @out (a new, empty file), keeping holes: only the
  * data segments (SEEK_DATA/SEEK_HOLE) are copied (copy_file_range, falling
  * back to pread/pwrite), then @out is given @in's size. */

@@ -397,21 +397,12 @@ static int restore_content(int pfd, const char *name, int backup_dfd, int i, con
 {
 	char bname[32];
 	struct stat bst;
-	int r;
 
 	snprintf(bname, sizeof(bname), "%d", i);
 	if (fstatat(backup_dfd, bname, &bst, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	(void)unlinkat(pfd, tmp, 0);
-	r = cow_make_tmp_copy(backup_dfd, bname, &bst, pfd, tmp, mode & 07777);
-	if (r < 0)
-		return r;
-	if (renameat(pfd, tmp, pfd, name) < 0) {
-		r = -errno;
-		(void)unlinkat(pfd, tmp, 0);
-		return r;
-	}
-	return 0;
+	return cow_replace_with_copy(backup_dfd, bname, &bst, pfd, tmp, name, mode & 07777);
 }
 
 int cow_restore_op(int ws_fd, int backup_dfd, const char *nonce, int i, const CowOp *op)

@@ -165,17 +165,10 @@ static int apply_one(const GitStage *s, int upper_fd, const char *name, const st
 		return 0;
 	snprintf(lock, sizeof(lock), "%s.lock", name);
 	/* Never executable, whatever the command set. */
-	r = cow_make_tmp_copy(upper_fd, name, st, dfd, lock, st->st_mode & 0666);
+	r = cow_replace_with_copy(upper_fd, name, st, dfd, lock, name, st->st_mode & 0666);
 	if (r == -EEXIST)
 		return -EBUSY;
-	if (r < 0)
-		return r;
-	if (renameat(dfd, lock, dfd, name) < 0) {
-		r = -errno;
-		(void)unlinkat(dfd, lock, 0);
-		return r;
-	}
-	return 1;
+	return r < 0 ? r : 1;
 }
 
 /* Remove what is neither a regular file nor a directory beneath @dfd: the
