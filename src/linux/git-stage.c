@@ -171,6 +171,37 @@ static int apply_one(const GitStage *s, int upper_fd, const char *name, const st
 	return r < 0 ? r : 1;
 }
 
+/* A directory stream on @fd, which it takes (closed on failure too). */
+static int dir_stream(int fd, DIR **ret)
+{
+	if (fd < 0)
+		return -errno;
+	*ret = fdopendir(fd);
+	if (!*ret) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	return 0;
+}
+
+/* The next entry of @d other than "." and "..", with its lstat in @st;
+ * entries gone before they could be examined are passed over. NULL at the
+ * end. */
+static struct dirent *next_entry(DIR *d, struct stat *st)
+{
+	struct dirent *de;
+
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		return de;
+	}
+	return NULL;
+}
+
 /* Remove what is neither a regular file nor a directory beneath @dfd: the
  * host's git appends to reflogs and writes objects and refs through
  * whatever path it finds, so a symlink the command left in logs/ (to
@@ -180,24 +211,15 @@ static int scrub(int dfd, int depth, unsigned *removed)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
-	int fd, r = 0;
+	struct stat st;
+	int r = 0;
 
 	if (depth > 64)
 		return -ELOOP;
-	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
+	r = dir_stream(openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), &d);
+	if (r < 0)
+		return r;
+	while ((de = next_entry(d, &st))) {
 		if (S_ISREG(st.st_mode))
 			continue;
 		if (S_ISDIR(st.st_mode)) {
@@ -256,23 +278,14 @@ int git_stage_apply(GitStage *s, char ***ret_lines)
 	_cleanup_closedir_ DIR *d = NULL;
 	_cleanup_strv_ char **skipped = NULL;
 	struct dirent *de;
+	struct stat st;
 	bool busy = false;
-	int fd, n = 0, r = 0;
+	int n = 0, r = 0;
 
-	fd = open(s->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
+	r = dir_stream(open(s->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), &d);
+	if (r < 0)
+		return r;
+	while ((de = next_entry(d, &st))) {
 		if (!git_stage_name_applies(de->d_name)) {
 			/* Lock files a git killed mid-way left: noise. */
 			size_t len = strlen(de->d_name);
