@@ -183,13 +183,9 @@ int cmd_apply(int argc, char **argv)
 
 	if (parse_or_exit(argc, argv, options_apply, usage_apply, 1, SIZE_MAX, &a, &r))
 		return r;
-	r = session_from_args(&a, usage_apply, &s);
+	r = session_paths_from_args(&a, usage_apply, &s, &prot, &paths);
 	if (r != 0)
 		return r;
-	if (protected_paths(s, a.policy, &prot) < 0)
-		return WARD_EXIT_FAILURE;
-	if (resolve_paths(s, a.pos + 1, &paths) < 0)
-		return log_oom(), WARD_EXIT_FAILURE;
 	CowApplyOptions o = { .paths = paths, .protected_paths = prot, .force = a.force };
 	r = cow_apply(s, &o, &res);
 	if (r < 0)

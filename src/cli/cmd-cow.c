@@ -306,6 +306,21 @@ int session_from_args(const Args *a, const char *usage, CowSession **ret)
 	return 0;
 }
 
+int session_paths_from_args(const Args *a, const char *usage, CowSession **ret,
+			    char ***ret_prot, char ***ret_paths)
+{
+	int r;
+
+	r = session_from_args(a, usage, ret);
+	if (r != 0)
+		return r;
+	if (protected_paths(*ret, a->policy, ret_prot) < 0)
+		return WARD_EXIT_FAILURE;
+	if (resolve_paths(*ret, a->pos + 1, ret_paths) < 0)
+		return log_oom(), WARD_EXIT_FAILURE;
+	return 0;
+}
+
 int protected_paths(CowSession *s, const char *policy_file, char ***ret)
 {
 	_cleanup_(policy_freep) WardPolicy *p = NULL;
@@ -557,13 +572,9 @@ int cmd_diff(int argc, char **argv)
 			  "each other");
 		return usage_error(usage_diff);
 	}
-	r = session_from_args(&a, usage_diff, &s);
+	r = session_paths_from_args(&a, usage_diff, &s, &prot, &paths);
 	if (r != 0)
 		return r;
-	if (protected_paths(s, a.policy, &prot) < 0)
-		return WARD_EXIT_FAILURE;
-	if (resolve_paths(s, a.pos + 1, &paths) < 0)
-		return log_oom(), WARD_EXIT_FAILURE;
 	r = cow_session_scan(s, prot, &l);
 	if (r < 0)
 		return report_failure(s, r, "show the diff");

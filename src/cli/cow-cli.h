@@ -64,6 +64,11 @@ int log_oom(void);
 int open_session(const char *id, CowSession **ret);
 /* Open the session named by a->pos[0] and check it is a CoW one. */
 int session_from_args(const Args *a, const char *usage, CowSession **ret);
+/* For commands taking ID [PATH]...: session_from_args(), then the
+ * protected paths (with a->policy's) in *@ret_prot and the PATHs,
+ * resolved, in *@ret_paths; an exit code. */
+int session_paths_from_args(const Args *a, const char *usage, CowSession **ret,
+			    char ***ret_prot, char ***ret_paths);
 /* Protected paths: what runs in the session recorded, plus the policy's. */
 int protected_paths(CowSession *s, const char *policy_file, char ***ret);
 /* PATH arguments relative to the workspace. */
