@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +45,26 @@ int strv_consume(char ***l, char *s)
 int strv_extend(char ***l, const char *s)
 {
 	return strv_consume(l, strdup(s));
+}
+
+int strv_extendfv(char ***l, const char *fmt, va_list ap)
+{
+	char *s = NULL;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		return -ENOMEM;
+	return strv_consume(l, s);
+}
+
+int strv_extendf(char ***l, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = strv_extendfv(l, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 int strv_extend_strv(char ***l, char *const *other)

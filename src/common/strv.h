@@ -2,8 +2,11 @@
  * vector returns -ENOMEM on allocation failure and leaves it unchanged. */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "common/macro.h"
 
 void strv_free(char **l);
 size_t strv_length(char *const *l);
@@ -11,6 +14,9 @@ size_t strv_length(char *const *l);
 int strv_extend(char ***l, const char *s);
 /* Append @s, taking ownership of it (freed on failure). */
 int strv_consume(char ***l, char *s);
+/* Append a string formatted as printf(3) would. */
+_printf_(2, 3) int strv_extendf(char ***l, const char *fmt, ...);
+_printf_(2, 0) int strv_extendfv(char ***l, const char *fmt, va_list ap);
 /* Append copies of all of @other. */
 int strv_extend_strv(char ***l, char *const *other);
 /* Append a copy of @s only if not already present. */

@@ -133,16 +133,13 @@ static char *parent_of(const char *path)
 
 _printf_(2, 3) static int note(GitLayout *l, const char *fmt, ...)
 {
-	char *s = NULL;
 	va_list ap;
-	int n;
+	int r;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	r = strv_extendfv(&l->notes, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	return strv_consume(&l->notes, s);
+	return r;
 }
 
 /* May @path be shown at all? Not hidden, not the home directory or above. */

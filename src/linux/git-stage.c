@@ -260,16 +260,13 @@ int git_stage_scrub(const GitStage *s, char ***ret_lines)
 		if (k < 0 && r == 0)
 			r = k;
 	}
-	if (removed && ret_lines) {
-		char *line = NULL;
-		if (asprintf(&line,
-			     "git: removed %u symlink(s) or special file(s) from the objects, refs "
-			     "and logs of '%s' (git makes none; the host's git would write through "
-			     "them)",
-			     removed, s->gitdir) < 0 ||
-		    strv_consume(ret_lines, line) < 0)
-			return -ENOMEM;
-	}
+	if (removed && ret_lines &&
+	    strv_extendf(ret_lines,
+			 "git: removed %u symlink(s) or special file(s) from the objects, refs "
+			 "and logs of '%s' (git makes none; the host's git would write through "
+			 "them)",
+			 removed, s->gitdir) < 0)
+		return -ENOMEM;
 	return r;
 }
 
@@ -297,12 +294,10 @@ int git_stage_apply(GitStage *s, char ***ret_lines)
 		}
 		int k = apply_one(s, dirfd(d), de->d_name, &st);
 		if (k == -EBUSY) {
-			char *line = NULL;
-			if (asprintf(&line,
-				     "git: '%s/%s' was not applied: '%s.lock' exists (a git on the "
-				     "host is using it); the command's version is in '%s'",
-				     s->gitdir, de->d_name, de->d_name, s->upper) < 0 ||
-			    strv_consume(ret_lines, line) < 0)
+			if (strv_extendf(ret_lines,
+					 "git: '%s/%s' was not applied: '%s.lock' exists (a git on "
+					 "the host is using it); the command's version is in '%s'",
+					 s->gitdir, de->d_name, de->d_name, s->upper) < 0)
 				return -ENOMEM;
 			busy = true;
 		} else if (k < 0 && r == 0)
@@ -324,11 +319,9 @@ int git_stage_apply(GitStage *s, char ***ret_lines)
 				strcat(list, ", ");
 			strcat(list, *x);
 		}
-		char *line = NULL;
-		if (asprintf(&line,
-			     "git: not applied to '%s' (read-only even with \"git\": \"commit\"): %s",
-			     s->gitdir, list) < 0 ||
-		    strv_consume(ret_lines, line) < 0)
+		if (strv_extendf(ret_lines,
+				 "git: not applied to '%s' (read-only even with \"git\": \"commit\"): %s",
+				 s->gitdir, list) < 0)
 			return -ENOMEM;
 	}
 	/* Keep what could not be applied where the line says it is. */
