@@ -145,6 +145,8 @@ static int write_start(AuditLog *audit, const char *state, cJSON *start)
 
 int cmd_run(int argc, char **argv)
 {
+	/* First thing: who started us, to die with it (sandbox_run). */
+	const pid_t parent = getppid();
 	_cleanup_(run_options_donep) RunOptions o = {};
 	_cleanup_free_ char *err = NULL, *ws = NULL, *home = NULL, *state = NULL, *config = NULL;
 	_cleanup_strv_ char **policy_files = NULL;
@@ -383,6 +385,7 @@ int cmd_run(int argc, char **argv)
 			.audit = audit,
 			.has_proxy_report = report_wr >= 0,
 			.proxy_report_fd = report_wr,
+			.parent_pid = parent,
 		};
 		r = sandbox_plan_new(&so, &plan, &se);
 		if (r < 0) {
@@ -462,7 +465,11 @@ int cmd_run(int argc, char **argv)
 			log_error("Failed to set up the sandbox (%s%s%s): %s", res.error.step,
 				  res.error.detail[0] ? ": " : "", res.error.detail,
 				  strerror(res.error.error));
-	} else if (res.timed_out)
+	} else if (res.parent_died)
+		log_error("The process that started ward (pid %d) died; killed the command and "
+			  "everything it started",
+			  (int)parent);
+	else if (res.timed_out)
 		log_error("Timed out after %llu s; killed the command and everything it started",
 			  (unsigned long long)pol->timeout_s);
 	else if (res.oom_killed)
@@ -505,6 +512,8 @@ int cmd_run(int argc, char **argv)
 	cJSON_AddBoolToObject(ex, "timed_out", res.timed_out);
 	if (res.oom_killed)
 		cJSON_AddBoolToObject(ex, "oom_killed", true);
+	if (res.parent_died)
+		cJSON_AddBoolToObject(ex, "parent_died", true);
 	cJSON_AddNumberToObject(ex, "duration_ms", (double)res.duration_ms);
 	if (res.quarantined || res.protected_check_failed)
 		cJSON_AddNumberToObject(ex, "quarantined", res.quarantined);

@@ -18,6 +18,8 @@
  *   mount-view     the plan (mount-plan.c), while the host tree is at /oldroot;
  *   pivot          detach the host tree: from here on only the view exists;
  *   chdir          the workspace, as the command sees it;
+ *   pty            after pivot: a pty of the sandbox's own devpts (only
+ *                  when stdio holds a terminal; pty-relay.c);
  *   rlimits        before caps go (raising a hard limit needs them);
  *   drop-caps      nothing below needs a capability;
  *   no-new-privs   Landlock and seccomp require it;
@@ -35,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -60,6 +63,7 @@
 #include "linux/mount-plan.h"
 #include "linux/mount-setup.h"
 #include "linux/netns.h"
+#include "linux/pty-relay.h"
 #include "linux/quarantine.h"
 #include "linux/root-view.h"
 #include "linux/netns-stats.h"
@@ -96,13 +100,31 @@ struct SandboxPlan {
 	char *state_dir, *run_id;
 	char **protected;             /* fs.protected + where git configs point (git-exec-paths.h) */
 	char **enforced, **degraded;
+	pid_t parent_pid;        /* ward dies with it; 0: not watched */
 	/* Filled during the run. */
 	StdioRelay stdio;
+	PtyPlan pty;             /* a terminal on stdio: the command gets a pty */
 	int status_fd;           /* child -> parent: SetupReport on failure */
-	int result_fd;           /* init -> parent: the command's wait status */
+	int result_fd;           /* init -> parent: InitMessage */
 	int proxy_sock;          /* init -> parent: the proxy listeners */
 	int go_fd, go_wfd;       /* parent -> init: a byte once the guard watches (EOF: stop) */
+	int pty_sock;            /* init -> parent: the pty's master */
+	int pty_master, pty_slave, devnull; /* init's */
 };
+
+/* What init tells the supervisor while the command runs. */
+typedef struct InitMessage {
+	int kind;
+	int value;
+} InitMessage;
+enum {
+	INIT_MSG_EXIT = 1, /* value: the command's wait status; init leaves */
+	INIT_MSG_STOP = 2, /* value: the signal that stopped the command */
+};
+
+/* A signal the supervisor forwards carries this in si_value: the whole
+ * foreground group gets it, as from a terminal, not the command alone. */
+#define FORWARD_TO_GROUP 1
 
 /* What the child reports when a step fails. Written with one write(2). */
 typedef struct SetupReport {
@@ -217,6 +239,29 @@ static int step_chdir(SandboxPlan *plan, const char **detail)
 	return RET_NERRNO(chdir(plan->workspace));
 }
 
+static int step_pty(SandboxPlan *plan, const char **detail)
+{
+	int r;
+
+	if (!plan->pty.enabled)
+		return 0;
+	*detail = "/dev/ptmx";
+	r = pty_open(&plan->pty, &plan->pty_master, &plan->pty_slave);
+	if (r < 0)
+		return r;
+	if (plan->pty.null_stdin) {
+		*detail = "/dev/null";
+		plan->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (plan->devnull < 0)
+			return -errno;
+	}
+	*detail = NULL;
+	r = pty_send_master(plan->pty_sock, plan->pty_master);
+	close(plan->pty_sock);
+	plan->pty_sock = -EBADF;
+	return r;
+}
+
 static int step_rlimits(SandboxPlan *plan, const char **detail)
 {
 	return limits_apply_child(plan->limits);
@@ -254,6 +299,7 @@ static const SetupStep steps[] = {
 	{ "mount-view",      step_mount_view },
 	{ "pivot",           step_pivot },
 	{ "chdir",           step_chdir },
+	{ "pty",             step_pty },
 	{ "rlimits",         step_rlimits },
 	{ "drop-caps",       step_drop_caps },
 	{ "no-new-privs",    step_no_new_privs },
@@ -262,20 +308,57 @@ static const SetupStep steps[] = {
 };
 /* clang-format on */
 
-static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGCONT };
 
-/* Close every fd above 2 except @a and @b. */
-static int close_all_but(int a, int b)
+/* Close every fd above 2 except the @n in @keep (negative ones ignored). */
+static int close_all_but(const int *keep, size_t n)
 {
-	unsigned lo = (unsigned)(a < b ? a : b), hi = (unsigned)(a < b ? b : a);
+	int k[8];
+	size_t m = 0;
+	unsigned next = 3;
 
-	if (lo > 3 && syscall(SYS_close_range, 3U, lo - 1, 0U) < 0)
-		return -errno;
-	if (hi > lo + 1 && syscall(SYS_close_range, lo + 1, hi - 1, 0U) < 0)
-		return -errno;
-	if (syscall(SYS_close_range, hi + 1, ~0U, 0U) < 0)
+	for (size_t i = 0; i < n && m < ELEMENTSOF(k); i++) {
+		if (keep[i] < 3)
+			continue;
+		size_t j = m++;
+		for (; j > 0 && k[j - 1] > keep[i]; j--)
+			k[j] = k[j - 1];
+		k[j] = keep[i];
+	}
+	for (size_t i = 0; i < m; i++) {
+		if ((unsigned)k[i] > next && syscall(SYS_close_range, next, (unsigned)k[i] - 1, 0U) < 0)
+			return -errno;
+		next = (unsigned)k[i] + 1;
+	}
+	if (syscall(SYS_close_range, next, ~0U, 0U) < 0)
 		return -errno;
 	return 0;
+}
+
+static void send_message(const SandboxPlan *plan, int kind, int value)
+{
+	InitMessage m = { .kind = kind, .value = value };
+
+	(void)!write(plan->result_fd, &m, sizeof(m));
+}
+
+/* Pass a signal from the supervisor on. Sent to the group, it goes where a
+ * terminal would send it: the pty's foreground process group, or the
+ * command's own group when there is no pty. */
+static void forward_signal(const SandboxPlan *plan, pid_t cmd, int sig, bool group)
+{
+	pid_t pg = cmd;
+
+	if (!group) {
+		(void)kill(cmd, sig);
+		return;
+	}
+	if (plan->pty_master >= 0 && ioctl(plan->pty_master, TIOCGPGRP, &pg) < 0)
+		pg = cmd;
+	if (pg <= 1 || kill(-pg, sig) < 0)
+		(void)kill(cmd, sig);
+	else if (sig == SIGCONT && pg != cmd)
+		(void)kill(cmd, sig);
 }
 
 _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigset_t *saved)
@@ -286,10 +369,13 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 	/* If the supervisor dies, so do we, and with us the whole namespace. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(WARD_EXIT_SETUP);
-	/* A process group of our own (the supervisor does the same from its
-	 * side; whoever is first wins the race): kill(0, sig) from inside must
-	 * not reach the harness's group, whatever Landlock's ABI. */
-	(void)setpgid(0, 0);
+	/* A session of our own, with no controlling terminal: nothing inside
+	 * can open the caller's terminal as /dev/tty, take its foreground
+	 * (tcsetpgrp) or reach the caller's process group with kill(0, sig);
+	 * and the session's scheduling autogroup (/proc/self/autogroup, nice)
+	 * is a new one, the sandbox's alone. */
+	if (setsid() < 0)
+		_exit(WARD_EXIT_SETUP);
 	struct pollfd pp = { .fd = parent_pidfd, .events = POLLIN };
 	if (poll(&pp, 1, 0) != 0) /* it died before the prctl */
 		_exit(WARD_EXIT_SETUP);
@@ -326,8 +412,11 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 		_exit(WARD_EXIT_SETUP);
 	}
 	/* Nothing the harness or ward left open stays in init: only the two
-	 * pipes it reports on (stdin, stdout and stderr pass to the command). */
-	if (close_all_but(plan->status_fd, plan->result_fd) < 0) {
+	 * pipes it reports on and the pty (stdin, stdout and stderr pass to
+	 * the command). */
+	const int keep[] = { plan->status_fd, plan->result_fd, plan->pty_master, plan->pty_slave,
+			     plan->devnull };
+	if (close_all_but(keep, ELEMENTSOF(keep)) < 0) {
 		report(plan->status_fd, "close-fds", NULL, -errno);
 		_exit(WARD_EXIT_SETUP);
 	}
@@ -344,6 +433,17 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 		_exit(WARD_EXIT_SETUP);
 	}
 	if (cmd == 0) {
+		int r;
+		/* A process group of its own (where signals for "the group"
+		 * go), with a pty the terminal's foreground one. */
+		if (plan->pty.enabled)
+			r = pty_attach(&plan->pty, plan->pty_slave, plan->devnull);
+		else
+			r = RET_NERRNO(setpgid(0, 0));
+		if (r < 0) {
+			report(plan->status_fd, "terminal", NULL, r);
+			_exit(WARD_EXIT_SETUP);
+		}
 		sigprocmask(SIG_SETMASK, saved, NULL);
 		/* Only stdin, stdout and stderr pass; the status pipe closes on
 		 * a successful exec and reports a failed one. */
@@ -352,10 +452,13 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 		report(plan->status_fd, "exec", plan->argv[0], -errno);
 		_exit(errno == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
 	}
+	(void)setpgid(cmd, cmd); /* both sides: no race with a forward */
 	close(plan->status_fd);
 
-	/* pid 1: forward the signals a supervisor passes on, reap everything,
-	 * leave when the command does (the kernel then kills the rest). */
+	/* pid 1: forward the signals the supervisor passes on, tell it when
+	 * the command stops (job control), reap everything, leave when the
+	 * command does (the kernel then kills the rest). init keeps the pty's
+	 * slave open: the master reads end-of-file only once all is gone. */
 	sigemptyset(&mask);
 	for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
 		sigaddset(&mask, forwarded_signals[i]);
@@ -366,20 +469,28 @@ _noreturn_ static void init_main(SandboxPlan *plan, int parent_pidfd, const sigs
 		if (sig < 0)
 			continue;
 		if (sig != SIGCHLD) {
-			/* The terminal's ^C reached the command itself. */
-			if (si.si_code != SI_KERNEL)
-				(void)kill(cmd, sig);
+			/* Only the supervisor's (from outside the namespace the
+			 * sender's pid reads 0); the command signals its own
+			 * processes itself. */
+			if (si.si_pid == 0)
+				forward_signal(plan, cmd, sig,
+					       si.si_code == SI_QUEUE &&
+						       si.si_value.sival_int == FORWARD_TO_GROUP);
 			continue;
 		}
 		for (;;) {
 			int status;
-			pid_t p = waitpid(-1, &status, WNOHANG);
+			pid_t p = waitpid(-1, &status, WNOHANG | WUNTRACED);
 			if (p <= 0)
 				break;
-			if (p == cmd) {
-				(void)!write(plan->result_fd, &status, sizeof(status));
-				_exit(0);
+			if (p != cmd)
+				continue;
+			if (WIFSTOPPED(status)) {
+				send_message(plan, INIT_MSG_STOP, WSTOPSIG(status));
+				continue;
 			}
+			send_message(plan, INIT_MSG_EXIT, status);
+			_exit(0);
 		}
 	}
 }
@@ -411,6 +522,8 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		return -ENOMEM;
 	plan->status_fd = plan->result_fd = plan->proxy_sock = plan->go_fd = plan->go_wfd = -EBADF;
 	plan->stdio = (StdioRelay)STDIO_RELAY_INIT;
+	plan->pty_sock = plan->pty_master = plan->pty_slave = plan->devnull = -EBADF;
+	plan->parent_pid = opt->parent_pid;
 	plan->argv = opt->argv;
 	plan->envp = opt->envp;
 	plan->policy = opt->policy;
@@ -694,16 +807,6 @@ cJSON *sandbox_plan_describe(const SandboxPlan *plan)
 	return o;
 }
 
-/* The terminal whose foreground process group is ours (so the sandbox's
- * group can take it over for the run), or -1. */
-static int foreground_tty(void)
-{
-	for (int fd = 0; fd <= 2; fd++)
-		if (isatty(fd) && tcgetpgrp(fd) == getpgrp())
-			return fd;
-	return -1;
-}
-
 static int safe_close(int fd)
 {
 	if (fd >= 0)
@@ -728,21 +831,79 @@ static void describe_exec_failure(SandboxResult *res, const SetupReport *rep)
 		res->exit_code = WARD_EXIT_SETUP;
 }
 
+/* Pass a signal on to init; @group: to the foreground group, as a
+ * terminal would (see forward_signal()). */
+static void send_to_init(int pidfd, int sig, bool group)
+{
+	siginfo_t si = { .si_signo = sig, .si_code = SI_QUEUE };
+
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_int = group ? FORWARD_TO_GROUP : 0;
+	if (pidfd_send_signal(pidfd, sig, &si, 0) < 0)
+		(void)pidfd_send_signal(pidfd, sig, NULL, 0);
+}
+
+/* The command stopped and ward is to stop with it, as a job does: give the
+ * terminal its modes back, stop with SIGTSTP (the kernel discards it in an
+ * orphaned process group, where no one could continue us), and on the
+ * way back continue the command. */
+static void suspend_self(PtyRelay *tty_relay, int pidfd)
+{
+	sigset_t tstp;
+
+	if (tty_relay)
+		pty_relay_suspend(tty_relay);
+	sigemptyset(&tstp);
+	sigaddset(&tstp, SIGTSTP);
+	(void)kill(getpid(), SIGTSTP);
+	sigprocmask(SIG_UNBLOCK, &tstp, NULL); /* stops here */
+	sigprocmask(SIG_BLOCK, &tstp, NULL);
+	if (tty_relay)
+		pty_relay_resume(tty_relay);
+	send_to_init(pidfd, SIGCONT, true);
+}
+
+/* Whether the harness that started ward still lives (@ret_pidfd: a pidfd
+ * to watch it by, or -EBADF). The pid was recorded when ward started;
+ * getppid() after pidfd_open() closes the race with its death and the
+ * pid's reuse. A thread of the harness that exits does not count: the
+ * pidfd of a process polls readable only when its last thread is gone. */
+static bool parent_alive(pid_t parent, int *ret_pidfd)
+{
+	*ret_pidfd = -EBADF;
+	if (parent <= 0)
+		return true;
+	*ret_pidfd = pidfd_open(parent, 0);
+	if (*ret_pidfd < 0 && errno != ESRCH)
+		return true; /* cannot watch (ENOSYS): say so in docs */
+	return *ret_pidfd >= 0 && getppid() == parent;
+}
+
 int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, SandboxError *reterr)
 {
 	_cleanup_close_ int status_r = -EBADF, result_r = -EBADF, sfd = -EBADF, pidfd = -EBADF,
 			    self_pidfd = -EBADF, proxy_parent = -EBADF, status_w = -EBADF,
 			    result_w = -EBADF, proxy_child = -EBADF, go_r = -EBADF, go_w = -EBADF,
-			    guard_fd = -EBADF;
-	int status_p[2], result_p[2], go_p[2], proxy_sp[2] = { -EBADF, -EBADF };
+			    guard_fd = -EBADF, pty_parent = -EBADF, pty_child = -EBADF,
+			    parent_pidfd = -EBADF;
+	int status_p[2], result_p[2], go_p[2], proxy_sp[2] = { -EBADF, -EBADF }, pty_sp[2];
 	pid_t guard = 0;
 	sigset_t mask, saved;
 	pid_t child, proxy_pid = 0;
 	uint64_t start = monotonic_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
 	int cgfd = limits_cgroup_fd(plan->limits);
 	SandboxResult res = { .status = -1 };
-	bool proxy_failed = false, relay_failed = false;
-	int r;
+	bool proxy_failed = false, relay_failed = false, have_status = false, result_eof = false,
+	     tstp_requested = false;
+	int wstatus = 0, r;
+	PtyRelay *tty_relay = NULL;
+
+	/* The harness may be gone while we finish: a write to its pipe must
+	 * fail, not kill ward before the audit records the end. (init puts
+	 * every signal back to its default.) */
+	(void)signal(SIGPIPE, SIG_IGN);
+	bool parent_gone = !parent_alive(plan->parent_pid, &parent_pidfd);
 
 	if (pipe2(status_p, O_CLOEXEC) < 0)
 		return -errno;
@@ -762,6 +923,14 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		proxy_parent = proxy_sp[0];
 		proxy_child = proxy_sp[1];
 	}
+	/* A terminal on stdio: the command gets a pty of its own, relayed. */
+	pty_plan_init(&plan->pty);
+	if (plan->pty.enabled) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pty_sp) < 0)
+			return -errno;
+		pty_parent = pty_sp[0];
+		pty_child = pty_sp[1];
+	}
 	self_pidfd = pidfd_open(getpid(), 0);
 	if (self_pidfd < 0)
 		return -errno;
@@ -776,11 +945,13 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		return r;
 	}
 	res.stdio_replaced = plan->stdio.replaced;
+	plan->pty_sock = pty_child;
 
 	sigemptyset(&mask);
 	for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
 		sigaddset(&mask, forwarded_signals[i]);
 	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, &saved);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -805,7 +976,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	result_w = safe_close(result_w);
 	proxy_child = safe_close(proxy_child);
 	go_r = safe_close(go_r);
-	plan->proxy_sock = plan->go_fd = plan->go_wfd = -EBADF;
+	pty_child = safe_close(pty_child);
+	plan->proxy_sock = plan->go_fd = plan->go_wfd = plan->pty_sock = -EBADF;
 	if (child < 0) {
 		int e = errno;
 		stdio_relay_done(&plan->stdio);
@@ -826,7 +998,6 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	} else
 		(void)!write(go_w, "g", 1);
 	go_w = safe_close(go_w);
-	(void)setpgid(child, child);
 	/* Without its copier, output to a log file would block the command:
 	 * kill the sandbox rather than run it with stdio that goes nowhere. */
 	if (stdio_relay_start(&plan->stdio) < 0) {
@@ -836,16 +1007,22 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	/* The namespace's counters, for the hints after the run. */
 	int netstat_fds[2];
 	netns_stats_open(child, netstat_fds);
-	int tty = foreground_tty();
-	if (tty >= 0)
-		(void)tcsetpgrp(tty, child);
+	/* ward stays in the caller's process group and never hands the
+	 * caller's terminal to the sandbox (init made a session of its own):
+	 * job control sees ward as it would see the command. */
+	if (plan->pty.enabled && pty_relay_new(&plan->pty, &tty_relay) < 0)
+		tty_relay = NULL; /* no relay: the command's terminal output is lost */
+	if (parent_gone) {
+		res.parent_died = true;
+		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+	}
 
 	/* No limits_attach(): a v2 cgroup was joined by CLONE_INTO_CGROUP, and
 	 * init joins v1 cgroups itself before it forks the command
 	 * (limits_apply_child). Moving it from here as well would only pay a
 	 * second cgroup v1 migration (an RCU grace period) per run. */
 
-	if (plan->n_listen > 0) {
+	if (plan->n_listen > 0 && !parent_gone) {
 		int fds[NETNS_LISTENERS_MAX];
 		struct pollfd pw[2] = { { .fd = proxy_parent, .events = POLLIN },
 					{ .fd = pidfd, .events = POLLIN } };
@@ -872,15 +1049,26 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		}
 	}
 
+	enum { P_INIT, P_SIG, P_RESULT, P_PTY_SOCK, P_PARENT, P_TERM, P_MASTER, _P_MAX };
 	for (;;) {
-		struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
-				       { .fd = sfd, .events = POLLIN } };
+		struct pollfd p[_P_MAX] = {
+			[P_INIT] = { .fd = pidfd, .events = POLLIN },
+			[P_SIG] = { .fd = sfd, .events = POLLIN },
+			[P_RESULT] = { .fd = have_status || result_eof ? -1 : result_r,
+				       .events = POLLIN },
+			[P_PTY_SOCK] = { .fd = tty_relay ? pty_parent : -1, .events = POLLIN },
+			[P_PARENT] = { .fd = res.parent_died ? -1 : parent_pidfd, .events = POLLIN },
+			[P_TERM] = { .fd = -1 },
+			[P_MASTER] = { .fd = -1 },
+		};
 		int timeout = -1;
+		if (tty_relay)
+			(void)pty_relay_pollfds(tty_relay, &p[P_TERM]);
 		if (deadline) {
 			uint64_t now = monotonic_ms();
 			timeout = now >= deadline ? 0 : (int)(deadline - now);
 		}
-		int n = poll(p, 2, timeout);
+		int n = poll(p, _P_MAX, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n == 0 && deadline && monotonic_ms() >= deadline && !res.timed_out) {
@@ -889,19 +1077,70 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 			deadline = 0;
 			continue;
 		}
-		if (n > 0 && (p[1].revents & POLLIN)) {
+		if (n <= 0)
+			continue;
+		if (p[P_PARENT].revents) {
+			/* The harness is gone: so is the sandbox (bubblewrap's
+			 * --die-with-parent, by default). We still finish: the
+			 * proxy, the audit's exit event. */
+			res.parent_died = true;
+			(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+		}
+		if (p[P_PTY_SOCK].revents) {
+			int master = -EBADF;
+			if (pty_recv_master(pty_parent, &master) == 0)
+				pty_relay_set_master(tty_relay, master);
+			pty_parent = safe_close(pty_parent);
+		}
+		if (tty_relay)
+			pty_relay_events(tty_relay, &p[P_TERM], 2);
+		if (p[P_RESULT].revents) {
+			InitMessage m;
+			ssize_t k = read(result_r, &m, sizeof(m));
+			if (k == (ssize_t)sizeof(m) && m.kind == INIT_MSG_EXIT) {
+				wstatus = m.value;
+				have_status = true;
+			} else if (k == (ssize_t)sizeof(m) && m.kind == INIT_MSG_STOP) {
+				/* A stop ward asked for (^Z on the terminal, or a
+				 * SIGTSTP from the harness), or one typed on the
+				 * pty of a terminal ward holds: ward stops with
+				 * the command, as a job. Any other stop (the
+				 * command stopping itself) leaves ward running,
+				 * and with it the timeout. */
+				if (tstp_requested || (tty_relay && pty_relay_interactive(tty_relay)))
+					suspend_self(tty_relay, pidfd);
+				tstp_requested = false;
+			} else if (k <= 0)
+				result_eof = true; /* init is gone; nothing more comes */
+		}
+		if (p[P_SIG].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGCHLD)
+				int sig = (int)si.ssi_signo;
+				if (sig == SIGCHLD)
 					continue;
-				/* A terminal's ^C reaches the command directly (same
-				 * process group); pass on only what was sent to us. */
-				if (si.ssi_code == SI_KERNEL)
+				if (sig == SIGWINCH) {
+					if (tty_relay)
+						pty_relay_winch(tty_relay);
 					continue;
-				(void)pidfd_send_signal(pidfd, (int)si.ssi_signo, NULL, 0);
+				}
+				if (sig == SIGCONT) {
+					tstp_requested = false;
+					if (tty_relay)
+						pty_relay_resume(tty_relay);
+				}
+				if (sig == SIGTSTP)
+					tstp_requested = true;
+				/* The terminal's signals (^C, ^\, ^Z in cooked
+				 * mode: si_code SI_KERNEL) and job control go to
+				 * the foreground group, as a terminal sends them;
+				 * a kill() aimed at ward goes to the command. */
+				send_to_init(pidfd, sig,
+					     si.ssi_code == SI_KERNEL || sig == SIGTSTP ||
+						     sig == SIGCONT);
 			}
 		}
-		if (n > 0 && (p[0].revents & POLLIN))
+		if (p[P_INIT].revents & POLLIN)
 			break;
 	}
 
@@ -909,17 +1148,11 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	(void)waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED);
 	/* Everything the command wrote reaches the harness before we return. */
 	stdio_relay_done(&plan->stdio);
-	if (tty >= 0) {
-		/* Take the terminal back. We are in the background now, so this
-		 * would raise SIGTTOU: block it meanwhile. */
-		sigset_t ttou, old_mask;
-		sigemptyset(&ttou);
-		sigaddset(&ttou, SIGTTOU);
-		sigprocmask(SIG_BLOCK, &ttou, &old_mask);
-		(void)tcsetpgrp(tty, getpgrp());
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	}
 	res.duration_ms = monotonic_ms() - start;
+	if (tty_relay) {
+		pty_relay_drain(tty_relay);
+		tty_relay = pty_relay_free(tty_relay); /* the terminal's modes as they were */
+	}
 	if (guard > 0) {
 		r = quarantine_guard_wait(guard, guard_fd);
 		res.quarantined = r > 0 ? r : 0;
@@ -936,9 +1169,18 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	sigprocmask(SIG_SETMASK, &saved, NULL);
+	while (!have_status && !result_eof) {
+		InitMessage m;
+		if (read(result_r, &m, sizeof(m)) != (ssize_t)sizeof(m))
+			break;
+		if (m.kind == INIT_MSG_EXIT) {
+			wstatus = m.value;
+			have_status = true;
+		}
+	}
+	bool got_status = have_status && (WIFEXITED(wstatus) || WIFSIGNALED(wstatus));
 
 	SetupReport rep;
-	int wstatus;
 	if (relay_failed) {
 		res.setup_failed = true;
 		res.exit_code = WARD_EXIT_SETUP;
@@ -960,18 +1202,19 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		describe_exec_failure(&res, &rep);
 	} else if (read(status_r, &rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
 		describe_exec_failure(&res, &rep);
-	} else if (read(result_r, &wstatus, sizeof(wstatus)) == (ssize_t)sizeof(wstatus)) {
+	} else if (got_status) {
 		if (WIFEXITED(wstatus)) {
 			res.status = WEXITSTATUS(wstatus);
 			res.exit_code = res.status;
-		} else if (WIFSIGNALED(wstatus)) {
+		} else {
 			res.signal = WTERMSIG(wstatus);
 			res.exit_code = WARD_EXIT_SIGNAL_BASE + res.signal;
 		}
-	} else if (limits_oom_killed(plan->limits)) {
-		/* The memory limit's OOM kill took init (and with it the
-		 * namespace): memfd pages count in the cgroup but in no
-		 * process's size, so the victim need not be the hog. */
+	} else if (res.parent_died || limits_oom_killed(plan->limits)) {
+		/* The parent died, and we killed init; or the memory limit's
+		 * OOM kill took init (and with it the namespace): memfd pages
+		 * count in the cgroup but in no process's size, so the victim
+		 * need not be the hog. */
 		res.signal = SIGKILL;
 		res.exit_code = WARD_EXIT_SIGNAL_BASE + SIGKILL;
 	} else {

@@ -39,6 +39,9 @@ typedef struct SandboxOptions {
 	 * write end of a non-blocking pipe the caller reads after the run). */
 	bool has_proxy_report;
 	int proxy_report_fd;
+	/* The process that started ward (getppid() recorded first thing):
+	 * when it dies, the sandbox is killed and ward finishes. 0: not watched. */
+	pid_t parent_pid;
 } SandboxOptions;
 
 typedef struct SandboxError {
@@ -54,6 +57,7 @@ typedef struct SandboxResult {
 	bool timed_out;
 	bool oom_killed;            /* the memory cgroup killed a process of the run */
 	bool setup_failed;          /* exit_code is 125/126/127 from setup/exec */
+	bool parent_died;           /* ward's parent died: the sandbox was killed */
 	uint64_t duration_ms;
 	int quarantined;            /* paths moved out of the workspace after the run */
 	bool protected_check_failed; /* the after-run check could not run or move one */
