@@ -446,7 +446,7 @@ int cmd_run(int argc, char **argv)
 			run_report_failure(&rr, "audit", "could not write the start record");
 			return WARD_EXIT_SETUP;
 		}
-		r = tier0_run(o.argv, envp, ws, pol->timeout_s, &res);
+		r = tier0_run(o.argv, envp, ws, pol->timeout_s, parent, &res);
 		if (r < 0)
 			return run_fail(&rr, "fork", r, "Failed to run '%s': %m", o.argv[0]);
 	}

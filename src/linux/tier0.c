@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -30,14 +31,6 @@
 
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
-/* The terminal whose foreground process group is ours, or -1. */
-static int foreground_tty(void)
-{
-	for (int fd = 0; fd <= 2; fd++)
-		if (isatty(fd) && tcgetpgrp(fd) == getpgrp())
-			return fd;
-	return -1;
-}
 
 /* "pid (comm) S ppid ...": the ppid, or -1. comm may hold spaces and
  * parentheses, so parse from the last ')'. */
@@ -104,11 +97,10 @@ static void kill_tree(pid_t cmd, bool *cmd_reaped, SandboxResult *res)
 		int status;
 		pid_t p;
 
-		/* The group only while the command is unreaped: a reaped
-		 * leader's id can be reused by an unrelated new group. What is
-		 * left of the group reaches us as orphans anyway. */
+		/* The command only while it is unreaped: a reaped pid can be
+		 * reused. What is left of the tree reaches us as orphans. */
 		if (!*cmd_reaped)
-			(void)kill(-cmd, SIGKILL);
+			(void)kill(cmd, SIGKILL);
 		(void)kill_own_children();
 		p = waitpid(-1, &status, 0);
 		if (p < 0 && errno == EINTR)
@@ -122,16 +114,11 @@ static void kill_tree(pid_t cmd, bool *cmd_reaped, SandboxResult *res)
 	}
 }
 
-_noreturn_ static void child_exec(char *const *argv, char *const *envp, const char *ws, int tty,
+_noreturn_ static void child_exec(char *const *argv, char *const *envp, const char *ws,
 				  const sigset_t *saved, int err_fd)
 {
 	int rep[2] = { 0, 0 }; /* { 1 if chdir failed, errno } */
 
-	(void)setpgid(0, 0);
-	/* Take the terminal for our group while SIGTTOU is still blocked
-	 * (the parent's mask is inherited), so that reading it works. */
-	if (tty >= 0)
-		(void)tcsetpgrp(tty, getpid());
 	sigprocmask(SIG_SETMASK, saved, NULL);
 	if (chdir(ws) < 0) {
 		rep[0] = 1;
@@ -146,14 +133,14 @@ _noreturn_ static void child_exec(char *const *argv, char *const *envp, const ch
 }
 
 int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint64_t timeout_s,
-	      SandboxResult *ret)
+	      pid_t parent, SandboxResult *ret)
 {
-	_cleanup_close_ int sfd = -EBADF, err_r = -EBADF, err_w = -EBADF;
+	_cleanup_close_ int sfd = -EBADF, err_r = -EBADF, err_w = -EBADF, parent_fd = -EBADF;
 	uint64_t start = monotonic_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
 	SandboxResult res = { .status = -1 };
 	bool reaped = false;
 	sigset_t mask, saved;
-	int tty, was_subreaper = 0, pfd[2], rep[2], e;
+	int was_subreaper = 0, pfd[2], rep[2], e;
 	pid_t cmd;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -169,9 +156,7 @@ int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint6
 	for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
 		sigaddset(&mask, forwarded_signals[i]);
 	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTTOU);
 	sigprocmask(SIG_BLOCK, &mask, &saved);
-	sigdelset(&mask, SIGTTOU);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		e = -errno;
@@ -179,7 +164,16 @@ int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint6
 		return e;
 	}
 
-	tty = foreground_tty();
+	/* Die with the harness, as at tier 2: a pidfd of the parent recorded
+	 * at start, checked against getppid() once open (docs/sandbox.md). */
+	if (parent > 0) {
+		parent_fd = pidfd_open(parent, 0);
+		if ((parent_fd < 0 && errno == ESRCH) || getppid() != parent)
+			res.parent_died = true;
+	}
+	/* The command stays in ward's process group, where it would be
+	 * without ward: a pipeline's job control, the terminal's signals and
+	 * its foreground are the caller's shell's business. */
 	cmd = fork();
 	if (cmd < 0) {
 		e = -errno;
@@ -187,26 +181,28 @@ int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint6
 		return e;
 	}
 	if (cmd == 0)
-		child_exec(argv, envp, workspace, tty, &saved, err_w);
+		child_exec(argv, envp, workspace, &saved, err_w);
 	err_w = -EBADF; /* closed below: only the child writes */
 	(void)close(pfd[1]);
-	/* Also from here: whoever is first wins, and a signal to the group
-	 * right after fork must not reach ward's own group. */
-	(void)setpgid(cmd, cmd);
 
-	while (!reaped) {
-		struct pollfd p = { .fd = sfd, .events = POLLIN };
+	while (!reaped && !res.parent_died) {
+		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = parent_fd, .events = POLLIN } };
 		int timeout = -1, n;
 
 		if (deadline) {
 			uint64_t now = monotonic_ms();
 			timeout = now >= deadline ? 0 : (int)(deadline - now);
 		}
-		n = poll(&p, 1, timeout);
+		n = poll(p, 2, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n == 0 && deadline && monotonic_ms() >= deadline) {
 			res.timed_out = true;
+			break;
+		}
+		if (n > 0 && p[1].revents) {
+			res.parent_died = true;
 			break;
 		}
 		if (n > 0) {
@@ -217,7 +213,7 @@ int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint6
 				 * pass on only what was sent to ward. */
 				if (si.ssi_signo == SIGCHLD || si.ssi_code == SI_KERNEL)
 					continue;
-				(void)kill(-cmd, (int)si.ssi_signo);
+				(void)kill(cmd, (int)si.ssi_signo);
 			}
 		}
 		for (;;) {
@@ -235,16 +231,14 @@ int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint6
 	/* Whatever is left of the tree goes with the run, as at tier 2. */
 	kill_tree(cmd, &reaped, &res);
 	res.duration_ms = monotonic_ms() - start;
-	if (tty >= 0)
-		(void)tcsetpgrp(tty, getpgrp()); /* SIGTTOU is still blocked */
 	sigprocmask(SIG_SETMASK, &saved, NULL);
 	if (!was_subreaper)
 		(void)prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 
-	if (res.timed_out) {
+	if (res.timed_out || res.parent_died) {
 		res.signal = SIGKILL;
 		res.status = -1;
-		res.exit_code = WARD_EXIT_TIMEOUT;
+		res.exit_code = res.timed_out ? WARD_EXIT_TIMEOUT : WARD_EXIT_SIGNAL_BASE + SIGKILL;
 	} else if (read(err_r, rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
 		/* chdir or exec failed: the command never ran. */
 		res.setup_failed = true;

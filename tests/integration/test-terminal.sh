@@ -201,6 +201,25 @@ check_eq "pipeline: ward | less completes after q" "0 0" "$(cat "$T/less.rc" 2>/
 read -r m0 m1 <"$T/pipe.mode"
 check_eq "pipeline: the terminal's modes are as before" "$m0" "$m1"
 
+# The same at --tier 0, where the command gets the real terminal: it stays
+# in ward's process group, so less keeps the terminal.
+cat >"$T/pipe0.sh" <<EOF
+cd "$WS"; mode0=\$(stty -g)
+"$WARD" run --tier 0 -- seq 1 1000 2>/dev/null | less
+echo "\${PIPESTATUS[*]}" >"$T/less0.rc"
+echo "\$mode0 \$(stty -g)" >"$T/pipe0.mode"
+EOF
+pane pipe0 "$T/pipe0.sh"
+for _ in $(seq 1 100); do
+	"${TM[@]}" capture-pane -p -t w:pipe0 2>/dev/null | grep -qx 23 && break
+	sleep 0.1
+done
+keys pipe0 q
+wait_for "$T/pipe0.mode"
+check_eq "tier 0 pipeline: ward | less completes after q" "0 0" "$(cat "$T/less0.rc" 2>/dev/null)"
+read -r m0 m1 <"$T/pipe0.mode"
+check_eq "tier 0 pipeline: the terminal's modes are as before" "$m0" "$m1"
+
 # --- 5. Scheduling and session state (issue 19.2). ---
 if [ -r /proc/self/autogroup ]; then
 	before=$(sed 's/.*nice //' /proc/$$/autogroup)
@@ -244,6 +263,23 @@ check_not "harness killed: no process of the sandbox is left" running "sleep $ta
 check_not "harness killed: ward exited" kill -0 "${ward_pid:-999999999}" 2>/dev/null
 check "harness killed: the audit log's exit event says so" \
 	grep -rqs '"parent_died":true' "$XDG_STATE_HOME/ward"
+
+tag=$((7000000 + RANDOM))
+bash -c '"$1" run --tier 0 -- sh -c "exec sleep $2" 2>/dev/null & wait' _ "$WARD" "$tag" &
+harness=$!
+for _ in $(seq 1 300); do
+	running "sleep $tag" && break
+	sleep 0.1
+done
+ward_pid=$(pgrep -o -f -- "run --tier 0 -- sh -c exec sleep $tag")
+kill -KILL "$harness"
+wait "$harness" 2>/dev/null
+for _ in $(seq 1 300); do
+	running "sleep $tag" || { [ -n "$ward_pid" ] && kill -0 "$ward_pid" 2>/dev/null; } || break
+	sleep 0.1
+done
+check_not "tier 0, harness killed: the command is gone" running "sleep $tag"
+check_not "tier 0, harness killed: ward exited" kill -0 "${ward_pid:-999999999}" 2>/dev/null
 
 # A threaded harness: the thread that started ward exits, the process lives.
 "$PY" - "$WARD" "$T/thread.out" <<'EOF'
