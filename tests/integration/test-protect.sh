@@ -197,7 +197,11 @@ rm -f "$T/out"
 	>"$T/out" 2>/dev/null &
 wpid=$!
 for _ in $(seq 200); do grep -q ready "$T/out" 2>/dev/null && break; sleep 0.05; done
-guard=$(ps -o pid=,sid= --ppid "$wpid" | awk '$1 == $2 { print $1 }')
+# (init leads a session of its own too, but in its own pid namespace: two
+# NSpid fields.)
+guard=$(for p in $(ps -o pid=,sid= --ppid "$wpid" | awk '$1 == $2 { print $1 }'); do
+	awk -v p="$p" '/^NSpid:/ && NF == 2 { print p }' "/proc/$p/status"
+done)
 check "the guard is a child of ward in a session of its own" test -n "$guard"
 [ -n "$guard" ] && kill -KILL "$guard"
 kill -KILL "$wpid"
