@@ -1,11 +1,12 @@
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli-args.h"
+#include "cli/cli-options.h"
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "common/strv.h"
 #include "policy/policy.h"
@@ -44,7 +45,9 @@ const char cli_run_usage[] =
 	"125 if ward could not run it; 126 not executable; 127 not found.\n";
 
 enum {
-	OPT_PRESET = 256,
+	OPT_WORKSPACE = 1,
+	OPT_POLICY,
+	OPT_PRESET,
 	OPT_TIMEOUT,
 	OPT_ENV,
 	OPT_TIER,
@@ -58,26 +61,29 @@ enum {
 	OPT_GIT,
 	OPT_ALLOW_UNSAFE_WORKSPACE,
 	OPT_ALLOW_HOST_PORT,
+	OPT_HELP,
 };
 
-static const struct option run_options[] = {
-	{ "workspace", required_argument, NULL, 'w' },
-	{ "policy", required_argument, NULL, 'p' },
-	{ "preset", required_argument, NULL, OPT_PRESET },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "env", required_argument, NULL, OPT_ENV },
-	{ "tier", required_argument, NULL, OPT_TIER },
-	{ "strict", no_argument, NULL, OPT_STRICT },
-	{ "cow", no_argument, NULL, OPT_COW },
-	{ "session", required_argument, NULL, OPT_SESSION },
-	{ "net", required_argument, NULL, OPT_NET },
-	{ "allow-domain", required_argument, NULL, OPT_ALLOW_DOMAIN },
-	{ "allow-host-port", required_argument, NULL, OPT_ALLOW_HOST_PORT },
-	{ "result", required_argument, NULL, OPT_RESULT },
-	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
-	{ "git", required_argument, NULL, OPT_GIT },
-	{ "allow-unsafe-workspace", no_argument, NULL, OPT_ALLOW_UNSAFE_WORKSPACE },
-	{ "help", no_argument, NULL, 'h' },
+/* The same table parses the command line and finds --result in one that
+ * does not parse (cli_find_result_file). */
+static const CliOption run_options[] = {
+	{ "workspace", 'w', CLI_ARG_REQUIRED, OPT_WORKSPACE },
+	{ "policy", 'p', CLI_ARG_REQUIRED, OPT_POLICY },
+	{ "preset", 0, CLI_ARG_REQUIRED, OPT_PRESET },
+	{ "timeout", 0, CLI_ARG_REQUIRED, OPT_TIMEOUT },
+	{ "env", 0, CLI_ARG_REQUIRED, OPT_ENV },
+	{ "tier", 0, CLI_ARG_REQUIRED, OPT_TIER },
+	{ "strict", 0, CLI_ARG_NONE, OPT_STRICT },
+	{ "cow", 0, CLI_ARG_NONE, OPT_COW },
+	{ "session", 0, CLI_ARG_REQUIRED, OPT_SESSION },
+	{ "net", 0, CLI_ARG_REQUIRED, OPT_NET },
+	{ "allow-domain", 0, CLI_ARG_REQUIRED, OPT_ALLOW_DOMAIN },
+	{ "allow-host-port", 0, CLI_ARG_REQUIRED, OPT_ALLOW_HOST_PORT },
+	{ "result", 0, CLI_ARG_REQUIRED, OPT_RESULT },
+	{ "log-level", 0, CLI_ARG_REQUIRED, OPT_LOG_LEVEL },
+	{ "git", 0, CLI_ARG_REQUIRED, OPT_GIT },
+	{ "allow-unsafe-workspace", 0, CLI_ARG_NONE, OPT_ALLOW_UNSAFE_WORKSPACE },
+	{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
 	{}
 };
 
@@ -128,131 +134,135 @@ static int set_string(char **field, const char *v)
 	return *field ? 0 : -ENOMEM;
 }
 
+/* One option of the table, validated, into @o. */
+static int apply_option(RunOptions *o, int id, const char *arg, char **reterr)
+{
+	uint64_t v;
+	int r = 0;
+
+	switch (id) {
+	case OPT_WORKSPACE:
+		r = set_string(&o->workspace, arg);
+		break;
+	case OPT_POLICY:
+		r = set_string(&o->policy_file, arg);
+		break;
+	case OPT_PRESET:
+		r = strv_extend(&o->presets, arg);
+		break;
+	case OPT_TIMEOUT:
+		if (!parse_u64(arg, 365ULL * 24 * 3600, &v) || v == 0) {
+			r = fail(reterr, "--timeout: expected a positive number of seconds, got '%s'",
+				 arg);
+			break;
+		}
+		o->timeout_s = v;
+		break;
+	case OPT_ENV: {
+		const char *eq = strchr(arg, '=');
+		size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+		if (!env_name_valid(arg, n)) {
+			r = fail(reterr, "--env: expected NAME or NAME=VALUE, got '%s'", arg);
+			break;
+		}
+		r = strv_extend(&o->env_extra, arg);
+		break;
+	}
+	case OPT_TIER:
+		if (!parse_u64(arg, 3, &v)) {
+			r = fail(reterr, "--tier: expected 0, 1, 2 or 3, got '%s'", arg);
+			break;
+		}
+		o->tier = (int)v;
+		break;
+	case OPT_STRICT:
+		o->strict = true;
+		break;
+	case OPT_ALLOW_UNSAFE_WORKSPACE:
+		o->allow_unsafe_workspace = true;
+		break;
+	case OPT_COW:
+		o->cow = true;
+		break;
+	case OPT_SESSION:
+		r = set_string(&o->session, arg);
+		break;
+	case OPT_NET: {
+		NetMode m = net_mode_from_string(arg);
+		if (m < 0) {
+			r = fail(reterr, "--net: expected 'none' or 'proxy', got '%s'", arg);
+			break;
+		}
+		o->net_mode = m;
+		break;
+	}
+	case OPT_GIT: {
+		GitMode m = git_mode_from_string(arg);
+		if (m < 0) {
+			r = fail(reterr, "--git: expected 'read-only', 'commit' or 'off', got '%s'",
+				 arg);
+			break;
+		}
+		o->git_mode = m;
+		break;
+	}
+	case OPT_ALLOW_DOMAIN: {
+		const char *lo = policy_loopback_pattern(arg);
+		if (lo) {
+			r = fail(reterr,
+				 "--allow-domain %s: %s inside the sandbox is the sandbox's own "
+				 "loopback; to reach a service on the host's 127.0.0.1:PORT use "
+				 "--allow-host-port PORT",
+				 arg, lo);
+			break;
+		}
+		r = strv_extend(&o->allow_domains, arg);
+		break;
+	}
+	case OPT_ALLOW_HOST_PORT:
+		if (!parse_u64(arg, 65535, &v) || v == 0) {
+			r = fail(reterr, "--allow-host-port: expected a TCP port from 1 to 65535, got '%s'",
+				 arg);
+			break;
+		}
+		if (o->n_host_ports >= ELEMENTSOF(o->host_ports)) {
+			r = fail(reterr, "--allow-host-port: at most %zu ports",
+				 ELEMENTSOF(o->host_ports));
+			break;
+		}
+		o->host_ports[o->n_host_ports++] = (uint16_t)v;
+		break;
+	case OPT_RESULT:
+		r = set_string(&o->result_file, arg);
+		break;
+	case OPT_LOG_LEVEL:
+		o->log_level = log_parse_level(arg);
+		if (o->log_level < 0)
+			r = fail(reterr, "--log-level: expected error, warning, info or debug, got '%s'",
+				 arg);
+		break;
+	case OPT_HELP:
+		o->help = true;
+		break;
+	}
+	return r;
+}
+
 int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr)
 {
 	RunOptions o = { .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1 };
-	uint64_t v;
-	int c, r = 0;
+	_cleanup_(cli_parsed_done) CliParsed p = {};
+	int r;
 
 	*reterr = NULL;
-	optind = 0; /* full reset: the parser may run more than once (tests) */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:w:p:h", run_options, NULL)) != -1) {
-		switch (c) {
-		case 'w':
-			r = set_string(&o.workspace, optarg);
-			break;
-		case 'p':
-			r = set_string(&o.policy_file, optarg);
-			break;
-		case OPT_PRESET:
-			r = strv_extend(&o.presets, optarg);
-			break;
-		case OPT_TIMEOUT:
-			if (!parse_u64(optarg, 365ULL * 24 * 3600, &v) || v == 0) {
-				r = fail(reterr, "--timeout: expected a positive number of seconds, got '%s'",
-					 optarg);
-				break;
-			}
-			o.timeout_s = v;
-			break;
-		case OPT_ENV: {
-			const char *eq = strchr(optarg, '=');
-			size_t n = eq ? (size_t)(eq - optarg) : strlen(optarg);
-			if (!env_name_valid(optarg, n)) {
-				r = fail(reterr, "--env: expected NAME or NAME=VALUE, got '%s'", optarg);
-				break;
-			}
-			r = strv_extend(&o.env_extra, optarg);
-			break;
-		}
-		case OPT_TIER:
-			if (!parse_u64(optarg, 3, &v)) {
-				r = fail(reterr, "--tier: expected 0, 1, 2 or 3, got '%s'", optarg);
-				break;
-			}
-			o.tier = (int)v;
-			break;
-		case OPT_STRICT:
-			o.strict = true;
-			break;
-		case OPT_ALLOW_UNSAFE_WORKSPACE:
-			o.allow_unsafe_workspace = true;
-			break;
-		case OPT_COW:
-			o.cow = true;
-			break;
-		case OPT_SESSION:
-			r = set_string(&o.session, optarg);
-			break;
-		case OPT_NET: {
-			NetMode m = net_mode_from_string(optarg);
-			if (m < 0) {
-				r = fail(reterr, "--net: expected 'none' or 'proxy', got '%s'", optarg);
-				break;
-			}
-			o.net_mode = m;
-			break;
-		}
-		case OPT_GIT: {
-			GitMode m = git_mode_from_string(optarg);
-			if (m < 0) {
-				r = fail(reterr, "--git: expected 'read-only', 'commit' or 'off', got '%s'",
-					 optarg);
-				break;
-			}
-			o.git_mode = m;
-			break;
-		}
-		case OPT_ALLOW_DOMAIN: {
-			const char *lo = policy_loopback_pattern(optarg);
-			if (lo) {
-				r = fail(reterr,
-					 "--allow-domain %s: %s inside the sandbox is the sandbox's own "
-					 "loopback; to reach a service on the host's 127.0.0.1:PORT use "
-					 "--allow-host-port PORT",
-					 optarg, lo);
-				break;
-			}
-			r = strv_extend(&o.allow_domains, optarg);
-			break;
-		}
-		case OPT_ALLOW_HOST_PORT:
-			if (!parse_u64(optarg, 65535, &v) || v == 0) {
-				r = fail(reterr, "--allow-host-port: expected a TCP port from 1 to 65535, got '%s'",
-					 optarg);
-				break;
-			}
-			if (o.n_host_ports >= ELEMENTSOF(o.host_ports)) {
-				r = fail(reterr, "--allow-host-port: at most %zu ports",
-					 ELEMENTSOF(o.host_ports));
-				break;
-			}
-			o.host_ports[o.n_host_ports++] = (uint16_t)v;
-			break;
-		case OPT_RESULT:
-			r = set_string(&o.result_file, optarg);
-			break;
-		case OPT_LOG_LEVEL:
-			o.log_level = log_parse_level(optarg);
-			if (o.log_level < 0)
-				r = fail(reterr, "--log-level: expected error, warning, info or debug, got '%s'",
-					 optarg);
-			break;
-		case 'h':
-			o.help = true;
-			break;
-		case ':':
-			r = fail(reterr, "option '%s' needs an argument", argv[optind - 1]);
-			break;
-		case '?':
-		default:
-			r = fail(reterr, "unknown option '%s'", argv[optind - 1]);
-			break;
-		}
-		if (r < 0)
+	/* Options end at the first non-option (or "--"): what follows is the
+	 * command's, untouched. */
+	r = cli_parse_options(run_options, CLI_PARSE_STOP_AT_POSITIONAL, argc, argv, &p, reterr);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < p.n_opts; i++)
+		if ((r = apply_option(&o, p.opts[i].id, p.opts[i].value, reterr)) < 0)
 			goto fail;
-	}
 	if (o.cow && o.session) {
 		r = fail(reterr, "%s", "--cow starts a new session; it cannot be combined with --session");
 		goto fail;
@@ -261,15 +271,11 @@ int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr)
 		r = fail(reterr, "%s", "--allow-domain needs --net proxy, not --net none");
 		goto fail;
 	}
-	if (optind < argc && strcmp(argv[optind], "--") == 0)
-		optind++;
-	if (!o.help && optind >= argc) {
+	if (!o.help && !p.pos) {
 		r = fail(reterr, "%s", "missing COMMAND (ward run [OPTION]... -- COMMAND [ARG]...)");
 		goto fail;
 	}
-	for (int i = optind; i < argc; i++)
-		if ((r = strv_extend(&o.argv, argv[i])) < 0)
-			goto fail;
+	o.argv = TAKE_PTR(p.pos);
 	*ret = o;
 	return 0;
 fail:
@@ -279,34 +285,18 @@ fail:
 
 const char *cli_find_result_file(int argc, char **argv)
 {
+	_cleanup_(cli_parsed_done) CliParsed p = {};
+	_cleanup_free_ char *err = NULL;
 	const char *found = NULL;
 
-	/* As getopt_long would see it ("+": options end at the first
-	 * non-option), without judging anything else. */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const struct option *opt = NULL;
-		size_t n;
-
-		if (strcmp(a, "--") == 0 || a[0] != '-' || a[1] == '\0')
-			break;
-		if (a[1] != '-') {
-			/* -w DIR, -p FILE (or -wDIR); -h */
-			if ((a[1] == 'w' || a[1] == 'p') && a[2] == '\0')
-				i++;
-			continue;
-		}
-		n = strcspn(a + 2, "=");
-		for (const struct option *o = run_options; o->name; o++)
-			if (strlen(o->name) == n && strncmp(o->name, a + 2, n) == 0)
-				opt = o;
-		if (!opt)
-			continue;
-		if (strcmp(opt->name, "result") == 0)
-			found = a[2 + n] == '=' ? a + 3 + n : (i + 1 < argc ? argv[i + 1] : NULL);
-		if (opt->has_arg == required_argument && a[2 + n] != '=')
-			i++;
-	}
+	/* The same table and rules as cli_parse_run, skipping what does not
+	 * parse: the last --result before the command. */
+	if (cli_parse_options(run_options, CLI_PARSE_STOP_AT_POSITIONAL | CLI_PARSE_LENIENT, argc,
+			      argv, &p, &err) < 0)
+		return NULL;
+	for (size_t i = 0; i < p.n_opts; i++)
+		if (p.opts[i].id == OPT_RESULT)
+			found = p.opts[i].value;
 	return found && found[0] ? found : NULL;
 }
 

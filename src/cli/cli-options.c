@@ -1,5 +1,6 @@
 /* The table-driven option parser (cli-options.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,20 +48,21 @@ static const CliOption *find_short(const CliOption *t, char c)
 }
 
 /* "--name", "--name=value": returns how many argv entries it used. */
-static int parse_long(const CliOption *t, int argc, char **argv, int i, CliParsed *p,
-		      char **reterr)
+static int parse_long(const CliOption *t, unsigned flags, int argc, char **argv, int i,
+		      CliParsed *p, char **reterr)
 {
+	bool lenient = flags & CLI_PARSE_LENIENT;
 	const char *arg = argv[i] + 2, *eq = strchr(arg, '=');
 	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
 	const CliOption *o = find_long(t, arg, len);
 	int r;
 
 	if (!o)
-		return usage_error(reterr, "unknown option '--%.*s'", (int)len, arg);
+		return lenient ? 1 : usage_error(reterr, "unknown option '--%.*s'", (int)len, arg);
 	switch (o->arg) {
 	case CLI_ARG_NONE:
 		if (eq)
-			return usage_error(reterr, "option '--%s' takes no argument", o->name);
+			return lenient ? 1 : usage_error(reterr, "option '--%s' takes no argument", o->name);
 		r = push(p, o->id, NULL);
 		return r < 0 ? r : 1;
 	case CLI_ARG_OPTIONAL:
@@ -72,7 +74,7 @@ static int parse_long(const CliOption *t, int argc, char **argv, int i, CliParse
 			return r < 0 ? r : 1;
 		}
 		if (i + 1 >= argc)
-			return usage_error(reterr, "option '--%s' needs an argument", o->name);
+			return lenient ? 1 : usage_error(reterr, "option '--%s' needs an argument", o->name);
 		r = push(p, o->id, argv[i + 1]);
 		return r < 0 ? r : 2;
 	}
@@ -80,15 +82,17 @@ static int parse_long(const CliOption *t, int argc, char **argv, int i, CliParse
 }
 
 /* "-x", "-xy" (flags), "-pFILE", "-p FILE". */
-static int parse_short(const CliOption *t, int argc, char **argv, int i, CliParsed *p,
-		       char **reterr)
+static int parse_short(const CliOption *t, unsigned flags, int argc, char **argv, int i,
+		       CliParsed *p, char **reterr)
 {
+	bool lenient = flags & CLI_PARSE_LENIENT;
+
 	for (const char *c = argv[i] + 1; *c; c++) {
 		const CliOption *o = find_short(t, *c);
 		int r;
 
-		if (!o)
-			return usage_error(reterr, "unknown option '-%c'", *c);
+		if (!o) /* lenient: the rest of this argument is not ours to read */
+			return lenient ? 1 : usage_error(reterr, "unknown option '-%c'", *c);
 		if (o->arg != CLI_ARG_REQUIRED) {
 			r = push(p, o->id, NULL);
 			if (r < 0)
@@ -100,7 +104,7 @@ static int parse_short(const CliOption *t, int argc, char **argv, int i, CliPars
 			return r < 0 ? r : 1;
 		}
 		if (i + 1 >= argc)
-			return usage_error(reterr, "option '-%c' needs an argument", *c);
+			return lenient ? 1 : usage_error(reterr, "option '-%c' needs an argument", *c);
 		r = push(p, o->id, argv[i + 1]);
 		return r < 0 ? r : 2;
 	}
@@ -130,8 +134,8 @@ int cli_parse_options(const CliOption *table, unsigned flags, int argc, char **a
 			i++;
 			continue;
 		}
-		r = a[1] == '-' ? parse_long(table, argc, argv, i, &p, reterr)
-				: parse_short(table, argc, argv, i, &p, reterr);
+		r = a[1] == '-' ? parse_long(table, flags, argc, argv, i, &p, reterr)
+				: parse_short(table, flags, argc, argv, i, &p, reterr);
 		if (r < 0)
 			goto fail;
 		i += r;

@@ -36,12 +36,18 @@ enum {
 	CLI_PARSE_INTERLEAVED = 0,
 	/* The first positional ends the options (a command and its arguments). */
 	CLI_PARSE_STOP_AT_POSITIONAL = 1 << 0,
+	/* Never fail on usage: skip unknown options, a value given to a flag
+	 * and a missing value. Only to find one option on a command line that
+	 * does not parse (ward run's --result, so a usage error still leaves
+	 * a record); never to accept a command line. */
+	CLI_PARSE_LENIENT = 1 << 1,
 };
 
 /* Parse @argv[1..@argc) against @table. On a usage error returns -EINVAL
  * with a message in @reterr ("unknown option '--x'", "option '--policy'
  * needs an argument", "option '--json' takes no argument"; caller frees);
- * -ENOMEM on OOM. */
+ * -ENOMEM on OOM. Exact names only: an abbreviation ("--allow-d") is an
+ * unknown option. "--" ends the options; "-" alone is a positional. */
 int cli_parse_options(const CliOption *table, unsigned flags, int argc, char **argv,
 		      CliParsed *ret, char **reterr);
 void cli_parsed_done(CliParsed *p);
