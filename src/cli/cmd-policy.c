@@ -1,10 +1,11 @@
 /* ward policy check FILE | ward policy show [-p FILE] [--preset NAME]... [-w DIR] */
-#include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli-options.h"
 #include "cli/commands.h"
 #include "common/cleanup.h"
 #include "common/dirs.h"
@@ -82,35 +83,63 @@ static int finalize(WardPolicy *p, const char *workspace)
 	return 0;
 }
 
+enum {
+	OPT_HELP = 1,
+	OPT_POLICY,
+	OPT_PRESET,
+	OPT_WORKSPACE,
+};
+
+/* Parse with @table (cli-options.h); on a usage error say what is wrong,
+ * print the usage and return the exit status, else 0 (or -1: --help was
+ * shown, exit 0). */
+static int parse(const char *cmd, const CliOption *table, int argc, char **argv,
+		 void (*usage)(FILE *f), CliParsed *ret)
+{
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	r = cli_parse_options(table, CLI_PARSE_INTERLEAVED, argc, argv, ret, &err);
+	if (r == -ENOMEM)
+		return log_error_errno(r, "Out of memory: %m"), WARD_EXIT_SETUP;
+	if (r < 0) {
+		log_error("%s: %s", cmd, err ? err : "bad option");
+		usage(stderr);
+		return WARD_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ret->n_opts; i++)
+		if (ret->opts[i].id == OPT_HELP) {
+			usage(stdout);
+			return -1;
+		}
+	return 0;
+}
+
 static int policy_check(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "help", no_argument, NULL, 'h' },
+	static const CliOption options[] = {
+		{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
 		{},
 	};
+	_cleanup_(cli_parsed_done) CliParsed a = {};
 	WardPolicy *p = NULL;
 	PolicyError e = { 0 };
-	int c, r;
+	const char *file;
+	int r;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
-		switch (c) {
-		case 'h':
-			usage_check(stdout);
-			return 0;
-		default:
-			usage_check(stderr);
-			return WARD_EXIT_USAGE;
-		}
-	if (argc - optind != 1) {
+	r = parse("policy check", options, argc, argv, usage_check, &a);
+	if (r != 0)
+		return r < 0 ? 0 : r;
+	if (strv_length(a.pos) != 1) {
 		usage_check(stderr);
 		return WARD_EXIT_USAGE;
 	}
+	file = a.pos[0];
 
 	p = policy_new_defaults();
 	if (!p)
 		return log_error_errno(-ENOMEM, "Failed to allocate the policy: %m"), WARD_EXIT_SETUP;
-	r = policy_merge_file(p, argv[optind], &e);
+	r = policy_merge_file(p, file, &e);
 	if (r < 0) {
 		policy_free(p);
 		return report(&e);
@@ -119,47 +148,45 @@ static int policy_check(int argc, char **argv)
 	policy_free(p);
 	if (r != 0)
 		return r;
-	printf("%s: ok\n", argv[optind]);
+	printf("%s: ok\n", file);
 	return 0;
 }
 
 static int policy_show(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "preset", required_argument, NULL, 'P' },
-		{ "workspace", required_argument, NULL, 'w' },
+	static const CliOption options[] = {
+		{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
+		{ "policy", 'p', CLI_ARG_REQUIRED, OPT_POLICY },
+		{ "preset", 0, CLI_ARG_REQUIRED, OPT_PRESET },
+		{ "workspace", 'w', CLI_ARG_REQUIRED, OPT_WORKSPACE },
 		{},
 	};
+	_cleanup_(cli_parsed_done) CliParsed a = {};
 	_cleanup_strv_ char **presets = NULL;
 	_cleanup_free_ char *json = NULL;
 	const char *file = NULL, *workspace = NULL;
 	WardPolicy *p = NULL;
 	PolicyError e = { 0 };
-	int c, r;
+	int r;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+hp:w:", options, NULL)) >= 0)
-		switch (c) {
-		case 'h':
-			usage_show(stdout);
-			return 0;
-		case 'p':
-			file = optarg;
+	r = parse("policy show", options, argc, argv, usage_show, &a);
+	if (r != 0)
+		return r < 0 ? 0 : r;
+	for (size_t i = 0; i < a.n_opts; i++)
+		switch (a.opts[i].id) {
+		case OPT_POLICY:
+			file = a.opts[i].value;
 			break;
-		case 'P':
-			if (strv_extend(&presets, optarg) < 0)
+		case OPT_PRESET:
+			if (strv_extend(&presets, a.opts[i].value) < 0)
 				return log_error_errno(-ENOMEM, "Out of memory: %m"), WARD_EXIT_SETUP;
 			break;
-		case 'w':
-			workspace = optarg;
+		case OPT_WORKSPACE:
+			workspace = a.opts[i].value;
 			break;
-		default:
-			usage_show(stderr);
-			return WARD_EXIT_USAGE;
 		}
-	if (optind != argc) {
+	if (a.pos) {
+		log_error("policy show: unexpected argument '%s'", a.pos[0]);
 		usage_show(stderr);
 		return WARD_EXIT_USAGE;
 	}

@@ -2,13 +2,15 @@
  * results. The full probe (the default here) tries each namespace and an
  * overlay mount in throwaway children and loads ward's seccomp filter in
  * one; `ward run` uses the quick probe. */
-#include <getopt.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "cli/cli-options.h"
 #include "cli/commands.h"
 #include "common/cleanup.h"
 #include "common/log.h"
@@ -153,34 +155,41 @@ oom:
 
 int cmd_probe(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+	enum { OPT_JSON = 1, OPT_QUICK, OPT_HELP };
+	static const CliOption opts[] = {
+		{ "json", 0, CLI_ARG_NONE, OPT_JSON },
+		{ "quick", 0, CLI_ARG_NONE, OPT_QUICK },
+		{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
 		{},
 	};
+	_cleanup_(cli_parsed_done) CliParsed a = {};
+	_cleanup_free_ char *err = NULL;
 	bool json = false, quick = false;
 	WardFeatures f;
-	int c, r, tier;
+	int r, tier;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) >= 0)
-		switch (c) {
-		case 'j':
+	r = cli_parse_options(opts, CLI_PARSE_INTERLEAVED, argc, argv, &a, &err);
+	if (r == -ENOMEM)
+		return log_error_errno(r, "Out of memory: %m"), WARD_EXIT_SETUP;
+	if (r < 0) {
+		log_error("probe: %s", err ? err : "bad option");
+		usage(stderr);
+		return WARD_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < a.n_opts; i++)
+		switch (a.opts[i].id) {
+		case OPT_JSON:
 			json = true;
 			break;
-		case 'q':
+		case OPT_QUICK:
 			quick = true;
 			break;
-		case 'h':
+		case OPT_HELP:
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
-			return WARD_EXIT_USAGE;
 		}
-	if (optind < argc) {
-		log_error("Unexpected argument '%s'.", argv[optind]);
+	if (a.pos) {
+		log_error("Unexpected argument '%s'.", a.pos[0]);
 		usage(stderr);
 		return WARD_EXIT_USAGE;
 	}
