@@ -29,6 +29,31 @@ check "policy --help works" quiet "$WARD" policy --help
 check "policy show --help works" quiet "$WARD" policy show --help
 check "policy check --help works" quiet "$WARD" policy check --help
 
+# One option parser for every subcommand: exact names only (getopt_long
+# took any unique prefix), the unknown option named, a usage error (2;
+# 125 for ward run, with the --result record still written).
+check_eq "policy show: an abbreviation is unknown" 2 \
+	"$(status_of "$WARD" policy show --pres node)"
+"$WARD" policy show --pres node >/dev/null 2>"$T/abbr.err"
+check "the error names the abbreviation" grep -q "unknown option '--pres'" "$T/abbr.err"
+check_eq "policy check: an abbreviation is unknown" 2 \
+	"$(status_of "$WARD" policy check --he "$D/valid-full.json")"
+check_eq "policy check: an option of policy show is unknown" 2 \
+	"$(status_of "$WARD" policy check -w "$T" "$D/valid-full.json")"
+check_eq "probe: an abbreviation is unknown" 2 "$(status_of "$WARD" probe --js)"
+check_eq "probe: a value for a flag is refused" 2 "$(status_of "$WARD" probe --quick=no)"
+check_eq "policy check: '--' ends the options" 125 \
+	"$(status_of "$WARD" policy check -- --help)"
+check_eq "ward run: an abbreviation is unknown (125)" 125 \
+	"$(status_of "$WARD" run --tier 0 --result "$T/abbr.json" --allow-d x.org -- touch "$T/abbr-ran")"
+check_not "ward run: nothing ran" test -e "$T/abbr-ran"
+check "ward run: the --result record names the option" \
+	grep -q "unknown option '--allow-d'" "$T/abbr.json"
+# shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+check_eq "ward run: options after the command are the command's" 0 \
+	"$(status_of "$WARD" run --tier 0 sh -c 'echo "$@" >"$0"' "$T/args" -w x --help --)"
+check_eq "ward run: ... passed on untouched" "-w x --help --" "$(cat "$T/args" 2>&1)"
+
 # show: valid JSON, reloadable, with ~ expanded against $HOME
 "$WARD" policy show --preset node >"$T/show.json" 2>"$T/show.err"
 check_eq "show exits 0" 0 $?

@@ -129,6 +129,27 @@ static void test_cli_args_find_result(void **state)
 	assert_null(cli_find_result_file(5, d));
 }
 
+static void test_cli_args_find_result_same_table(void **state)
+{
+	/* What does not parse is skipped, by the same table and rules as
+	 * cli_parse_run: a value for a flag, a bad short option. */
+	char *a[] = { "run", "--strict=x", "--result", "a.json", "--", "true", NULL };
+	char *b[] = { "run", "-x", "--result=b.json", "true", NULL };
+	/* An abbreviation is not --result. */
+	char *c[] = { "run", "--res", "c.json", "true", NULL };
+	/* The last one wins, as in cli_parse_run; "--result" missing its
+	 * value at the end gives nothing new. */
+	char *d[] = { "run", "--result", "d1.json", "-p", "x", "--result=d2.json", "--result", NULL };
+	/* After "--", the command's. */
+	char *e[] = { "run", "--", "--result", "e.json", NULL };
+
+	assert_string_equal(cli_find_result_file(6, a), "a.json");
+	assert_string_equal(cli_find_result_file(4, b), "b.json");
+	assert_null(cli_find_result_file(4, c));
+	assert_string_equal(cli_find_result_file(7, d), "d2.json");
+	assert_null(cli_find_result_file(4, e));
+}
+
 static void test_cli_args_host_ports(void **state)
 {
 	RunOptions o;
@@ -160,13 +181,119 @@ static void test_cli_args_reparse(void **state)
 	RunOptions o;
 	char *err = NULL;
 
-	/* getopt keeps global state: a second parse must start afresh. */
+	/* A second parse starts afresh (no global parser state). */
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(PARSE(&o, &err, "--cow", "--", "true"), 0);
 		assert_true(o.cow);
 		assert_string_equal(o.argv[0], "true");
 		run_options_done(&o);
 	}
+}
+
+static void expect_error_is(char **argv, int argc, const char *want)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	assert_int_equal(cli_parse_run(argc, argv, &o, &err), -EINVAL);
+	assert_non_null(err);
+	assert_string_equal(err, want);
+	free(err);
+}
+
+#define EXPECT_ERROR_IS(want, ...)                                                                 \
+	do {                                                                                       \
+		char *_argv[] = { "run", __VA_ARGS__, NULL };                                      \
+		expect_error_is(_argv, (int)(sizeof(_argv) / sizeof(_argv[0])) - 1, want);         \
+	} while (0)
+
+static void test_cli_args_no_abbreviations(void **state)
+{
+	/* getopt_long took a unique prefix for the option: not any more. */
+	EXPECT_ERROR_IS("unknown option '--allow-d'", "--allow-d", "x.org", "--", "true");
+	EXPECT_ERROR_IS("unknown option '--work'", "--work", "/tmp", "--", "true");
+	EXPECT_ERROR_IS("unknown option '--stric'", "--stric", "--", "true");
+	EXPECT_ERROR_IS("unknown option '--res'", "--res=r.json", "--", "true");
+	/* Unknown options are named as written, short ones one letter. */
+	EXPECT_ERROR_IS("unknown option '--frobnicate'", "--frobnicate=1", "--", "true");
+	EXPECT_ERROR_IS("unknown option '-x'", "-hx", "--", "true");
+	EXPECT_ERROR_IS("unknown option '-W'", "-W", "d", "--", "true");
+	EXPECT_ERROR_IS("option '--strict' takes no argument", "--strict=yes", "--", "true");
+	EXPECT_ERROR_IS("option '--workspace' needs an argument", "--workspace");
+	EXPECT_ERROR_IS("option '-p' needs an argument", "-p");
+}
+
+static void test_cli_args_values(void **state)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	/* --opt=value, --opt value, -oVALUE, -o VALUE; repeated options. */
+	assert_int_equal(PARSE(&o, &err, "--workspace=/a", "-w/b", "--policy=p=q.json", "--preset",
+			       "git", "--preset=node", "--timeout=7", "--env=A=b", "--result=",
+			       "--net=proxy", "--", "true"),
+			 0);
+	assert_string_equal(o.workspace, "/b"); /* the last one wins */
+	assert_string_equal(o.policy_file, "p=q.json");
+	assert_string_equal(o.presets[0], "git");
+	assert_string_equal(o.presets[1], "node");
+	assert_int_equal(o.timeout_s, 7);
+	assert_string_equal(o.env_extra[0], "A=b");
+	assert_string_equal(o.result_file, "");
+	assert_int_equal(o.net_mode, NET_MODE_PROXY);
+	run_options_done(&o);
+	/* A value that looks like an option is still the value. */
+	assert_int_equal(PARSE(&o, &err, "-w", "--strict", "true"), 0);
+	assert_string_equal(o.workspace, "--strict");
+	assert_false(o.strict);
+	run_options_done(&o);
+	/* Clustered short flags. */
+	assert_int_equal(PARSE(&o, &err, "-hw", "/x"), 0);
+	assert_true(o.help);
+	assert_string_equal(o.workspace, "/x");
+	run_options_done(&o);
+}
+
+static void test_cli_args_command_untouched(void **state)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	/* "--" ends ward's options; everything after is the command's. */
+	assert_int_equal(PARSE(&o, &err, "--", "ls", "--color"), 0);
+	assert_string_equal(o.argv[0], "ls");
+	assert_string_equal(o.argv[1], "--color");
+	assert_null(o.argv[2]);
+	run_options_done(&o);
+	/* Without "--", the command's -w is not ward's workspace. */
+	assert_int_equal(PARSE(&o, &err, "ls", "-w", "x"), 0);
+	assert_null(o.workspace);
+	assert_string_equal(o.argv[0], "ls");
+	assert_string_equal(o.argv[1], "-w");
+	assert_string_equal(o.argv[2], "x");
+	assert_null(o.argv[3]);
+	run_options_done(&o);
+	/* Only the first "--" is ward's: a second one is the command's
+	 * (getopt's caller used to drop it too). */
+	assert_int_equal(PARSE(&o, &err, "--strict", "--", "--", "x", "--"), 0);
+	assert_true(o.strict);
+	assert_string_equal(o.argv[0], "--");
+	assert_string_equal(o.argv[1], "x");
+	assert_string_equal(o.argv[2], "--");
+	assert_null(o.argv[3]);
+	run_options_done(&o);
+	/* After "--", ward's own option names are the command's. */
+	assert_int_equal(PARSE(&o, &err, "--", "-w", "x", "--help", "--bogus"), 0);
+	assert_null(o.workspace);
+	assert_false(o.help);
+	assert_string_equal(o.argv[0], "-w");
+	assert_string_equal(o.argv[3], "--bogus");
+	run_options_done(&o);
+	/* "-" alone is a command name, not an option. */
+	assert_int_equal(PARSE(&o, &err, "-", "-w"), 0);
+	assert_string_equal(o.argv[0], "-");
+	assert_string_equal(o.argv[1], "-w");
+	run_options_done(&o);
 }
 
 /* The table-driven parser the review subcommands use. */
@@ -273,6 +400,10 @@ int main(void)
 		cmocka_unit_test(test_cli_args_errors),
 		cmocka_unit_test(test_cli_args_host_ports),
 		cmocka_unit_test(test_cli_args_find_result),
+		cmocka_unit_test(test_cli_args_find_result_same_table),
+		cmocka_unit_test(test_cli_args_no_abbreviations),
+		cmocka_unit_test(test_cli_args_values),
+		cmocka_unit_test(test_cli_args_command_untouched),
 		cmocka_unit_test(test_cli_args_help_needs_no_command),
 		cmocka_unit_test(test_cli_args_reparse),
 	};
