@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fd-pass.h"
 #include "common/macro.h"
 #include "linux/netns.h"
 
@@ -43,17 +44,10 @@ static int listen_loopback(int port)
 	return TAKE_FD(fd);
 }
 
+_Static_assert(NETNS_LISTENERS_MAX <= FD_PASS_MAX, "listeners travel in one message");
+
 int netns_send_listeners(int sock, const uint16_t *ports, size_t n)
 {
-	union {
-		char buf[CMSG_SPACE(NETNS_LISTENERS_MAX * sizeof(int))];
-		struct cmsghdr align;
-	} u = {};
-	char byte = 'P';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = CMSG_SPACE(n * sizeof(int)) };
-	struct cmsghdr *c;
 	int fds[NETNS_LISTENERS_MAX];
 	size_t made = 0;
 	int r = 0;
@@ -67,13 +61,7 @@ int netns_send_listeners(int sock, const uint16_t *ports, size_t n)
 			goto out;
 		}
 	}
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(n * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-	if (RETRY_EINTR(sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0)
-		r = -errno;
+	r = fd_pass_send(sock, 'P', fds, n);
 out:
 	for (size_t i = 0; i < made; i++)
 		close(fds[i]);
@@ -82,36 +70,7 @@ out:
 
 int netns_recv_listeners(int sock, int *ret_fds, size_t n)
 {
-	union {
-		char buf[CMSG_SPACE(NETNS_LISTENERS_MAX * sizeof(int))];
-		struct cmsghdr align;
-	} u = {};
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c;
-	ssize_t got;
-
 	if (n == 0 || n > NETNS_LISTENERS_MAX)
 		return -EINVAL;
-	got = RETRY_EINTR(recvmsg(sock, &msg, MSG_CMSG_CLOEXEC));
-	if (got < 0)
-		return -errno;
-	if (got == 0)
-		return -EPIPE;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS)
-		return -EBADMSG;
-	if (c->cmsg_len != CMSG_LEN(n * sizeof(int))) {
-		/* Not what we asked for: close whatever came. */
-		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int tmp[NETNS_LISTENERS_MAX];
-		memcpy(tmp, CMSG_DATA(c), (k < NETNS_LISTENERS_MAX ? k : NETNS_LISTENERS_MAX) * sizeof(int));
-		for (size_t i = 0; i < k && i < NETNS_LISTENERS_MAX; i++)
-			close(tmp[i]);
-		return -EBADMSG;
-	}
-	memcpy(ret_fds, CMSG_DATA(c), n * sizeof(int));
-	return 0;
+	return fd_pass_recv(sock, ret_fds, n, 0);
 }

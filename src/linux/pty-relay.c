@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fd-pass.h"
 #include "common/macro.h"
 #include "linux/pty-relay.h"
 
@@ -86,48 +87,12 @@ int pty_open(const PtyPlan *p, int *ret_master, int *ret_slave)
 
 int pty_send_master(int sock, int master)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u = {};
-	char byte = 'T';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &master, sizeof(int));
-	if (RETRY_EINTR(sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0)
-		return -errno;
-	return 0;
+	return fd_pass_send(sock, 'T', &master, 1);
 }
 
 int pty_recv_master(int sock, int *ret_master)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u = {};
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c;
-	ssize_t n;
-
-	n = RETRY_EINTR(recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT));
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return -EPIPE;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -EBADMSG;
-	memcpy(ret_master, CMSG_DATA(c), sizeof(int));
-	return 0;
+	return fd_pass_recv(sock, ret_master, 1, MSG_DONTWAIT);
 }
 
 int pty_attach(const PtyPlan *p, int slave, int devnull)
