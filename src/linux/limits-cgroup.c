@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -540,6 +541,61 @@ int limits_cgroup_v1_find(const char *controller, char *ret, size_t n)
 	return 0;
 }
 
+/* A cgroup v1 migration waits for an RCU grace period (the kernel's
+ * cgroup_threadgroup_rwsem leaves its fast path), 8-20 ms on the
+ * development VM, and init pays it in its self-join right before the
+ * command (limits_cgroup_join_self). Once a writer has waited, the next
+ * ones within about a grace period do not: so while the rest of the plan
+ * is built, a thread moves ward into the cgroup it is already in (@own,
+ * ward's own v1 cgroup: the kernel moves nothing) and the wait overlaps
+ * the plan, the clone and the mounts. Nothing is weakened: init still
+ * joins, fail-closed, before it forks the command. Best effort: a failure
+ * only loses the overlap. */
+static char warm_path[4096 + 16];
+
+static void *warm_thread(void *arg)
+{
+	int fd = open(warm_path, O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		(void)!write(fd, "0", 1);
+		close(fd);
+	}
+	/* Parked, never exiting: a thread's exit takes libc's (and ASan's)
+	 * locks, which a clone3() of init at that moment would inherit held.
+	 * It blocks every signal, so signals keep reaching the main thread
+	 * and its signalfd. exit_group() ends it with ward. */
+	for (;;)
+		pause();
+	return arg;
+}
+
+static void warm_v1_migration(const char *own)
+{
+	static bool started;
+	sigset_t all, saved;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (started)
+		return;
+	started = true;
+	if ((size_t)snprintf(warm_path, sizeof(warm_path), "%s/cgroup.procs", own) >=
+	    sizeof(warm_path))
+		return;
+	if (pthread_attr_init(&attr) != 0)
+		return;
+	/* The thread inherits this mask: all blocked. */
+	sigfillset(&all);
+	if (pthread_sigmask(SIG_SETMASK, &all, &saved) == 0) {
+		if (pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+		    pthread_attr_setstacksize(&attr, 256 * 1024) == 0)
+			(void)pthread_create(&t, &attr, warm_thread, NULL);
+		(void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	}
+	pthread_attr_destroy(&attr);
+}
+
 int limits_cgroup_v1_create(LimitsCgroup *cg, CgroupV1 which, const char *session,
 			    uint64_t value)
 {
@@ -559,6 +615,7 @@ int limits_cgroup_v1_create(LimitsCgroup *cg, CgroupV1 which, const char *sessio
 	r = limits_cgroup_v1_find(controller, dir, sizeof(dir));
 	if (r < 0)
 		return r;
+	warm_v1_migration(dir);
 	remove_stale_prefixed(dir, "ward-");
 	r = snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/ward-%s", session);
 	if (r < 0 || (size_t)r >= sizeof(dir) - 1)

@@ -532,6 +532,12 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	plan->has_report = opt->has_proxy_report;
 	plan->report_fd = opt->proxy_report_fd;
 	plan->log_level = log_get_level();
+	/* Limits first: on root's cgroup v1 fallback this starts the wait
+	 * for the migration's grace period, which then overlaps the rest of
+	 * the plan (limits-cgroup.c, warm_v1_migration). */
+	r = limits_plan_new(opt->policy, opt->session_id, &plan->limits);
+	if (r < 0)
+		FAIL(r, "limits", "setting up resource limits");
 	if (plan->proxy) {
 		plan->listen_ports[plan->n_listen++] = WARD_PROXY_HTTP_PORT;
 		plan->listen_ports[plan->n_listen++] = WARD_PROXY_SOCKS_PORT;
@@ -709,9 +715,6 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	    add_name(&plan->degraded, "landlock-deny-under-writable") < 0)
 		FAIL(-ENOMEM, "plan", "out of memory");
 
-	r = limits_plan_new(opt->policy, opt->session_id, &plan->limits);
-	if (r < 0)
-		FAIL(r, "limits", "setting up resource limits");
 	STRV_FOREACH(s, limits_plan_degraded(plan->limits))
 	if (add_name(&plan->degraded, *s) < 0)
 		FAIL(-ENOMEM, "plan", "out of memory");
