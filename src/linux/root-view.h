@@ -19,10 +19,20 @@ struct MountPlan;
 struct MountSpec;
 typedef struct RootView RootView;
 
-/* Parent, uid 0 only: prepare @plan->root. @ret_idmapped is true when every
+typedef struct RootScan RootScan;
+
+/* Parent, uid 0 only, first thing in the plan: start the scan of /sys and
+ * /proc in a thread (NULL: not started, root_view_prepare scans itself). */
+RootScan *root_view_scan_start(void);
+/* Join and drop a scan root_view_prepare did not take. */
+RootScan *root_view_scan_free(RootScan *sc);
+
+/* Parent, uid 0 only: prepare @plan->root; @scan (NULL, or pointing to a
+ * started scan or NULL) is taken and joined. @ret_idmapped is true when every
  * read-only system bind got its idmapped mount (false: some are plain binds,
  * report "root-system-files" degraded). -errno only for allocation failure. */
-int root_view_prepare(struct MountPlan *plan, const char *home, bool *ret_idmapped);
+int root_view_prepare(struct MountPlan *plan, const char *home, RootScan **scan,
+		      bool *ret_idmapped);
 RootView *root_view_free(RootView *rv);
 /* Parent, after clone: the child holds its own copies of the mount fds. */
 void root_view_release_trees(RootView *rv);

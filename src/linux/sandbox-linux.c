@@ -76,6 +76,7 @@
 
 struct SandboxPlan {
 	MountPlan mounts;
+	RootScan *root_scan; /* uid 0: the /sys and /proc scan, until joined */
 	LandlockPlan *landlock;
 	SeccompProgram *seccomp;
 	LimitsPlan *limits;
@@ -532,6 +533,9 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	plan->has_report = opt->has_proxy_report;
 	plan->report_fd = opt->proxy_report_fd;
 	plan->log_level = log_get_level();
+	/* uid 0: the scan of /sys and /proc overlaps the rest of the plan. */
+	if (getuid() == 0)
+		plan->root_scan = root_view_scan_start();
 	/* Limits first: on root's cgroup v1 fallback this starts the wait
 	 * for the migration's grace period, which then overlaps the rest of
 	 * the plan (limits-cgroup.c, warm_v1_migration). */
@@ -646,7 +650,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	 * caller no more of the system than an unprivileged user sees. */
 	if (getuid() == 0) {
 		bool idmapped = false;
-		r = root_view_prepare(&plan->mounts, opt->home, &idmapped);
+		r = root_view_prepare(&plan->mounts, opt->home, &plan->root_scan, &idmapped);
 		if (r < 0)
 			FAIL(r, "root-view", "preparing the view for a root caller");
 		if (add_name(idmapped ? &plan->enforced : &plan->degraded, "root-system-files") < 0 ||
@@ -736,6 +740,7 @@ SandboxPlan *sandbox_plan_free(SandboxPlan *plan)
 {
 	if (!plan)
 		return NULL;
+	plan->root_scan = root_view_scan_free(plan->root_scan);
 	workspace_scan_done(&plan->protected_scan);
 	strv_free(plan->protected);
 	free(plan->state_dir);
