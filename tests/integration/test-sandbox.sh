@@ -131,10 +131,13 @@ printf 'not a program' >"$WS/notexec"
 chmod 644 "$WS/notexec"
 check_eq "126 for a file that is not executable" 126 "$(status_of "$WARD" run -- ./notexec)"
 start=$(date +%s)
-st=$(status_of "$WARD" run --timeout 1 -- sh -c '(setsid sleep 7771 &); sleep 7772')
+# Durations no other run on the host uses (the root and unprivileged
+# variants of this test run at the same time): pgrep looks machine-wide.
+s1=$((7000000 + RANDOM * 2)); s2=$((s1 + 1))
+st=$(status_of "$WARD" run --timeout 1 -- sh -c "(setsid sleep $s1 &); sleep $s2")
 check_eq "--timeout exits 124" 124 "$st"
 check "--timeout does not wait for the command" test $(($(date +%s) - start)) -lt 8
-check_not "--timeout killed the whole tree" pgrep -f 'sleep 777[12]'
+check_not "--timeout killed the whole tree" pgrep -f "sleep ($s1|$s2)"
 
 "$WARD" run -- sh -c "trap 'echo got-term > sig.txt; exit 7' TERM; sleep 100 & wait" &
 wpid=$!
@@ -180,9 +183,11 @@ out=$("$WARD" run -- ls /dev 2>&1 | tr '\n' ' ')
 check_eq "/dev is minimal" "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero " "$out"
 check_not "/sys is read-only" "$WARD" run -- sh -c 'echo 1 > /sys/kernel/mm/ksm/run' 2>/dev/null
 check_eq "/proc is fresh: pid 1 is ward's init" "1" "$("$WARD" run -- sh -c 'ls /proc | grep -c "^1$"')"
-out=$("$WARD" run -- sh -c 'echo x > /tmp/t && cat /tmp/t')
+# A name nobody else on the host uses (other runs share /tmp).
+tmpname=/tmp/ward-private-$$-$RANDOM
+out=$("$WARD" run -- sh -c "echo x > $tmpname && cat $tmpname")
 check_eq "/tmp is writable" "x" "$out"
-check_not "...and private (nothing written to the host's /tmp)" test -e /tmp/t
+check_not "...and private (nothing written to the host's /tmp)" test -e "$tmpname"
 
 # --- ward's own files ---------------------------------------------------
 mkdir -p "$XDG_CONFIG_HOME/ward"
