@@ -6,7 +6,13 @@
  * fragment is cut off again (under a write lock that every writer takes, so
  * that no other process's line is cut with it), the call fails with the
  * reason, and the log counts it (audit_failures) so the caller can say so.
- * The file never keeps half a line. */
+ * The file never keeps half a line.
+ *
+ * Rotation happens under the same lock: the writer that holds it checks
+ * that its fd is still the file at the path (another process may have
+ * rotated it: then it reopens and tries again), and renames the file away
+ * when the line would take it past the limit. Nobody can rotate between
+ * that check and the write, so every line lands in the current file. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <errno.h>
@@ -20,26 +26,37 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit/audit-events.h"
 #include "audit/audit.h"
 #include "common/cleanup.h"
 #include "common/dirs.h"
+#include "common/log.h"
 #include "common/macro.h"
 
 #define AUDIT_SCHEMA_VERSION 1
 
 struct AuditLog {
 	int fd;
+	char *path; /* <state dir>/audit.jsonl */
 	char *session;
+	AuditRotation rot;
+	EventStream *events;
 	unsigned failures; /* records that could not be written */
 	int last_error;    /* -errno of the last failure */
 };
 
 int audit_open(const char *state_dir, const char *session, AuditLog **ret)
 {
-	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *path = NULL, *err = NULL;
+	AuditRotation rot;
 	AuditLog *a;
 	int fd, r;
 
+	r = audit_rotation_from_env(&rot, &err);
+	if (r < 0) {
+		log_error("%s", err ? err : "Invalid audit log rotation setting");
+		return r;
+	}
 	r = mkdir_p(state_dir, 0700);
 	if (r < 0)
 		return r;
@@ -56,6 +73,8 @@ int audit_open(const char *state_dir, const char *session, AuditLog **ret)
 		return -ENOMEM;
 	}
 	a->fd = fd;
+	a->path = TAKE_PTR(path);
+	a->rot = rot;
 	if (session) {
 		a->session = strdup(session);
 		if (!a->session) {
@@ -73,9 +92,38 @@ AuditLog *audit_close(AuditLog *a)
 		return NULL;
 	if (a->fd >= 0)
 		(void)close(a->fd);
+	event_stream_free(a->events);
+	free(a->path);
 	free(a->session);
 	free(a);
 	return NULL;
+}
+
+void audit_set_rotation(AuditLog *a, const AuditRotation *rot)
+{
+	if (a && rot)
+		a->rot = *rot;
+}
+
+int audit_set_events_fd(AuditLog *a, int fd)
+{
+	if (!a)
+		return -EINVAL;
+	if (a->events)
+		return -EEXIST;
+	return event_stream_new(fd, &a->events);
+}
+
+int audit_events_fd(const AuditLog *a)
+{
+	return a && a->events ? event_stream_fd(a->events) : -EBADF;
+}
+
+unsigned audit_events_lost(const AuditLog *a, int *ret_error)
+{
+	if (ret_error)
+		*ret_error = 0;
+	return a ? event_stream_lost(a->events, ret_error) : 0;
 }
 
 unsigned audit_failures(const AuditLog *a, int *ret_last_error)
@@ -130,12 +178,83 @@ static int short_write_error(int fd)
 	return -EFBIG;
 }
 
+/* Point a->fd (same number: forked processes keep it by number) at the
+ * file now at a->path, creating it. */
+static int reopen(AuditLog *a)
+{
+	int fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+		      0600);
+
+	if (fd < 0)
+		return -errno;
+	/* Replacing the old fd drops our lock on the old file with it. */
+	if (dup3(fd, a->fd, O_CLOEXEC) < 0) {
+		int r = -errno;
+		close(fd);
+		return r;
+	}
+	close(fd);
+	return 0;
+}
+
+/* audit.jsonl -> audit.jsonl.1 -> .2 ... -> .keep (the oldest is replaced). */
+static int rotate(AuditLog *a)
+{
+	size_t n = strlen(a->path) + 16;
+	char from[n], to[n];
+
+	for (unsigned i = a->rot.keep; i >= 2; i--) {
+		snprintf(from, n, "%s.%u", a->path, i - 1);
+		snprintf(to, n, "%s.%u", a->path, i);
+		if (rename(from, to) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	snprintf(to, n, "%s.1", a->path);
+	return RET_NERRNO(rename(a->path, to));
+}
+
+/* Holding the lock on a->fd's file: 0 when a line of @len bytes goes into
+ * it, 1 when a->fd was moved to a new current file (lock again and
+ * retry), -errno when that failed (then the line goes where a->fd points:
+ * a rotated file is still read by `ward log`). */
+static int settle_file(AuditLog *a, size_t len)
+{
+	struct stat fst, pst;
+	int r;
+
+	if (fstat(a->fd, &fst) < 0)
+		return -errno;
+	if (lstat(a->path, &pst) < 0 || pst.st_ino != fst.st_ino || pst.st_dev != fst.st_dev) {
+		/* Rotated (or removed) by another writer. */
+		r = reopen(a);
+		return r < 0 ? r : 1;
+	}
+	if (a->rot.max_size == 0 || fst.st_size == 0 || (uint64_t)fst.st_size + len <= a->rot.max_size)
+		return 0;
+	r = rotate(a);
+	if (r < 0)
+		return r;
+	r = reopen(a);
+	return r < 0 ? r : 1;
+}
+
 /* Append @line (@len bytes, ending in a newline) in one write(2); on a
  * short write remove the fragment again. Holding the lock, nobody else
  * appends between our write and the truncate. */
-static int append_line(int fd, const char *line, size_t len)
+static int append_line(AuditLog *a, const char *line, size_t len)
 {
-	bool locked = lock_log(fd, F_WRLCK) == 0;
+	bool locked;
+	int tries = 0;
+
+	for (;;) {
+		locked = lock_log(a->fd, F_WRLCK) == 0;
+		/* A file that keeps moving (a rotation storm) gets the line
+		 * anyway after a few rounds. */
+		if (!locked || tries++ >= 8 || settle_file(a, len) <= 0)
+			break;
+	}
+
+	int fd = a->fd;
 	off_t end = locked ? lseek(fd, 0, SEEK_END) : -1;
 	ssize_t k;
 	int r = 0;
@@ -213,11 +332,14 @@ int audit_write(AuditLog *a, const char *event, cJSON *fields)
 	line[len++] = '\n';
 	line[len] = '\0';
 
-	r = append_line(a->fd, line, len);
+	r = append_line(a, line, len);
 	if (r < 0) {
 		a->failures++;
 		a->last_error = r;
 	}
+	/* After the file's lock is released: a slow reader of the events
+	 * must not hold up the other runs writing the log. */
+	event_stream_write(a->events, line, len);
 	return r;
 }
 
@@ -237,5 +359,77 @@ int audit_new_session_id(char ret[17])
 	for (size_t i = 0; i < sizeof(b); i++)
 		snprintf(ret + 2 * i, 3, "%02x", b[i]);
 	ret[16] = '\0';
+	return 0;
+}
+
+static int parse_size(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0, mult = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	switch (*p) {
+	case 'k':
+	case 'K':
+		mult = 1ULL << 10;
+		p++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ULL << 20;
+		p++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ULL << 30;
+		p++;
+		break;
+	default:
+		break;
+	}
+	if (*p == 'i' && mult > 1 && p[1] == 'B')
+		p += 2;
+	else if (*p == 'B' && mult > 1)
+		p++;
+	if (*p)
+		return -EINVAL;
+	if (v > UINT64_MAX / mult)
+		return -ERANGE;
+	*ret = v * mult;
+	return 0;
+}
+
+int audit_rotation_from_env(AuditRotation *ret, char **reterr)
+{
+	AuditRotation rot = { .max_size = AUDIT_MAX_SIZE_DEFAULT, .keep = AUDIT_KEEP_DEFAULT };
+	const char *size = getenv("WARD_AUDIT_MAX_SIZE"), *keep = getenv("WARD_AUDIT_KEEP");
+
+	*reterr = NULL;
+	if (size && parse_size(size, &rot.max_size) < 0) {
+		if (asprintf(reterr,
+			     "WARD_AUDIT_MAX_SIZE='%s' is not a size: bytes with an optional K, M or G "
+			     "suffix (64M), or 0 for no rotation",
+			     size) < 0)
+			*reterr = NULL;
+		return -EINVAL;
+	}
+	if (keep) {
+		uint64_t k;
+		if (parse_size(keep, &k) < 0 || k < 1 || k > AUDIT_KEEP_MAX || strspn(keep, "0123456789") != strlen(keep)) {
+			if (asprintf(reterr,
+				     "WARD_AUDIT_KEEP='%s' is not a count of rotated files from 1 to %u",
+				     keep, AUDIT_KEEP_MAX) < 0)
+				*reterr = NULL;
+			return -EINVAL;
+		}
+		rot.keep = (unsigned)k;
+	}
+	*ret = rot;
 	return 0;
 }

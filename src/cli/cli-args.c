@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ const char cli_run_usage[] =
 	"      --cow               copy-on-write: writes go to a new session, see ward diff\n"
 	"      --session ID        run in an existing session\n"
 	"      --result FILE       write the run's summary as JSON to FILE\n"
+	"      --events-fd N       write the run's audit events to fd N as JSON lines,\n"
+	"                          live (ward log, docs/audit.md)\n"
 	"      --log-level LEVEL   error, warning (default), info or debug\n"
 	"  -h, --help              show this help\n"
 	"\n"
@@ -61,6 +64,7 @@ enum {
 	OPT_GIT,
 	OPT_ALLOW_UNSAFE_WORKSPACE,
 	OPT_ALLOW_HOST_PORT,
+	OPT_EVENTS_FD,
 	OPT_HELP,
 };
 
@@ -80,6 +84,7 @@ static const CliOption run_options[] = {
 	{ "allow-domain", 0, CLI_ARG_REQUIRED, OPT_ALLOW_DOMAIN },
 	{ "allow-host-port", 0, CLI_ARG_REQUIRED, OPT_ALLOW_HOST_PORT },
 	{ "result", 0, CLI_ARG_REQUIRED, OPT_RESULT },
+	{ "events-fd", 0, CLI_ARG_REQUIRED, OPT_EVENTS_FD },
 	{ "log-level", 0, CLI_ARG_REQUIRED, OPT_LOG_LEVEL },
 	{ "git", 0, CLI_ARG_REQUIRED, OPT_GIT },
 	{ "allow-unsafe-workspace", 0, CLI_ARG_NONE, OPT_ALLOW_UNSAFE_WORKSPACE },
@@ -235,6 +240,13 @@ static int apply_option(RunOptions *o, int id, const char *arg, char **reterr)
 	case OPT_RESULT:
 		r = set_string(&o->result_file, arg);
 		break;
+	case OPT_EVENTS_FD:
+		if (!parse_u64(arg, INT_MAX, &v))
+			r = fail(reterr, "--events-fd: expected a file descriptor number, got '%s'",
+				 arg);
+		else
+			o->events_fd = (int)v;
+		break;
 	case OPT_LOG_LEVEL:
 		o->log_level = log_parse_level(arg);
 		if (o->log_level < 0)
@@ -250,7 +262,7 @@ static int apply_option(RunOptions *o, int id, const char *arg, char **reterr)
 
 int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr)
 {
-	RunOptions o = { .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1 };
+	RunOptions o = { .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1, .events_fd = -1 };
 	_cleanup_(cli_parsed_done) CliParsed p = {};
 	int r;
 
@@ -310,5 +322,5 @@ void run_options_done(RunOptions *o)
 	strv_free(o->allow_domains);
 	free(o->result_file);
 	strv_free(o->argv);
-	*o = (RunOptions){ .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1 };
+	*o = (RunOptions){ .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1, .events_fd = -1 };
 }

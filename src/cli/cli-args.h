@@ -21,6 +21,7 @@ typedef struct RunOptions {
 	uint16_t host_ports[32]; /* --allow-host-port PORT... */
 	size_t n_host_ports;
 	char *result_file;    /* --result FILE */
+	int events_fd;        /* --events-fd N; -1 unset */
 	int log_level;        /* --log-level; -1 unset */
 	int git_mode;         /* --git read-only|commit|off; -1 unset */
 	bool allow_unsafe_workspace; /* --allow-unsafe-workspace */

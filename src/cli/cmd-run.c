@@ -182,6 +182,7 @@ int cmd_run(int argc, char **argv)
 		log_set_level(o.log_level);
 	rr.result_file = o.result_file;
 	rr.argv = o.argv;
+	rr.events_fd = o.events_fd;
 
 	tier = o.tier < 0 ? 2 : o.tier;
 	if ((r = ward_home_dir(&home)) < 0 || (r = ward_state_dir(&state)) < 0 ||
@@ -302,6 +303,12 @@ int cmd_run(int argc, char **argv)
 	if (r < 0)
 		return run_fail(&rr, "audit", r, "Failed to open the audit log in '%s': %m", state);
 	rr.audit = audit;
+	/* Live events (--events-fd); ward's own copy, so fd N is not passed on. */
+	if (o.events_fd >= 0 && (r = audit_set_events_fd(audit, o.events_fd)) < 0)
+		return run_fail(&rr, "events", r, "--events-fd %d: not a descriptor open for writing: %m",
+				o.events_fd);
+	if (o.events_fd > 2)
+		(void)fcntl(o.events_fd, F_SETFD, FD_CLOEXEC);
 	if (policy_hash(pol, hash) < 0)
 		snprintf(hash, sizeof(hash), "unknown");
 	/* The certificate files the passed CA variables name are readable
@@ -534,6 +541,9 @@ int cmd_run(int argc, char **argv)
 			 session_id);
 		run_hints_after(pol, &res, report_rd, see, ex);
 	}
+	unsigned events_lost = audit_events_lost(audit, NULL);
+	if (events_lost)
+		cJSON_AddNumberToObject(ex, "events_lost", events_lost);
 	cJSON *sum = o.result_file ? cJSON_Duplicate(ex, true) : NULL;
 	int audit_err = 0;
 	unsigned lost;

@@ -11,3 +11,4 @@ int cmd_diff(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_undo(int argc, char **argv);
 int cmd_discard(int argc, char **argv);
+int cmd_log(int argc, char **argv);       /* ward log */

@@ -22,6 +22,7 @@ static const struct {
 	{ "apply", cmd_apply, "apply a session's changes to the workspace" },
 	{ "undo", cmd_undo, "undo an apply" },
 	{ "discard", cmd_discard, "drop a session's changes" },
+	{ "log", cmd_log, "show the audit log" },
 };
 
 static void usage(FILE *f)

@@ -30,8 +30,11 @@ void run_report_failure(const RunReport *r, const char *step, const char *messag
 	else if (audit_new_session_id(sid) < 0)
 		sid[0] = '\0';
 
-	if (!audit && r->state_dir && audit_open(r->state_dir, sid[0] ? sid : NULL, &own) >= 0)
+	if (!audit && r->state_dir && audit_open(r->state_dir, sid[0] ? sid : NULL, &own) >= 0) {
 		audit = own;
+		if (r->events_fd > 0)
+			(void)audit_set_events_fd(own, r->events_fd);
+	}
 	if (audit) {
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "step", step);

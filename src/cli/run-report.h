@@ -13,6 +13,7 @@ typedef struct RunReport {
 	const char *result_file; /* --result FILE, may be NULL */
 	char *const *argv;       /* the command, for the event */
 	const char *workspace;   /* may be NULL */
+	int events_fd;           /* --events-fd N, used when > 0 (0 is stdin) */
 } RunReport;
 
 /* Write the error event and the result. Best effort: failures to write are

@@ -337,7 +337,7 @@ static int close_other_fds(int *keep, size_t n)
 int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pid)
 {
 	pid_t parent = getpid(), pid;
-	int keep[4 + PROXY_HOST_FDS_MAX], r;
+	int keep[5 + PROXY_HOST_FDS_MAX], r;
 	size_t n = 0;
 	sigset_t none;
 
@@ -376,6 +376,9 @@ int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pi
 		keep[n++] = cfg->host_fds[i];
 	if (cfg->audit && audit_fd(cfg->audit) >= 0)
 		keep[n++] = audit_fd(cfg->audit);
+	/* The live copy for --events-fd: refusals reach the harness at once. */
+	if (cfg->audit && audit_events_fd(cfg->audit) >= 0)
+		keep[n++] = audit_events_fd(cfg->audit);
 	if (cfg->has_report && cfg->report_fd >= 0)
 		keep[n++] = cfg->report_fd;
 	if (close_other_fds(keep, n) < 0)
