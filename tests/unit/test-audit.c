@@ -14,6 +14,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/socket.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -311,6 +313,445 @@ static void test_audit_golden(void **state)
 	}
 }
 
+
+/* Lines in @path and its rotated files .1 .. .@keep: each a JSON object
+ * with an "n" (or none); counts in @seen[n]. Returns the line count. */
+static size_t count_all(const char *path, unsigned keep, unsigned *seen, size_t max_n)
+{
+	size_t total = 0;
+
+	for (unsigned i = 0; i <= keep; i++) {
+		char p[256], buf[8192];
+		FILE *f;
+
+		if (i == 0)
+			snprintf(p, sizeof(p), "%s", path);
+		else
+			snprintf(p, sizeof(p), "%s.%u", path, i);
+		f = fopen(p, "re");
+		if (!f)
+			continue;
+		while (fgets(buf, sizeof(buf), f)) {
+			size_t len = strlen(buf);
+			cJSON *o, *n;
+
+			/* Whole lines only, each one JSON object. */
+			assert_true(len > 0 && buf[len - 1] == '\n');
+			o = cJSON_Parse(buf);
+			assert_true(cJSON_IsObject(o));
+			n = cJSON_GetObjectItemCaseSensitive(o, "n");
+			if (cJSON_IsNumber(n) && n->valueint >= 0 && (size_t)n->valueint < max_n)
+				seen[n->valueint]++;
+			cJSON_Delete(o);
+			total++;
+		}
+		fclose(f);
+	}
+	return total;
+}
+
+static void test_audit_rotation_env(void **state)
+{
+	AuditRotation r;
+	char *err = NULL;
+
+	unsetenv("WARD_AUDIT_MAX_SIZE");
+	unsetenv("WARD_AUDIT_KEEP");
+	assert_int_equal(audit_rotation_from_env(&r, &err), 0);
+	assert_true(r.max_size == AUDIT_MAX_SIZE_DEFAULT && r.keep == AUDIT_KEEP_DEFAULT);
+	setenv("WARD_AUDIT_MAX_SIZE", "64M", 1);
+	setenv("WARD_AUDIT_KEEP", "7", 1);
+	assert_int_equal(audit_rotation_from_env(&r, &err), 0);
+	assert_true(r.max_size == 64ULL << 20 && r.keep == 7);
+	setenv("WARD_AUDIT_MAX_SIZE", "0", 1);
+	assert_int_equal(audit_rotation_from_env(&r, &err), 0);
+	assert_true(r.max_size == 0);
+	setenv("WARD_AUDIT_MAX_SIZE", "12345", 1);
+	assert_int_equal(audit_rotation_from_env(&r, &err), 0);
+	assert_true(r.max_size == 12345);
+	setenv("WARD_AUDIT_MAX_SIZE", "1KiB", 1);
+	assert_int_equal(audit_rotation_from_env(&r, &err), 0);
+	assert_true(r.max_size == 1024);
+	const char *bad_size[] = { "", "-1", "1T", "M", "1 M", "99999999999999999999", "1.5M" };
+	for (size_t i = 0; i < sizeof(bad_size) / sizeof(bad_size[0]); i++) {
+		setenv("WARD_AUDIT_MAX_SIZE", bad_size[i], 1);
+		assert_int_equal(audit_rotation_from_env(&r, &err), -EINVAL);
+		assert_non_null(strstr(err, "WARD_AUDIT_MAX_SIZE"));
+		free(err);
+		err = NULL;
+	}
+	setenv("WARD_AUDIT_MAX_SIZE", "1M", 1);
+	const char *bad_keep[] = { "0", "101", "x", "1K", "" };
+	for (size_t i = 0; i < sizeof(bad_keep) / sizeof(bad_keep[0]); i++) {
+		setenv("WARD_AUDIT_KEEP", bad_keep[i], 1);
+		assert_int_equal(audit_rotation_from_env(&r, &err), -EINVAL);
+		assert_non_null(strstr(err, "WARD_AUDIT_KEEP"));
+		free(err);
+		err = NULL;
+	}
+	/* An invalid setting: the log does not open (the caller says why). */
+	AuditLog *a = NULL;
+	setenv("WARD_AUDIT_KEEP", "0", 1);
+	assert_int_equal(audit_open(tmpdir, NULL, &a), -EINVAL);
+	unsetenv("WARD_AUDIT_MAX_SIZE");
+	unsetenv("WARD_AUDIT_KEEP");
+}
+
+static void write_n(AuditLog *a, int n)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(f, "n", n);
+	cJSON_AddStringToObject(f, "pad", "..............................................");
+	assert_int_equal(audit_write(a, "net", f), 0);
+}
+
+/* Past the limit the file becomes audit.jsonl.1, .1 becomes .2, ...; the
+ * oldest beyond KEEP is dropped; no file goes over the limit (a line that
+ * is longer than the limit alone would); nothing else is lost. */
+static void test_audit_rotation(void **state)
+{
+	char dir[128], path[160], p[200];
+	AuditRotation rot = { .max_size = 1000, .keep = 3 };
+	unsigned seen[200] = { 0 };
+	AuditLog *a = NULL;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s/rot", tmpdir);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	assert_int_equal(audit_open(dir, "0123456789abcdef", &a), 0);
+	audit_set_rotation(a, &rot);
+	/* ~130 bytes a line: 7 per file. */
+	for (int i = 0; i < 20; i++)
+		write_n(a, i);
+	for (unsigned i = 0; i <= 3; i++) {
+		if (i)
+			snprintf(p, sizeof(p), "%s.%u", path, i);
+		else
+			snprintf(p, sizeof(p), "%s", path);
+		assert_int_equal(stat(p, &st), 0);
+		assert_true(st.st_size <= 1000);
+		assert_int_equal(st.st_mode & 07777, 0600);
+	}
+	assert_int_equal(count_all(path, 3, seen, 200), 20);
+	/* More: the oldest go, the newest stay, none twice. */
+	for (int i = 20; i < 60; i++)
+		write_n(a, i);
+	snprintf(p, sizeof(p), "%s.4", path);
+	assert_int_equal(stat(p, &st), -1);
+	memset(seen, 0, sizeof(seen));
+	size_t total = count_all(path, 3, seen, 200);
+	assert_true(total >= 22 && total <= 28);
+	for (int i = 60 - (int)total; i < 60; i++)
+		assert_int_equal(seen[i], 1);
+	audit_close(a);
+}
+
+/* Several processes write at once, some on their own open of the log and
+ * some on one inherited across fork (as the proxy does), while the file
+ * rotates under them: every line is whole and none is lost (KEEP is large
+ * enough to hold them all). */
+static void test_audit_rotation_concurrent(void **state)
+{
+	enum { PROCS = 8, LINES = 150 };
+	char dir[128], path[160];
+	AuditRotation rot = { .max_size = 4096, .keep = 100 };
+	static unsigned seen[PROCS * LINES];
+	AuditLog *shared = NULL;
+	pid_t pids[PROCS];
+
+	snprintf(dir, sizeof(dir), "%s/conc", tmpdir);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	assert_int_equal(audit_open(dir, "shared", &shared), 0);
+	audit_set_rotation(shared, &rot);
+	for (int p = 0; p < PROCS; p++) {
+		pids[p] = fork();
+		assert_true(pids[p] >= 0);
+		if (pids[p] == 0) {
+			AuditLog *a = shared;
+			if (p % 2 == 0) {
+				a = NULL;
+				if (audit_open(dir, "own", &a) < 0)
+					_exit(1);
+				audit_set_rotation(a, &rot);
+			}
+			for (int i = 0; i < LINES; i++) {
+				cJSON *f = cJSON_CreateObject();
+				cJSON_AddNumberToObject(f, "n", p * LINES + i);
+				if (audit_write(a, "net", f) < 0)
+					_exit(2);
+			}
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < PROCS; p++) {
+		int status;
+		assert_int_equal(waitpid(pids[p], &status, 0), pids[p]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	assert_int_equal(count_all(path, 100, seen, PROCS * LINES), PROCS * LINES);
+	for (int i = 0; i < PROCS * LINES; i++)
+		assert_int_equal(seen[i], 1);
+	/* It did rotate. */
+	char p1[200];
+	snprintf(p1, sizeof(p1), "%s.5", path);
+	assert_int_equal(access(p1, F_OK), 0);
+	audit_close(shared);
+}
+
+/* A writer whose file was rotated away by another process writes into the
+ * new file, on the same fd number (forked processes keep it by number). */
+static void test_audit_rotation_reopen_same_fd(void **state)
+{
+	char dir[128], path[160], moved[200];
+	AuditLog *a = NULL;
+	struct stat st, fst;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/reopen", tmpdir);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	snprintf(moved, sizeof(moved), "%s.1", path);
+	assert_int_equal(audit_open(dir, NULL, &a), 0);
+	fd = audit_fd(a);
+	write_n(a, 1);
+	assert_int_equal(rename(path, moved), 0);
+	write_n(a, 2);
+	assert_int_equal(audit_fd(a), fd);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(fstat(fd, &fst), 0);
+	assert_true(st.st_ino == fst.st_ino);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_true(fcntl(fd, F_GETFL) & O_APPEND);
+	unsigned seen[4] = { 0 };
+	assert_int_equal(count_all(path, 0, seen, 4), 1);
+	assert_int_equal(seen[2], 1);
+	audit_close(a);
+}
+
+/* Read what is in @fd now (non-blocking) into @buf. */
+static size_t drain(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t k;
+
+	while (n < cap - 1 && (k = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)k;
+	buf[n] = '\0';
+	return n;
+}
+
+/* Every line of the log also goes to the events fd, byte for byte the
+ * same; the log keeps its own close-on-exec copy of the fd. */
+static void test_audit_events_tee(void **state)
+{
+	char dir[128], path[160], got[8192], want[8192];
+	AuditLog *a = NULL;
+	int p[2];
+
+	snprintf(dir, sizeof(dir), "%s/tee", tmpdir);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	assert_int_equal(pipe2(p, O_NONBLOCK), 0);
+	assert_int_equal(audit_open(dir, "s", &a), 0);
+	assert_int_equal(audit_set_events_fd(a, p[1]), 0);
+	assert_int_equal(audit_set_events_fd(a, p[1]), -EEXIST);
+	assert_true(audit_events_fd(a) != p[1]);
+	assert_true(fcntl(audit_events_fd(a), F_GETFD) & FD_CLOEXEC);
+	write_n(a, 1);
+	write_n(a, 2);
+	close(p[1]);
+	{
+		int f = open(path, O_RDONLY);
+		drain(f, want, sizeof(want));
+		close(f);
+	}
+	drain(p[0], got, sizeof(got));
+	assert_string_equal(got, want);
+	assert_int_equal(audit_events_lost(a, NULL), 0);
+	audit_close(a);
+	close(p[0]);
+
+	/* Not writable: refused. */
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(audit_open(dir, "s", &a), 0);
+	assert_int_equal(audit_set_events_fd(a, p[0]), -EBADF);
+	assert_int_equal(audit_set_events_fd(a, 1000), -EBADF);
+	audit_close(a);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* A reader that stopped reading: lines that do not fit are dropped and
+ * counted, nothing blocks for long (the test would hang otherwise), and the
+ * stream resumes, with whole lines only, once the reader catches up. The
+ * harness's own end of the pipe stays blocking. */
+static void test_audit_events_slow_reader(void **state)
+{
+	char dir[128];
+	AuditLog *a = NULL;
+	static char buf[1 << 20];
+	int p[2], written = 0;
+
+	snprintf(dir, sizeof(dir), "%s/slow", tmpdir);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(fcntl(p[1], F_SETPIPE_SZ, 4096) >= 0, 1);
+	assert_int_equal(audit_open(dir, "s", &a), 0);
+	assert_int_equal(audit_set_events_fd(a, p[1]), 0);
+	assert_false(fcntl(p[1], F_GETFL) & O_NONBLOCK);
+	for (int i = 0; i < 200; i++, written++)
+		write_n(a, i);
+	unsigned lost = audit_events_lost(a, NULL);
+	assert_true(lost > 0 && lost < 200);
+	/* The reader catches up: the next line gets through whole. */
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	size_t n = drain(p[0], buf, sizeof(buf));
+	write_n(a, 1000);
+	assert_int_equal(audit_events_lost(a, NULL), lost);
+	n += drain(p[0], buf + n, sizeof(buf) - n);
+	size_t lines = 0;
+	for (char *l = buf, *e; (e = strchr(l, '\n')); l = e + 1, lines++) {
+		*e = '\0';
+		cJSON *o = cJSON_Parse(l);
+		assert_true(cJSON_IsObject(o));
+		cJSON_Delete(o);
+	}
+	assert_int_equal(lines + lost, written + 1);
+	audit_close(a);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* The reader is gone: no SIGPIPE (the default action would kill the test),
+ * the loss is counted and the reason given; the log itself is complete. */
+static void test_audit_events_reader_gone(void **state)
+{
+	char dir[128], path[160];
+	AuditLog *a = NULL;
+	int p[2], err = 0;
+	unsigned seen[8] = { 0 };
+
+	snprintf(dir, sizeof(dir), "%s/gone", tmpdir);
+	snprintf(path, sizeof(path), "%s/audit.jsonl", dir);
+	signal(SIGPIPE, SIG_DFL);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(audit_open(dir, "s", &a), 0);
+	assert_int_equal(audit_set_events_fd(a, p[1]), 0);
+	close(p[0]);
+	write_n(a, 1);
+	write_n(a, 2);
+	assert_int_equal(audit_events_lost(a, &err), 2);
+	assert_int_equal(err, -EPIPE);
+	assert_int_equal(count_all(path, 0, seen, 8), 2);
+	{
+		sigset_t pending;
+		sigpending(&pending);
+		assert_false(sigismember(&pending, SIGPIPE));
+	}
+	audit_close(a);
+	close(p[1]);
+
+	/* A socket whose peer is gone: the same. */
+	int sp[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+	assert_int_equal(audit_open(dir, "s", &a), 0);
+	assert_int_equal(audit_set_events_fd(a, sp[0]), 0);
+	close(sp[1]);
+	write_n(a, 3);
+	assert_int_equal(audit_events_lost(a, &err), 1);
+	assert_int_equal(err, -EPIPE);
+	audit_close(a);
+	close(sp[0]);
+}
+
+/* A forked process (the proxy) writes through the same log: its lines
+ * reach the stream, and its losses are counted where the parent reads the
+ * count. Lines longer than PIPE_BUF from both processes never interleave. */
+static void test_audit_events_across_fork(void **state)
+{
+	char dir[128];
+	AuditLog *a = NULL;
+	static char buf[1 << 20];
+	int p[2];
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/fork", tmpdir);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(audit_open(dir, "s", &a), 0);
+	assert_int_equal(audit_set_events_fd(a, p[1]), 0);
+	close(p[1]);
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	char big[3 * PIPE_BUF];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (int i = 0; i < 20; i++) {
+			cJSON *f = cJSON_CreateObject();
+			cJSON_AddStringToObject(f, "big", big);
+			cJSON_AddNumberToObject(f, "from", 1);
+			(void)audit_write(a, "net", f);
+		}
+		_exit(0);
+	}
+	size_t n = 0;
+	int lines = 0, status;
+	for (int i = 0; i < 20; i++) {
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "big", big);
+		cJSON_AddNumberToObject(f, "from", 0);
+		(void)audit_write(a, "net", f);
+		n += drain(p[0], buf + n, sizeof(buf) - n);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	unsigned lost = audit_events_lost(a, NULL);
+	audit_close(a);
+	fcntl(p[0], F_SETFL, 0);
+	for (ssize_t k; n < sizeof(buf) - 1 && (k = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0;)
+		n += (size_t)k;
+	buf[n] = '\0';
+	for (char *l = buf, *e; (e = strchr(l, '\n')); l = e + 1, lines++) {
+		*e = '\0';
+		cJSON *o = cJSON_Parse(l);
+		assert_true(cJSON_IsObject(o));
+		assert_int_equal(strlen(cJSON_GetObjectItem(o, "big")->valuestring), sizeof(big) - 1);
+		cJSON_Delete(o);
+	}
+	/* Every line was read whole or counted lost (by either process). */
+	assert_int_equal(lines + (int)lost, 40);
+	close(p[0]);
+}
+
+/* Losses of a forked writer are counted in the parent's count. */
+static void test_audit_events_lost_counted_across_fork(void **state)
+{
+	char dir[128];
+	AuditLog *a = NULL;
+	int p[2], status, err = 0;
+	pid_t pid;
+
+	snprintf(dir, sizeof(dir), "%s/forklost", tmpdir);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(audit_open(dir, "s", &a), 0);
+	assert_int_equal(audit_set_events_fd(a, p[1]), 0);
+	close(p[0]); /* no reader */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		write_n(a, 1);
+		write_n(a, 2);
+		write_n(a, 3);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(audit_events_lost(a, &err), 3);
+	assert_int_equal(err, -EPIPE);
+	audit_close(a);
+	close(p[1]);
+}
+
 static void test_audit_session_id(void **state)
 {
 	char a[17], b[17];
@@ -332,6 +773,15 @@ int main(void)
 		cmocka_unit_test(test_audit_rejects_bad_input),
 		cmocka_unit_test(test_audit_golden),
 		cmocka_unit_test(test_audit_session_id),
+		cmocka_unit_test(test_audit_rotation_env),
+		cmocka_unit_test(test_audit_rotation),
+		cmocka_unit_test(test_audit_rotation_concurrent),
+		cmocka_unit_test(test_audit_rotation_reopen_same_fd),
+		cmocka_unit_test(test_audit_events_tee),
+		cmocka_unit_test(test_audit_events_slow_reader),
+		cmocka_unit_test(test_audit_events_reader_gone),
+		cmocka_unit_test(test_audit_events_across_fork),
+		cmocka_unit_test(test_audit_events_lost_counted_across_fork),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
