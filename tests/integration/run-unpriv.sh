@@ -25,6 +25,7 @@ cp -r "$(dirname "$script")"/. "$stage/integration/"
 if [ -n "${WARD_SRC:-}" ]; then
 	mkdir -p "$stage/src"
 	cp -r "$WARD_SRC/tests" "$stage/src/" 2>/dev/null || true
+	cp -r "$WARD_SRC/examples" "$stage/src/" 2>/dev/null || true
 	chmod -R a+rX "$stage/src"
 fi
 chmod -R a+rX "$stage"
