@@ -165,6 +165,29 @@ static void test_cli_args_host_ports(void **state)
 	run_options_done(&o);
 }
 
+static void test_cli_args_events_fd(void **state)
+{
+	RunOptions o;
+	char *err = NULL;
+
+	assert_int_equal(PARSE(&o, &err, "--", "true"), 0);
+	assert_int_equal(o.events_fd, -1);
+	run_options_done(&o);
+	assert_int_equal(PARSE(&o, &err, "--events-fd", "3", "--", "true"), 0);
+	assert_int_equal(o.events_fd, 3);
+	run_options_done(&o);
+	assert_int_equal(PARSE(&o, &err, "--events-fd=0", "true"), 0);
+	assert_int_equal(o.events_fd, 0);
+	run_options_done(&o);
+	char *bad[] = { "-1", "x", "3x", "", "2147483648", "+3" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(PARSE(&o, &err, "--events-fd", bad[i], "--", "true"), -EINVAL);
+		assert_non_null(strstr(err, "--events-fd"));
+		free(err);
+		err = NULL;
+	}
+}
+
 static void test_cli_args_help_needs_no_command(void **state)
 {
 	RunOptions o;
@@ -399,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_cli_args_command_options_are_not_ours),
 		cmocka_unit_test(test_cli_args_errors),
 		cmocka_unit_test(test_cli_args_host_ports),
+		cmocka_unit_test(test_cli_args_events_fd),
 		cmocka_unit_test(test_cli_args_find_result),
 		cmocka_unit_test(test_cli_args_find_result_same_table),
 		cmocka_unit_test(test_cli_args_no_abbreviations),
