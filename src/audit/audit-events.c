@@ -192,8 +192,13 @@ static void send_line(EventStream *s, const char *line, size_t len)
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_writable(s, deadline))
 			continue;
 		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-			/* EPIPE: the reader is gone; anything else: unusable. */
-			stop(s, -errno);
+			/* The reader is gone: for every writer of the stream.
+			 * Another error (a full disk under a file) is this
+			 * line's: counted, and the next one tries again. */
+			if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)
+				stop(s, -errno);
+			else if (off > 0)
+				stop(s, -errno);
 			atomic_fetch_add(&s->sh->lost, 1);
 			return;
 		}

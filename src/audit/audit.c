@@ -421,7 +421,8 @@ int audit_rotation_from_env(AuditRotation *ret, char **reterr)
 	}
 	if (keep) {
 		uint64_t k;
-		if (parse_size(keep, &k) < 0 || k < 1 || k > AUDIT_KEEP_MAX || strspn(keep, "0123456789") != strlen(keep)) {
+		if (!keep[0] || strspn(keep, "0123456789") != strlen(keep) ||
+		    parse_size(keep, &k) < 0 || k < 1 || k > AUDIT_KEEP_MAX) {
 			if (asprintf(reterr,
 				     "WARD_AUDIT_KEEP='%s' is not a count of rotated files from 1 to %u",
 				     keep, AUDIT_KEEP_MAX) < 0)

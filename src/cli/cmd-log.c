@@ -180,16 +180,23 @@ static int show_all(Reader *rd, const char *path)
 	size_t n = 0;
 	int cur = -ENOENT;
 
+	unsigned missing = 0;
+
 	for (unsigned i = 0; i <= ROTATED_MAX; i++) {
 		int fd = open_log(path, i);
 		struct stat st;
 		bool dup = false;
 
-		if (fd == -ENOENT && i > 0)
+		/* Two missing in a row: the end (one is a rotation in progress,
+		 * which renames .1 to .2 before the log to .1). */
+		if (fd == -ENOENT && i > 0 && ++missing >= 2)
 			break;
+		if (fd >= 0)
+			missing = 0;
 		if (fd < 0) {
 			if (fd != -ENOENT)
-				log_warning_errno(fd, "Failed to open the audit log '%s' (.%u): %m", path, i);
+				log_warning_errno(fd, "Failed to open the audit log '%s' (.%u): %m",
+						  path, i);
 			fds[n++] = -1;
 			continue;
 		}

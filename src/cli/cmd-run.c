@@ -305,8 +305,8 @@ int cmd_run(int argc, char **argv)
 	rr.audit = audit;
 	/* Live events (--events-fd); ward's own copy, so fd N is not passed on. */
 	if (o.events_fd >= 0 && (r = audit_set_events_fd(audit, o.events_fd)) < 0)
-		return run_fail(&rr, "events", r, "--events-fd %d: not a descriptor open for writing: %m",
-				o.events_fd);
+		return run_fail(&rr, "events", r,
+				"--events-fd %d: not a descriptor open for writing: %m", o.events_fd);
 	if (o.events_fd > 2)
 		(void)fcntl(o.events_fd, F_SETFD, FD_CLOEXEC);
 	if (policy_hash(pol, hash) < 0)

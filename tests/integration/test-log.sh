@@ -115,6 +115,16 @@ check_eq "--events-fd on a read-only fd: exit 125" 125 \
 	"$(status_of "$WARD" run --events-fd 3 -- true 3<"$T/events.jsonl")"
 check_eq "--events-fd -1: a usage error (125)" 125 "$(status_of "$WARD" run --events-fd -1 -- true)"
 
+# --- protected paths: the after-run check's quarantine events (written by
+# the guard, a process of its own) reach the fd, before the exit event ---
+"$WARD" run --events-fd 3 -- sh -c 'mkdir -p sub/.git && echo x >sub/.git/config' \
+	3>"$T/events-q.jsonl" 2>/dev/null
+check_eq "a protected name made by the command: quarantine then exit on the fd" "start quarantine:sub/.git exit" \
+	"$("$PY" -c 'import json,sys
+print(" ".join(o["event"] + (":" + o["path"] if o["event"] == "quarantine" else "") for o in map(json.loads, open(sys.argv[1]))))' "$T/events-q.jsonl")"
+check_not "... and it was moved out of the workspace" test -e "$WS/sub/.git"
+rm -rf "$WS/sub"
+
 # --- the sandboxed command cannot write to the events fd (forged events) ---
 for tier in 2 0; do
 	: >"$T/ev-forge.jsonl"
