@@ -352,6 +352,15 @@ static void details_review(FILE *f, const cJSON *e)
 	put_str(f, e, "workspace", ", in ");
 }
 
+/* @s escaped, padded to @width, and the space between columns. */
+static void column(FILE *f, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+
+	put_safe(f, s);
+	fprintf(f, "%*s ", n < width ? (int)(width - n) : 0, "");
+}
+
 char *audit_format_row(const cJSON *event)
 {
 	char *buf = NULL;
@@ -362,19 +371,9 @@ char *audit_format_row(const cJSON *event)
 
 	if (!f)
 		return NULL;
-	fprintf(f, "%-24s ", "");
-	rewind(f);
-	put_safe(f, ts ? ts : "-");
-	fprintf(f, "%*s", ts && strlen(ts) < 24 ? (int)(24 - strlen(ts)) : 0, "");
-	fputc(' ', f);
-	put_safe(f, sid ? sid : "-");
-	if (!sid || strlen(sid) < 16)
-		fprintf(f, "%*s", sid ? (int)(16 - strlen(sid)) : 15, "");
-	fputc(' ', f);
-	put_safe(f, name ? name : "?");
-	if (!name || strlen(name) < 10)
-		fprintf(f, "%*s", name ? (int)(10 - strlen(name)) : 9, "");
-	fputc(' ', f);
+	column(f, ts ? ts : "-", 24);
+	column(f, sid ? sid : "-", 16);
+	column(f, name ? name : "?", 10);
 	if (!name)
 		;
 	else if (strcmp(name, "start") == 0)
