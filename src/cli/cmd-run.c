@@ -395,6 +395,8 @@ int cmd_run(int argc, char **argv)
 			.parent_pid = parent,
 		};
 		r = sandbox_plan_new(&so, &plan, &se);
+		if (r >= 0)
+			r = sandbox_acquire(plan, &se);
 		if (r < 0) {
 			cJSON_Delete(start);
 			return run_fail(&rr, se.step, -se.error, "Failed to prepare the sandbox (%s): %s: %s",
@@ -464,7 +466,7 @@ int cmd_run(int argc, char **argv)
 				    "/dev/null instead (it would lead into the host's file tree)",
 				    fd);
 	if (res.setup_failed) {
-		if (strcmp(res.error.step, "exec") == 0)
+		if (sandbox_result_exec_failed(&res))
 			log_error("%s: %s", res.error.detail,
 				  res.error.error == ENOENT ? "command not found"
 							    : strerror(res.error.error));
@@ -482,11 +484,11 @@ int cmd_run(int argc, char **argv)
 	else if (res.oom_killed)
 		log_error("The run reached limits.memory_mb (%llu MiB): the kernel killed it",
 			  (unsigned long long)pol->memory_mb);
-	char setup_msg[1024] = "";
+	char setup_msg[sizeof(res.error.step) + sizeof(res.error.detail) + 128] = "";
 	if (res.setup_failed) {
 		snprintf(setup_msg, sizeof(setup_msg), "%s%s%s: %s", res.error.step,
 			 res.error.detail[0] ? ": " : "", res.error.detail,
-			 strcmp(res.error.step, "exec") == 0 && res.error.error == ENOENT
+			 sandbox_result_exec_failed(&res) && res.error.error == ENOENT
 				 ? "command not found"
 				 : strerror(res.error.error));
 		cJSON *e = cJSON_CreateObject();

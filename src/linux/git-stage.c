@@ -95,50 +95,55 @@ static int remove_stale(const char *base, char ***notes)
 	return 0;
 }
 
-int git_stage_new(const char *state_dir, const char *gitdir, GitStage *ret, char ***notes)
+int git_stage_plan(const char *state_dir, const char *gitdir, GitStage *ret)
 {
-	_cleanup_free_ char *base = NULL;
 	GitStage s = { .gitdir_fd = -EBADF };
-	int r;
 
-	*ret = (GitStage){ .gitdir_fd = -EBADF };
-	if (asprintf(&base, "%s/git-stage", state_dir) < 0)
+	*ret = s;
+	if (asprintf(&s.base, "%s/git-stage", state_dir) < 0)
 		return -ENOMEM;
-	if ((r = mkdir_p(base, 0700)) < 0)
-		return r;
-	if ((r = remove_stale(base, notes)) < 0)
-		return r;
 	s.gitdir = strdup(gitdir);
-	if (!s.gitdir || asprintf(&s.root, "%s/%d-XXXXXX", base, (int)getpid()) < 0)
-		goto oom;
-	if (!mkdtemp(s.root)) {
-		r = -errno;
-		free(s.root);
-		s.root = NULL;
-		goto fail;
-	}
-	if (asprintf(&s.upper, "%s/upper", s.root) < 0 || asprintf(&s.work, "%s/work", s.root) < 0)
-		goto oom;
-	if (mkdir(s.upper, 0700) < 0 || mkdir(s.work, 0700) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	s.gitdir_fd = open(gitdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s.gitdir_fd < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (mkdirat(s.gitdir_fd, "logs", 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		goto fail;
+	if (!s.gitdir) {
+		git_stage_done(&s);
+		return -ENOMEM;
 	}
 	*ret = s;
 	return 0;
-oom:
-	r = -ENOMEM;
-fail:
-	git_stage_done(&s);
-	return r;
+}
+
+int git_stage_acquire(GitStage *s, char ***notes)
+{
+	int r;
+
+	if (s->root)
+		return 0;
+	if ((r = mkdir_p(s->base, 0700)) < 0)
+		return r;
+	if ((r = remove_stale(s->base, notes)) < 0)
+		return r;
+	if (asprintf(&s->root, "%s/%d-XXXXXX", s->base, (int)getpid()) < 0) {
+		s->root = NULL;
+		return -ENOMEM;
+	}
+	if (!mkdtemp(s->root)) {
+		r = -errno;
+		free(s->root);
+		s->root = NULL;
+		return r;
+	}
+	/* From here on git_stage_done removes root. */
+	if (asprintf(&s->upper, "%s/upper", s->root) < 0 ||
+	    asprintf(&s->work, "%s/work", s->root) < 0)
+		return -ENOMEM;
+	if (mkdir(s->upper, 0700) < 0 || mkdir(s->work, 0700) < 0)
+		return -errno;
+	s->gitdir_fd = open(s->gitdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->gitdir_fd < 0)
+		return -errno;
+	if (mkdirat(s->gitdir_fd, "logs", 0755) < 0 && errno != EEXIST)
+		return -errno;
+	/* What a run killed before its scrub left behind. */
+	return git_stage_scrub(s, notes);
 }
 
 /* Replace @name in the git dir the way git does: write @name.lock
@@ -245,6 +250,8 @@ int git_stage_scrub(const GitStage *s, char ***ret_lines)
 	unsigned removed = 0;
 	int r = 0;
 
+	if (s->gitdir_fd < 0)
+		return 0; /* not acquired: nothing was bound */
 	for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
 		_cleanup_close_ int fd = openat(s->gitdir_fd, trees[i],
 						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -278,6 +285,9 @@ int git_stage_apply(GitStage *s, char ***ret_lines)
 	struct stat st;
 	bool busy = false;
 	int n = 0, r = 0;
+
+	if (!s->root)
+		return 0; /* not acquired: the run never started */
 
 	r = dir_stream(open(s->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), &d);
 	if (r < 0)
@@ -348,6 +358,7 @@ void git_stage_done(GitStage *s)
 	if (s->gitdir_fd >= 0)
 		close(s->gitdir_fd);
 	free(s->gitdir);
+	free(s->base);
 	free(s->root);
 	free(s->upper);
 	free(s->work);

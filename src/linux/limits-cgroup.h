@@ -50,6 +50,11 @@ int limits_cgroup_v2_create(LimitsCgroup *cg, const char *session, const CgroupW
  * lacks the file. */
 int limits_cgroup_v1_create(LimitsCgroup *cg, CgroupV1 which, const char *session,
 			    uint64_t value);
+/* Root's v1 fallback: start moving ward into @own, the v1 cgroup it is in
+ * already (the kernel moves nothing, creates nothing), in a parked thread,
+ * so that the migration's RCU grace period overlaps the plan rather than
+ * init's join. Once per process; best effort. */
+void limits_cgroup_v1_warm(const char *own);
 /* Move @pid into every cgroup of the set. */
 int limits_cgroup_attach(LimitsCgroup *cg, pid_t pid);
 /* Child side: move the calling process into every cgroup of the set,

@@ -134,6 +134,9 @@ struct LimitsPlan {
 	SysctlWrite sysctl[SYSCTL_MAX];
 	size_t n_sysctl;
 	LimitsCgroup cg;
+	char session[129];
+	bool wants_cgroup;            /* pids, memory, cpu or io asked for */
+	bool acquired;                /* limits_acquire ran: cg is real, not predicted */
 };
 
 static bool session_id_valid(const char *s)
@@ -158,15 +161,70 @@ LimitsPlan *limits_plan_free(LimitsPlan *plan)
 
 static void degrade(LimitsPlan *p, LimitId id, LimitMech mech, const char *why)
 {
-	size_t n = 0;
-
 	p->mech[id] = mech;
 	p->why[id] = why;
 	p->degraded_id[id] = true;
-	while (p->degraded[n])
-		if (strcmp(p->degraded[n++], limit_info[id].degraded) == 0)
-			return;
-	p->degraded[n] = (char *)limit_info[id].degraded;
+}
+
+/* The degraded names, in LimitId order, each once. */
+static void list_degraded(LimitsPlan *p)
+{
+	size_t n = 0;
+
+	memset(p->degraded, 0, sizeof(p->degraded));
+	for (LimitId id = 0; id < _LIM_MAX; id++) {
+		bool seen = false;
+
+		if (!p->degraded_id[id])
+			continue;
+		for (size_t i = 0; i < n; i++)
+			seen = seen || strcmp(p->degraded[i], limit_info[id].degraded) == 0;
+		if (!seen)
+			p->degraded[n++] = (char *)limit_info[id].degraded;
+	}
+}
+
+/* The cgroup a run would get, without making it (the plan): a usable v2
+ * base holds pids and memory, and cpu and io where the base offers them;
+ * else (root on a hybrid host) the v1 hierarchies ward could write to.
+ * limits_acquire makes them and corrects what the kernel refuses. */
+static void predict_cgroups(LimitsPlan *p)
+{
+	static const char *const v1_names[_CG_V1_MAX] = {
+		[CG_V1_PIDS] = "pids",
+		[CG_V1_MEMORY] = "memory",
+		[CG_V1_CPU] = "cpu",
+		[CG_V1_BLKIO] = "blkio",
+	};
+	char base[4096], path[4096 + 32], buf[512];
+	int r;
+
+	r = limits_cgroup_find_base(base, sizeof(base));
+	if (r >= 0) {
+		bool listed = false;
+
+		snprintf(path, sizeof(path), "%s/cgroup.controllers", base);
+		listed = limits_read_text(path, buf, sizeof(buf)) >= 0;
+		for (LimitId id = LIM_PIDS; id <= LIM_MEMORY; id++)
+			if (p->value[id])
+				p->mech[id] = MECH_CGROUP;
+		if (p->value[LIM_CPU] && listed && limits_controllers_have(buf, "cpu"))
+			p->mech[LIM_CPU] = MECH_CGROUP;
+		if (p->value[LIM_IO] && listed && limits_controllers_have(buf, "io"))
+			p->mech[LIM_IO] = MECH_CGROUP;
+		return;
+	}
+	p->cg.v2_error = -r;
+	for (LimitId id = LIM_PIDS; id <= LIM_IO; id++) {
+		if (!p->value[id])
+			continue;
+		if (limits_cgroup_v1_find(v1_names[limit_info[id].v1], path, sizeof(path)) < 0)
+			continue;
+		p->mech[id] = MECH_CGROUP_V1;
+		/* Starts the wait for the migration's grace period now, so
+		 * that it overlaps the rest of the plan (limits-cgroup.h). */
+		limits_cgroup_v1_warm(path);
+	}
 }
 
 /* pids, memory, cpu and io: v2, else (root on a hybrid host) v1. */
@@ -202,6 +260,58 @@ static void plan_cgroups(LimitsPlan *p, const char *session_id)
 			p->mech[id] = MECH_CGROUP_V1;
 	}
 	/* A v1 cgroup that failed half-way keeps its path for destroy. */
+}
+
+/* pids and memory that no cgroup holds fall back to an rlimit (or are
+ * unenforced); cpu and io have no fallback. After the cgroups' mechanisms
+ * are set (predicted or made). */
+static void resolve_uncounted(LimitsPlan *p)
+{
+	for (LimitId id = LIM_PIDS; id <= LIM_MEMORY; id++) {
+		rlim_t v = id == LIM_MEMORY ? (rlim_t)p->value[id] * 1024 * 1024
+					    : (rlim_t)p->value[id];
+
+		if (!p->value[id] || p->mech[id] != MECH_NONE)
+			continue;
+		if (id == LIM_PIDS && getuid() == 0) {
+			/* fork() exempts the global root user from
+			 * RLIMIT_NPROC (kernel/fork.c: INIT_USER), user
+			 * namespace or not: an rlimit would be a pretence. */
+			degrade(p, id, MECH_UNENFORCED,
+				"RLIMIT_NPROC does not apply to uid 0 and no cgroup is usable");
+			continue;
+		}
+		p->rlim[id] = (struct rlimit){ v, v };
+		if (id == LIM_MEMORY) {
+			/* Held in part: the run goes on, reported degraded
+			 * (--strict refuses it). */
+			degrade(p, id, MECH_RLIMIT,
+				"no memory cgroup is usable: RLIMIT_DATA is per process and does "
+				"not count shared memory (memfd, shared mmap, /dev/shm, tmpfs)");
+			continue;
+		}
+		p->mech[id] = MECH_RLIMIT;
+	}
+	if (p->mech[LIM_IO] == MECH_CGROUP || p->mech[LIM_IO] == MECH_CGROUP_V1)
+		p->why[LIM_IO] = "a proportional weight: it acts only under contention, on devices "
+				 "that the BFQ scheduler (or io.cost) runs";
+	for (LimitId id = LIM_CPU; id <= LIM_IO; id++)
+		if (p->value[id] && p->mech[id] == MECH_NONE)
+			degrade(p, id, MECH_UNENFORCED,
+				id == LIM_CPU ? "no cgroup with the cpu controller is usable"
+					      : "no cgroup with an io weight is usable");
+	list_degraded(p);
+}
+
+/* Forget what the cgroups' mechanisms decided for pids, memory, cpu, io. */
+static void reset_cgroup_limits(LimitsPlan *p)
+{
+	for (LimitId id = LIM_PIDS; id <= LIM_IO; id++) {
+		p->mech[id] = MECH_NONE;
+		p->why[id] = NULL;
+		p->degraded_id[id] = false;
+		p->rlim[id] = (struct rlimit){ 0, 0 };
+	}
 }
 
 /* Half of @host, the caller's own limit: whatever a run is given, the
@@ -308,6 +418,7 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 	if (!p)
 		return -ENOMEM;
 	p->cg = (LimitsCgroup)LIMITS_CGROUP_INIT;
+	snprintf(p->session, sizeof(p->session), "%s", session_id);
 	p->requested[LIM_PIDS] = pol->pids;
 	p->requested[LIM_MEMORY] = pol->memory_mb;
 	p->requested[LIM_CPU] = pol->cpu_percent;
@@ -342,41 +453,10 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 	if (pol->pids && getuid() != 0 && getrlimit(RLIMIT_NPROC, &cur) == 0)
 		p->value[LIM_PIDS] = share_of(pol->pids, cur.rlim_cur);
 
-	if (pol->pids || pol->memory_mb || pol->cpu_percent || pol->io_weight)
-		plan_cgroups(p, session_id);
-	for (LimitId id = LIM_PIDS; id <= LIM_MEMORY; id++) {
-		rlim_t v = id == LIM_MEMORY ? (rlim_t)p->value[id] * 1024 * 1024
-					    : (rlim_t)p->value[id];
-
-		if (!p->value[id] || p->mech[id] != MECH_NONE)
-			continue;
-		if (id == LIM_PIDS && getuid() == 0) {
-			/* fork() exempts the global root user from
-			 * RLIMIT_NPROC (kernel/fork.c: INIT_USER), user
-			 * namespace or not: an rlimit would be a pretence. */
-			degrade(p, id, MECH_UNENFORCED,
-				"RLIMIT_NPROC does not apply to uid 0 and no cgroup is usable");
-			continue;
-		}
-		p->rlim[id] = (struct rlimit){ v, v };
-		if (id == LIM_MEMORY) {
-			/* Held in part: the run goes on, reported degraded
-			 * (--strict refuses it). */
-			degrade(p, id, MECH_RLIMIT,
-				"no memory cgroup is usable: RLIMIT_DATA is per process and does "
-				"not count shared memory (memfd, shared mmap, /dev/shm, tmpfs)");
-			continue;
-		}
-		p->mech[id] = MECH_RLIMIT;
-	}
-	if (p->mech[LIM_IO] == MECH_CGROUP || p->mech[LIM_IO] == MECH_CGROUP_V1)
-		p->why[LIM_IO] = "a proportional weight: it acts only under contention, on devices "
-				 "that the BFQ scheduler (or io.cost) runs";
-	for (LimitId id = LIM_CPU; id <= LIM_IO; id++)
-		if (p->value[id] && p->mech[id] == MECH_NONE)
-			degrade(p, id, MECH_UNENFORCED,
-				id == LIM_CPU ? "no cgroup with the cpu controller is usable"
-					      : "no cgroup with an io weight is usable");
+	p->wants_cgroup = pol->pids || pol->memory_mb || pol->cpu_percent || pol->io_weight;
+	if (p->wants_cgroup)
+		predict_cgroups(p);
+	resolve_uncounted(p);
 	if (pol->nofile) {
 		/* The hard limit cannot be raised without CAP_SYS_RESOURCE in
 		 * the initial namespace: clamp, and say so in describe. */
@@ -391,7 +471,25 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 	}
 	plan_userns_shares(p);
 	plan_rlimit_shares(p);
+	list_degraded(p);
 	*ret = p;
+	return 0;
+}
+
+int limits_acquire(LimitsPlan *p)
+{
+	if (!p)
+		return -EINVAL;
+	if (p->acquired)
+		return 0;
+	p->acquired = true;
+	if (!p->wants_cgroup)
+		return 0;
+	/* The prediction becomes what the kernel made. */
+	reset_cgroup_limits(p);
+	p->cg.v2_error = 0;
+	plan_cgroups(p, p->session);
+	resolve_uncounted(p);
 	return 0;
 }
 

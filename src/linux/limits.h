@@ -17,9 +17,16 @@
 
 typedef struct LimitsPlan LimitsPlan;
 
-/* Decide the mechanism for each limit and, for cgroups, create the run's
- * cgroup (named after @session_id). */
+/* Decide the mechanism for each limit as the host offers them now; creates
+ * nothing (a cgroup is only predicted: a usable base, writable v1
+ * hierarchies). On root's cgroup v1 fallback, starts a thread that warms
+ * the migration (limits_cgroup_v1_warm). */
 int limits_plan_new(const WardPolicy *p, const char *session_id, LimitsPlan **ret);
+/* Create the run's cgroup (named after the session id), before the run;
+ * what the kernel refuses falls back as the plan would have (rlimit, or
+ * degraded): limits_plan_degraded and limits_describe are final only after
+ * this. Idempotent. */
+int limits_acquire(LimitsPlan *plan);
 /* Remove the run's cgroup (killing anything left in it). Accepts NULL. */
 LimitsPlan *limits_plan_free(LimitsPlan *plan);
 /* Limits asked for that nothing here holds in full, as stable names

@@ -153,6 +153,54 @@ static int add_host_bind(Builder *b, MountKind kind, LandlockClass cls, const ch
 	return r;
 }
 
+/* Where mkdir -p @path would put it: the real path of its deepest existing
+ * ancestor plus the missing components. NULL when that ancestor is not a
+ * directory we may write to (mkdir would fail: nothing to plan). */
+static char *planned_real_path(const char *path)
+{
+	_cleanup_free_ char *anc = strdup(path);
+	char *sl;
+	struct stat st;
+
+	if (!anc)
+		return NULL;
+	while ((sl = strrchr(anc, '/')) && sl != anc) {
+		*sl = '\0';
+		if (lstat(anc, &st) == 0)
+			break;
+		if (errno != ENOENT)
+			return NULL;
+	}
+	if (!sl)
+		return NULL;
+	if (sl == anc)
+		anc[1] = '\0';
+	if (stat(anc, &st) < 0 || !S_ISDIR(st.st_mode) || access(anc, W_OK | X_OK) < 0)
+		return NULL;
+	_cleanup_free_ char *real = realpath(anc, NULL);
+	char *ret = NULL;
+	if (!real || asprintf(&ret, "%s%s", strcmp(real, "/") == 0 ? "" : real,
+			      path + strlen(strcmp(anc, "/") == 0 ? "" : anc)) < 0)
+		return NULL;
+	return ret;
+}
+
+/* A writable cache under $HOME that does not exist yet: bound writable,
+ * made by mount_plan_acquire. */
+static int add_missing_cache(Builder *b, const char *path)
+{
+	_cleanup_free_ char *real = planned_real_path(path);
+	size_t n = b->plan->n_specs;
+	int r;
+
+	if (!real || path_in_list(real, b->hidden))
+		return 0;
+	r = add_host_bind(b, MOUNT_BIND_RW, LANDLOCK_CLASS_READ_WRITE, real, path, false);
+	if (r >= 0 && b->plan->n_specs > n) /* else an earlier mount holds the view path */
+		b->plan->specs[n].create = true;
+	return r;
+}
+
 /* A path from fs.read / read_exec / read_write. */
 static int add_policy_path(Builder *b, const char *path, MountKind kind, LandlockClass cls,
 			   const char *home)
@@ -166,13 +214,11 @@ static int add_policy_path(Builder *b, const char *path, MountKind kind, Landloc
 		if (errno != ENOENT)
 			return -errno;
 		/* A cache the policy makes writable is created on first use
-		 * (only under $HOME, where it belongs to the user). */
+		 * (only under $HOME, where it belongs to the user): by
+		 * mount_plan_acquire, not here. */
 		if (kind != MOUNT_BIND_RW || !path_at_or_below(path, home) || strcmp(path, home) == 0)
 			return 0;
-		if (mkdir_p(path, 0700) < 0)
-			return 0;
-		if (lstat(path, &st) < 0)
-			return 0;
+		return add_missing_cache(b, path);
 	}
 	if (S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX];
@@ -515,21 +561,15 @@ static int add_git(Builder *b, const MountPlanInput *in)
 			return -ENOMEM;
 		p->git_stages = n;
 		GitStage *st = &p->git_stages[p->n_git_stages];
-		if ((r = git_stage_new(in->state_dir, *g, st, &p->git.notes)) < 0)
+		if ((r = git_stage_plan(in->state_dir, *g, st)) < 0)
 			return r;
 		p->n_git_stages++;
-		/* What a run killed before its scrub left behind. */
-		if ((r = git_stage_scrub(st, &p->git.notes)) < 0)
-			return r;
-		_cleanup_free_ char *data = NULL;
-		if (!overlay_safe(*g) || !overlay_safe(st->upper))
+		/* The overlay's options name the staging layer, which
+		 * mount_plan_acquire makes (<state>/git-stage/<pid>-XXXXXX:
+		 * letters and digits below the state dir). */
+		if (!overlay_safe(*g) || !overlay_safe(st->base))
 			return -EINVAL;
-		if (asprintf(&data,
-			     "lowerdir=" MP_OLDROOT "%s,upperdir=" MP_OLDROOT "%s,workdir=" MP_OLDROOT
-			     "%s,userxattr",
-			     *g, st->upper, st->work) < 0)
-			return -ENOMEM;
-		if ((r = add_spec(b, MOUNT_OVERLAY, NULL, *g, data, false)) < 0 ||
+		if ((r = add_spec(b, MOUNT_OVERLAY, NULL, *g, NULL, false)) < 0 ||
 		    (r = add_rule(b, *g, LANDLOCK_CLASS_READ_WRITE)) < 0)
 			return r;
 		static const char *const writable[] = { "objects", "refs", "logs" };
@@ -538,7 +578,8 @@ static int add_git(Builder *b, const MountPlanInput *in)
 			struct stat sst;
 			if (asprintf(&sub, "%s/%s", *g, writable[i]) < 0)
 				return -ENOMEM;
-			if (lstat(sub, &sst) < 0 || !S_ISDIR(sst.st_mode))
+			/* logs/ is made by git_stage_acquire when missing. */
+			if (lstat(sub, &sst) < 0 ? errno != ENOENT || i != 2 : !S_ISDIR(sst.st_mode))
 				continue;
 			if ((r = add_host_bind(b, MOUNT_BIND_RW, LANDLOCK_CLASS_READ_WRITE, sub, sub,
 					       false)) < 0)
@@ -776,4 +817,36 @@ void mount_plan_done(MountPlan *plan)
 	root_view_free(plan->root);
 
 	*plan = (MountPlan){};
+}
+
+char *mount_plan_dump(const MountPlan *plan)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < plan->n_specs; i++) {
+		const MountSpec *s = &plan->specs[i];
+
+		fprintf(f, "mount %s %s", mount_kind_to_string(s->kind), s->view);
+		if (s->src)
+			fprintf(f, " <- %s", s->src);
+		if (s->data)
+			fprintf(f, " [%s]", s->data);
+		fprintf(f, "%s%s%s\n", s->is_file ? " file" : "", s->create ? " create" : "",
+			s->skip ? " skip" : "");
+	}
+	for (size_t i = 0; i < plan->n_ll_rules; i++)
+		fprintf(f, "landlock %s %s\n", landlock_class_to_string(plan->ll_rules[i].cls),
+			plan->ll_rules[i].path);
+	STRV_FOREACH(u, plan->ll_unsplit)
+	fprintf(f, "unsplit %s\n", *u);
+	for (size_t i = 0; i < plan->n_git_stages; i++)
+		fprintf(f, "git-stage %s in %s%s\n", plan->git_stages[i].gitdir,
+			plan->git_stages[i].base, plan->git_stages[i].root ? " acquired" : "");
+	if (fclose(f) != 0)
+		return NULL;
+	return TAKE_PTR(buf);
 }

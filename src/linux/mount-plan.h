@@ -51,6 +51,8 @@ typedef struct MountSpec {
 	char *view;         /* dst as the command sees it ("/usr") */
 	char *data;         /* mount data, NULL when none */
 	bool is_file;       /* the mount point is a file, not a directory */
+	bool create;        /* src does not exist yet: mount_plan_acquire makes it */
+	bool skip;          /* acquire could not make it: not mounted (fewer rights) */
 } MountSpec;
 
 typedef struct MountPlan {
@@ -80,7 +82,19 @@ typedef struct MountPlanInput {
 	bool test_no_masks;         /* test switch: no mask mounts (Landlock alone must deny) */
 } MountPlanInput;
 
-/* Compute the plan. Changes nothing on the host (nor in the CoW upper dir).
+/* Compute the plan. Reads the host, changes nothing on it (nor in the CoW
+ * upper dir): what must exist for the run (a writable cache the policy
+ * names under $HOME, commit mode's staging layers) is only recorded.
  * On error @reterr_path names the path involved (caller frees). */
 int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_path);
+/* Create what the plan recorded, before the run: the missing caches (a
+ * cache that cannot be made, or whose real path moved since the plan, is
+ * skipped: fewer rights), the git staging layers and their overlays'
+ * options. Lines for the user go to plan->git.notes. Idempotent.
+ * mount_plan_done undoes it (a staging layer is removed unless it holds
+ * files it did not apply). On error @reterr_path names the path. */
+int mount_plan_acquire(MountPlan *plan, char **reterr_path);
 void mount_plan_done(MountPlan *plan);
+/* One line per spec and per Landlock rule, for tests and debugging:
+ * "KIND VIEW <- SRC [DATA] [file] [create]"; caller frees. */
+char *mount_plan_dump(const MountPlan *plan);

@@ -325,7 +325,8 @@ int mount_setup_base(const MountPlan *plan)
 int mount_setup_view(const MountPlan *plan, size_t *reterr_index, const char **reterr_path)
 {
 	for (size_t i = 0; i < plan->n_specs; i++) {
-		int r = run_spec(plan, &plan->specs[i]);
+		/* A cache mount_plan_acquire could not make: not shown. */
+		int r = plan->specs[i].skip ? 0 : run_spec(plan, &plan->specs[i]);
 		if (r < 0) {
 			*reterr_index = i;
 			return r;

@@ -48,7 +48,10 @@
 
 struct RootView {
 	int *tree_fds;      /* per spec index, -EBADF when none */
+	bool *wants;        /* per spec index: to be idmapped (the plan's choice) */
 	size_t n_trees;
+	bool acquired;      /* root_view_acquire ran (tree_fds, idmapped_all) */
+	bool idmapped_all;
 	char **file_masks;  /* "/newroot/..." */
 	char **dir_masks;
 };
@@ -344,11 +347,9 @@ RootScan *root_view_scan_free(RootScan *sc)
 	return NULL;
 }
 
-int root_view_prepare(MountPlan *plan, const char *home, RootScan **scan, bool *ret_idmapped)
+int root_view_prepare(MountPlan *plan, const char *home, RootScan **scan)
 {
 	RootView *rv = calloc(1, sizeof(*rv));
-	_cleanup_close_ int userns = -EBADF;
-	bool all = true;
 	int r;
 
 	if (!rv)
@@ -356,17 +357,43 @@ int root_view_prepare(MountPlan *plan, const char *home, RootScan **scan, bool *
 	plan->root = rv;
 	rv->n_trees = plan->n_specs;
 	rv->tree_fds = calloc(plan->n_specs + 1, sizeof(int));
-	if (!rv->tree_fds)
+	rv->wants = calloc(plan->n_specs + 1, sizeof(bool));
+	if (!rv->tree_fds || !rv->wants)
 		return -ENOMEM;
-	for (size_t i = 0; i < plan->n_specs; i++)
-		rv->tree_fds[i] = -EBADF;
-
-	userns = idmap_userns_open();
 	for (size_t i = 0; i < plan->n_specs; i++) {
 		const MountSpec *s = &plan->specs[i];
 
-		if ((s->kind != MOUNT_BIND_RO && s->kind != MOUNT_BIND_RO_EXEC) || !s->src ||
-		    !wants_idmap(plan, s->view, home))
+		rv->tree_fds[i] = -EBADF;
+		rv->wants[i] = (s->kind == MOUNT_BIND_RO || s->kind == MOUNT_BIND_RO_EXEC) && s->src &&
+			       wants_idmap(plan, s->view, home);
+	}
+
+	if (scan && *scan)
+		r = scan_finish(TAKE_PTR(*scan), rv);
+	else
+		r = scan_all(rv);
+	return r < 0 ? r : 0;
+}
+
+int root_view_acquire(MountPlan *plan, bool *ret_idmapped)
+{
+	RootView *rv = plan->root;
+	_cleanup_close_ int userns = -EBADF;
+	bool all = true;
+
+	if (!rv || rv->acquired) {
+		*ret_idmapped = !rv || rv->idmapped_all;
+		return 0;
+	}
+	/* A process (it makes the user namespace), a namespace and detached
+	 * mounts: kernel objects, none visible on the host's file system, but
+	 * not the plan's to make. */
+	userns = idmap_userns_open();
+	for (size_t i = 0; i < rv->n_trees && i < plan->n_specs; i++) {
+		const MountSpec *s = &plan->specs[i];
+		int r;
+
+		if (!rv->wants[i])
 			continue;
 		r = userns < 0 ? userns :
 				 idmap_tree(s->src + strlen(MP_OLDROOT), s->kind == MOUNT_BIND_RO,
@@ -376,13 +403,8 @@ int root_view_prepare(MountPlan *plan, const char *home, RootScan **scan, bool *
 		else
 			rv->tree_fds[i] = r;
 	}
-
-	if (scan && *scan)
-		r = scan_finish(TAKE_PTR(*scan), rv);
-	else
-		r = scan_all(rv);
-	if (r < 0)
-		return r;
+	rv->acquired = true;
+	rv->idmapped_all = all;
 	*ret_idmapped = all;
 	return 0;
 }
@@ -404,6 +426,7 @@ RootView *root_view_free(RootView *rv)
 		return NULL;
 	root_view_release_trees(rv);
 	free(rv->tree_fds);
+	free(rv->wants);
 	strv_free(rv->file_masks);
 	strv_free(rv->dir_masks);
 	free(rv);

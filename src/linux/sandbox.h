@@ -1,10 +1,21 @@
 /* The T2 sandbox: user, mount, pid, net, ipc and uts namespaces, a root
  * view built from the policy, Landlock and seccomp, a pid-1 init.
  *
- * Lifecycle: sandbox_plan_new() (in the supervisor: every path resolved,
- * every string formatted, Landlock and seccomp compiled) -> sandbox_run()
- * (clone, wait, forward signals, time out) -> sandbox_plan_free().
- * The child side runs only the precomputed plan (src/linux/sandbox-linux.c). */
+ * Lifecycle:
+ *   sandbox_plan_new()   in the supervisor: every path resolved, every
+ *                        string formatted, Landlock and seccomp compiled.
+ *                        Reads the host, creates nothing on it
+ *                        (sandbox-plan.c).
+ *   sandbox_acquire()    what the run holds on the host: the cgroup, commit
+ *                        mode's git staging layers, missing caches, a root
+ *                        caller's idmapped trees (sandbox-acquire.c).
+ *                        sandbox_run() calls it when the caller has not.
+ *   sandbox_run()        clone, wait, forward signals, time out
+ *                        (sandbox-run.c; pid 1 in sandbox-init.c).
+ *   sandbox_git_finish() after the run, commit mode's metadata.
+ *   sandbox_plan_free()  releases what acquire made.
+ * describe/git_notes are final after acquire (before it, the cgroup and
+ * the idmapped trees are what the host offers, not what it gave). */
 #pragma once
 
 #include <stdbool.h>
@@ -12,7 +23,9 @@
 #include <sys/types.h>
 
 #include "audit/audit.h"
+#include "common/error.h"
 #include "linux/netns-stats.h"
+#include "linux/sandbox-step.h"
 #include "policy/policy.h"
 
 typedef struct SandboxPlan SandboxPlan;
@@ -44,11 +57,8 @@ typedef struct SandboxOptions {
 	pid_t parent_pid;
 } SandboxOptions;
 
-typedef struct SandboxError {
-	char step[64];
-	char detail[512];
-	int error;                  /* positive errno */
-} SandboxError;
+/* step (sandbox_step_to_string), detail, positive errno. */
+typedef WardError SandboxError;
 
 typedef struct SandboxResult {
 	int exit_code;              /* what ward exits with */
@@ -62,11 +72,22 @@ typedef struct SandboxResult {
 	int quarantined;            /* paths moved out of the workspace after the run */
 	bool protected_check_failed; /* the after-run check could not run or move one */
 	SandboxError error;         /* when setup_failed */
+	SandboxStep failed_step;    /* when setup_failed: error.step as the enum */
 	unsigned stdio_replaced;    /* bit n: fd n was a directory or O_PATH; got /dev/null */
 	NetnsCounters net;          /* the network namespace's counters, for hints */
 } SandboxResult;
 
+/* The command could not be executed (not found: error.error ENOENT). */
+static inline bool sandbox_result_exec_failed(const SandboxResult *res)
+{
+	return res->setup_failed && res->failed_step == SANDBOX_STEP_EXEC;
+}
+
 int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError *reterr);
+/* Acquire the plan's resources (see the lifecycle); idempotent. < 0 with
+ * @reterr filled when one cannot be made (nothing half-made stays: the
+ * plan's free releases what was). */
+int sandbox_acquire(SandboxPlan *plan, SandboxError *reterr);
 SandboxPlan *sandbox_plan_free(SandboxPlan *plan);
 /* The run's protected paths: fs.protected plus where the workspace's git
  * configs send git outside .git (hooks, includes), anchored. For the

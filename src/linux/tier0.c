@@ -242,10 +242,9 @@ int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint6
 	} else if (read(err_r, rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
 		/* chdir or exec failed: the command never ran. */
 		res.setup_failed = true;
-		snprintf(res.error.step, sizeof(res.error.step), "%s", rep[0] ? "chdir" : "exec");
-		snprintf(res.error.detail, sizeof(res.error.detail), "%s",
-			 rep[0] ? workspace : argv[0]);
-		res.error.error = rep[1];
+		res.failed_step = rep[0] ? SANDBOX_STEP_CHDIR : SANDBOX_STEP_EXEC;
+		(void)sandbox_error_set(&res.error, res.failed_step, rep[1], "%s",
+					rep[0] ? workspace : argv[0]);
 		res.exit_code = rep[0]		       ? WARD_EXIT_SETUP
 				: rep[1] == ENOENT ? WARD_EXIT_NOTFOUND
 						   : WARD_EXIT_NOEXEC;

@@ -116,6 +116,11 @@ static void test_limits_mechanisms_and_child_rlimits(void **state)
 	pid_t pid;
 
 	assert_int_equal(limits_plan_new(pol, "test-mech", &p), 0);
+	/* The plan creates nothing: the cgroup comes with limits_acquire. */
+	assert_null(limits_cgroup_path(p));
+	assert_int_equal(limits_cgroup_fd(p), -1);
+	assert_int_equal(limits_acquire(p), 0);
+	assert_int_equal(limits_acquire(p), 0); /* idempotent */
 	pm = limits_mechanism(p, "pids");
 	assert_non_null(pm);
 	/* Root without a usable cgroup cannot hold pids at all (fork()
@@ -295,9 +300,12 @@ static void test_limits_cpu_io_held_or_degraded(void **state)
 	pol->cpu_percent = 50;
 	pol->io_weight = 100;
 	assert_int_equal(limits_plan_new(pol, "test-cpu", &p), 0);
-	for (int i = 0; i < 2; i++) {
-		const char *m = limits_mechanism(p, i ? "io_weight" : "cpu_percent");
-		const char *name = i ? "limit-io" : "limit-cpu";
+	/* Predicted by the plan, then as made by acquire: the same rule. */
+	for (int i = 0; i < 4; i++) {
+		if (i == 2)
+			assert_int_equal(limits_acquire(p), 0);
+		const char *m = limits_mechanism(p, i % 2 ? "io_weight" : "cpu_percent");
+		const char *name = i % 2 ? "limit-io" : "limit-cpu";
 		bool listed = false;
 
 		assert_non_null(m);
