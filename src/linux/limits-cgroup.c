@@ -615,7 +615,6 @@ int limits_cgroup_v1_create(LimitsCgroup *cg, CgroupV1 which, const char *sessio
 	r = limits_cgroup_v1_find(controller, dir, sizeof(dir));
 	if (r < 0)
 		return r;
-	limits_cgroup_v1_warm(dir);
 	remove_stale_prefixed(dir, "ward-");
 	r = snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/ward-%s", session);
 	if (r < 0 || (size_t)r >= sizeof(dir) - 1)

@@ -53,7 +53,9 @@ int limits_cgroup_v1_create(LimitsCgroup *cg, CgroupV1 which, const char *sessio
 /* Root's v1 fallback: start moving ward into @own, the v1 cgroup it is in
  * already (the kernel moves nothing, creates nothing), in a parked thread,
  * so that the migration's RCU grace period overlaps the plan rather than
- * init's join. Once per process; best effort. */
+ * init's join. While it waits it holds the cgroup mutex: a cgroup mkdir
+ * then waits too (sandbox_acquire makes the cgroup last). Once per
+ * process; best effort. */
 void limits_cgroup_v1_warm(const char *own);
 /* Move @pid into every cgroup of the set. */
 int limits_cgroup_attach(LimitsCgroup *cg, pid_t pid);

@@ -50,8 +50,9 @@ struct RootView {
 	int *tree_fds;      /* per spec index, -EBADF when none */
 	bool *wants;        /* per spec index: to be idmapped (the plan's choice) */
 	size_t n_trees;
-	bool acquired;      /* root_view_acquire ran (tree_fds, idmapped_all) */
+	bool acquired;      /* root_view_acquire ran (tree_fds, idmapped_all, masks) */
 	bool idmapped_all;
+	struct RootScan *scan; /* the masks' scan, joined by acquire */
 	char **file_masks;  /* "/newroot/..." */
 	char **dir_masks;
 };
@@ -350,7 +351,6 @@ RootScan *root_view_scan_free(RootScan *sc)
 int root_view_prepare(MountPlan *plan, const char *home, RootScan **scan)
 {
 	RootView *rv = calloc(1, sizeof(*rv));
-	int r;
 
 	if (!rv)
 		return -ENOMEM;
@@ -368,11 +368,10 @@ int root_view_prepare(MountPlan *plan, const char *home, RootScan **scan)
 			       wants_idmap(plan, s->view, home);
 	}
 
-	if (scan && *scan)
-		r = scan_finish(TAKE_PTR(*scan), rv);
-	else
-		r = scan_all(rv);
-	return r < 0 ? r : 0;
+	/* Joined by root_view_acquire, after the idmapped trees: the scan
+	 * keeps overlapping planning and the trees. */
+	rv->scan = scan ? TAKE_PTR(*scan) : NULL;
+	return 0;
 }
 
 int root_view_acquire(MountPlan *plan, bool *ret_idmapped)
@@ -380,6 +379,7 @@ int root_view_acquire(MountPlan *plan, bool *ret_idmapped)
 	RootView *rv = plan->root;
 	_cleanup_close_ int userns = -EBADF;
 	bool all = true;
+	int r;
 
 	if (!rv || rv->acquired) {
 		*ret_idmapped = !rv || rv->idmapped_all;
@@ -391,7 +391,6 @@ int root_view_acquire(MountPlan *plan, bool *ret_idmapped)
 	userns = idmap_userns_open();
 	for (size_t i = 0; i < rv->n_trees && i < plan->n_specs; i++) {
 		const MountSpec *s = &plan->specs[i];
-		int r;
 
 		if (!rv->wants[i])
 			continue;
@@ -403,6 +402,10 @@ int root_view_acquire(MountPlan *plan, bool *ret_idmapped)
 		else
 			rv->tree_fds[i] = r;
 	}
+	/* The masks: the scan started with the plan, or here. */
+	r = rv->scan ? scan_finish(TAKE_PTR(rv->scan), rv) : scan_all(rv);
+	if (r < 0)
+		return r;
 	rv->acquired = true;
 	rv->idmapped_all = all;
 	*ret_idmapped = all;
@@ -425,6 +428,7 @@ RootView *root_view_free(RootView *rv)
 	if (!rv)
 		return NULL;
 	root_view_release_trees(rv);
+	rv->scan = root_view_scan_free(rv->scan);
 	free(rv->tree_fds);
 	free(rv->wants);
 	strv_free(rv->file_masks);

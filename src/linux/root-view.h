@@ -22,21 +22,23 @@ typedef struct RootView RootView;
 typedef struct RootScan RootScan;
 
 /* Parent, uid 0 only, first thing in the plan: start the scan of /sys and
- * /proc in a thread (NULL: not started, root_view_prepare scans itself). */
+ * /proc in a thread (it only reads; NULL: not started, root_view_acquire
+ * scans itself). */
 RootScan *root_view_scan_start(void);
 /* Join and drop a scan root_view_prepare did not take. */
 RootScan *root_view_scan_free(RootScan *sc);
 
 /* Parent, uid 0 only, in the plan: prepare @plan->root (which read-only
- * binds get an idmapped tree; the /sys and /proc masks). @scan (NULL, or
- * pointing to a started scan or NULL) is taken and joined. Creates
- * nothing. -errno only for allocation failure. */
+ * binds get an idmapped tree). @scan (NULL, or pointing to a started scan
+ * or NULL) is taken; it keeps running. Creates nothing. -errno only for
+ * allocation failure. */
 int root_view_prepare(struct MountPlan *plan, const char *home, RootScan **scan);
 /* Parent, uid 0 only, after the plan: make the idmapped trees (a short-lived
- * child makes the idmapping's user namespace; open_tree clones).
- * @ret_idmapped is true when every read-only system bind got its idmapped
- * mount (false: some are plain binds, report "root-system-files"
- * degraded). Idempotent; 0 also when @plan has no root view. */
+ * child makes the idmapping's user namespace; open_tree clones), then join
+ * the scan for the /sys and /proc masks (or scan now). @ret_idmapped is
+ * true when every read-only system bind got its idmapped mount (false: some
+ * are plain binds, report "root-system-files" degraded). Idempotent; 0
+ * also when @plan has no root view. */
 int root_view_acquire(struct MountPlan *plan, bool *ret_idmapped);
 RootView *root_view_free(RootView *rv);
 /* Parent, after clone: the child holds its own copies of the mount fds. */

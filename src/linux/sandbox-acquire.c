@@ -1,9 +1,10 @@
 /* What a T2 plan holds on the host, made after the plan and before the run
  * (sandbox.h's lifecycle), each by its own module:
- *   limits_acquire       the run's cgroup (v2, or root's v1 fallback);
  *   mount_plan_acquire   a missing writable cache under $HOME, commit
  *                        mode's git staging layers;
- *   root_view_acquire    a root caller's idmapped trees.
+ *   root_view_acquire    a root caller's idmapped trees (and the masks'
+ *                        scan joined);
+ *   limits_acquire       the run's cgroup (v2, or root's v1 fallback).
  * Then the protection lists are recomputed: the plan predicted the cgroup
  * and the idmapping, acquire knows. sandbox_plan_free releases it all
  * (limits_plan_free removes the cgroup, git_stage_done the staging dirs). */
@@ -22,10 +23,6 @@ int sandbox_acquire(SandboxPlan *plan, SandboxError *reterr)
 		return sandbox_error_set(reterr, SANDBOX_STEP_PLAN, EINVAL, "no plan");
 	if (plan->acquired)
 		return 0;
-	r = limits_acquire(plan->limits);
-	if (r < 0)
-		return sandbox_error_set(reterr, SANDBOX_STEP_LIMITS, r,
-					 "creating the run's cgroup");
 	r = mount_plan_acquire(&plan->mounts, &errpath);
 	if (r < 0)
 		return sandbox_error_set(reterr, SANDBOX_STEP_GIT, r,
@@ -35,8 +32,16 @@ int sandbox_acquire(SandboxPlan *plan, SandboxError *reterr)
 		r = root_view_acquire(&plan->mounts, &plan->root_idmapped);
 		if (r < 0)
 			return sandbox_error_set(reterr, SANDBOX_STEP_ROOT_VIEW, r,
-						 "making the idmapped trees for a root caller");
+						 "preparing the view for a root caller (idmapped trees, masks)");
 	}
+	/* The cgroup last: on root's v1 fallback its mkdir waits for the
+	 * cgroup mutex while the plan's warm-up migration (limits-cgroup.h)
+	 * waits for its grace period; the trees and the scan above overlap
+	 * that wait instead of following it. */
+	r = limits_acquire(plan->limits);
+	if (r < 0)
+		return sandbox_error_set(reterr, SANDBOX_STEP_LIMITS, r,
+					 "creating the run's cgroup");
 	r = sandbox_plan_list_protections(plan);
 	if (r < 0)
 		return sandbox_error_set(reterr, SANDBOX_STEP_PLAN, r, "out of memory");
