@@ -12,3 +12,4 @@ int cmd_apply(int argc, char **argv);
 int cmd_undo(int argc, char **argv);
 int cmd_discard(int argc, char **argv);
 int cmd_log(int argc, char **argv);       /* ward log */
+int cmd_mcp(int argc, char **argv);       /* ward mcp: an MCP server on stdio */

@@ -23,6 +23,7 @@ static const struct {
 	{ "undo", cmd_undo, "undo an apply" },
 	{ "discard", cmd_discard, "drop a session's changes" },
 	{ "log", cmd_log, "show the audit log" },
+	{ "mcp", cmd_mcp, "serve the Model Context Protocol on stdio" },
 };
 
 static void usage(FILE *f)
