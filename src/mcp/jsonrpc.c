@@ -88,10 +88,6 @@ int jsonrpc_parse(const char *text, size_t len, JsonRpcMessage *ret, cJSON **ret
 	}
 	if (!root)
 		return fail(NULL, JSONRPC_PARSE_ERROR, "Parse error: not one JSON value", ret_error);
-	if (has_nul_escape(text, len))
-		return fail(NULL, JSONRPC_INVALID_REQUEST,
-			    "Invalid Request: a string holds \\u0000 (NUL), which ward refuses",
-			    ret_error);
 	if (cJSON_IsArray(root))
 		return fail(NULL, JSONRPC_INVALID_REQUEST,
 			    "Invalid Request: batches are not supported (MCP 2025-06-18)", ret_error);
@@ -108,6 +104,10 @@ int jsonrpc_parse(const char *text, size_t len, JsonRpcMessage *ret, cJSON **ret
 	if (has_id && !id_valid(id))
 		return fail(NULL, JSONRPC_INVALID_REQUEST,
 			    "Invalid Request: id must be a string (at most 256 bytes) or an integer",
+			    ret_error);
+	if (has_nul_escape(text, len))
+		return fail(id, JSONRPC_INVALID_REQUEST,
+			    "Invalid Request: a string holds \\u0000 (NUL), which ward refuses",
 			    ret_error);
 	jv = cJSON_GetObjectItemCaseSensitive(root, "jsonrpc");
 	if (!cJSON_IsString(jv) || strcmp(jv->valuestring, "2.0") != 0) {

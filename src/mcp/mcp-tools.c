@@ -333,12 +333,12 @@ static int parse_run(const McpConfig *cfg, const cJSON *args, McpCall *c, char *
 	if (c->cow && c->session)
 		return fail(reterr, -EINVAL, "%s",
 			    "'cow' starts a new session; it cannot be combined with 'session'");
-	if (cfg->force_cow && !c->session)
-		c->cow = true;
-	if (cow && !c->cow && cfg->force_cow)
+	if (cfg->force_cow && cow && !c->cow)
 		return fail(reterr, -EPERM, "%s",
 			    "Refused: this server runs every command copy-on-write (ward mcp "
 			    "--cow); 'cow': false is not allowed");
+	if (cfg->force_cow && !c->session)
+		c->cow = true;
 	return 0;
 }
 
