@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,7 +157,17 @@ void jsonrpc_message_done(JsonRpcMessage *m)
 static cJSON *envelope(const cJSON *id)
 {
 	cJSON *m = cJSON_CreateObject();
-	cJSON *i = id ? cJSON_Duplicate(id, false) : cJSON_CreateNull();
+	cJSON *i;
+	char num[32];
+
+	/* cJSON prints a double with 15 significant digits when that reads
+	 * back within its epsilon, which turns 9007199254740991 into
+	 * 9007199254740990: an integer id is printed exactly, by us. */
+	if (cJSON_IsNumber(id)) {
+		snprintf(num, sizeof(num), "%.0f", id->valuedouble);
+		i = cJSON_CreateRaw(num);
+	} else
+		i = id ? cJSON_Duplicate(id, false) : cJSON_CreateNull();
 
 	if (!m || !i || !cJSON_AddStringToObject(m, "jsonrpc", "2.0")) {
 		cJSON_Delete(m);

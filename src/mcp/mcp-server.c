@@ -85,7 +85,8 @@ static int handle_request(McpServer *s, const JsonRpcMessage *m, McpAction *ret)
 	} else if (strcmp(method, "ping") == 0) {
 		if (!(result = cJSON_CreateObject()))
 			return -ENOMEM;
-	} else if (!s->initialized) {
+	} else if (!s->initialized &&
+		   (strcmp(method, "tools/list") == 0 || strcmp(method, "tools/call") == 0)) {
 		code = JSONRPC_INVALID_REQUEST;
 		msg = "Invalid Request: the server is not initialized (send initialize first)";
 	} else if (strcmp(method, "tools/list") == 0) {

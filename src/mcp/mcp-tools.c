@@ -291,6 +291,9 @@ static int parse_run(const McpConfig *cfg, const cJSON *args, McpCall *c, char *
 	if (cmd) {
 		if (!cJSON_IsString(cmd) || !cmd->valuestring[0])
 			return fail(reterr, -EINVAL, "%s", "'command' must be a non-empty string");
+		/* The kernel's limit for one argument (MAX_ARG_STRLEN). */
+		if (strlen(cmd->valuestring) >= 128 * 1024)
+			return fail(reterr, -EINVAL, "%s", "'command' is longer than 128 KiB");
 		if (strv_extend(&c->argv, "sh") < 0 || strv_extend(&c->argv, "-c") < 0 ||
 		    strv_extend(&c->argv, cmd->valuestring) < 0)
 			return -ENOMEM;

@@ -311,6 +311,10 @@ def scenario_malformed(root, outside):
         report(ok, "%s -> %d" % (desc, code))
     r = s.initialize()
     report(result(r).get("protocolVersion") == "2025-06-18", "initialize still works afterwards")
+    s.send_raw(b'{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}\n')
+    m = s.recv()
+    report(m is not None and m.get("id") == 9007199254740991 and "result" in m,
+           "the id 2^53-1 is echoed exactly")
     r = s.request("initialize", {"protocolVersion": "2025-06-18"})
     report(error_code(r) == -32600, "a second initialize -> -32600")
     cases = [
@@ -339,6 +343,8 @@ def scenario_malformed(root, outside):
         ("tools/call", {"name": "run_command",
                         "arguments": {"command": "true", "session": "../../etc"}},
          -32602, "a session id that is a path"),
+        ("tools/call", {"name": "run_command", "arguments": {"command": "x" * 200000}}, -32602,
+         "a 200000-byte command"),
         ("tools/call", {"name": "session_diff", "arguments": {}}, -32602, "diff without session"),
         ("tools/call", {"name": "session_diff",
                         "arguments": {"session": "0123456789abcdef", "paths": "x"}},
