@@ -5,7 +5,6 @@
  * configured: the schema offers no policy, network or path option at all. */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,10 +314,13 @@ static int parse_run(const McpConfig *cfg, const cJSON *args, McpCall *c, char *
 	c->timeout_s = cfg->timeout_s;
 	if (to) {
 		double d = cJSON_IsNumber(to) ? to->valuedouble : -1;
-		if (!cJSON_IsNumber(to) || !isfinite(d) || d != floor(d) || d < 1)
+		/* Whole and positive (NaN fails the comparisons; a huge value
+		 * is refused below, against the server's limit). */
+		if (!cJSON_IsNumber(to) || !(d >= 1) ||
+		    (d < 1e18 && d != (double)(long long)d))
 			return fail(reterr, -EINVAL, "%s",
 				    "'timeout' must be a positive whole number of seconds");
-		if (d > (double)cfg->timeout_s)
+		if (!(d <= (double)cfg->timeout_s))
 			return fail(reterr, -EPERM,
 				    "Refused: a timeout of %.0f s is above this server's limit of "
 				    "%" PRIu64 " s (set by the operator with ward mcp --timeout)",
