@@ -231,6 +231,22 @@ def scenario_session(root, outside):
     report(st.get("exit_code") == 124 and st.get("timed_out") is True,
            "a timeout from the request (below the server's) kills the command: 124")
 
+    # Calls run at once: A waits for a file that B makes; B's answer comes
+    # first, and a ping is answered while A still runs.
+    s.send({"jsonrpc": "2.0", "id": "A", "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {
+                "command": "while [ ! -e go ]; do sleep 0.05; done; echo A", "timeout": 60}}})
+    s.send({"jsonrpc": "2.0", "id": "B", "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {"command": "touch go; echo B"}}})
+    first = s.recv()
+    s.send({"jsonrpc": "2.0", "id": "P", "method": "ping"})
+    later = [s.recv(), s.recv()]
+    report((first or {}).get("id") == "B", "calls run in parallel: B answers while A waits")
+    ids = sorted(str((m or {}).get("id")) for m in later)
+    report(ids == ["A", "P"] and structured([m for m in later if m and m.get("id") == "A"][0])
+           .get("stdout") == "A\n", "A ends once B made its file; ping is answered too")
+    os.unlink(os.path.join(root, "go"))
+
     os.makedirs(os.path.join(root, "sub"), exist_ok=True)
     r = s.call("run_command", {"command": "pwd", "workspace": "sub"})
     report(structured(r).get("stdout") == os.path.join(root, "sub") + "\n",
@@ -485,6 +501,24 @@ def scenario_widen(root, outside):
     refused(r, "--cow: a plain (not copy-on-write) session")
     report(not os.path.exists(os.path.join(root, "forced-cow.txt")), "the host file never appears")
     s.close()
+
+
+def scenario_queue(root, outside):
+    """--max-parallel 1: calls wait their turn, in order."""
+    s = Server(root, "--max-parallel", "1")
+    s.initialize()
+    s.send({"jsonrpc": "2.0", "id": "A", "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {"command": "sleep 0.5; echo A >> order"}}})
+    s.send({"jsonrpc": "2.0", "id": "B", "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {"command": "echo B >> order"}}})
+    got = [(s.recv() or {}).get("id"), (s.recv() or {}).get("id")]
+    report(got == ["A", "B"], "--max-parallel 1: the second call waits for the first (%s)" % got)
+    try:
+        order = open(os.path.join(root, "order")).read()
+    except OSError:
+        order = None
+    report(order == "A\nB\n", "--max-parallel 1: the commands ran one after the other")
+    report(s.close() == 0, "the server exits 0")
 
 
 def start_sleeper(root, *args):

@@ -37,6 +37,7 @@ client() {
 client session
 client malformed
 client widen
+client queue
 client vanish
 
 # The server refuses bad flags at start, before reading anything.
