@@ -191,17 +191,27 @@ static int loop_run(Loop *l, int in_fd)
 		return -ENOMEM;
 	for (;;) {
 		size_t n = 1;
+		bool again;
+
+		/* A call refused before it ran is done already, and finishing
+		 * one starts the next waiting call, which may be too: answer
+		 * them all before waiting for anything. */
+		do {
+			again = false;
+			for (unsigned i = 0; i < l->cfg->max_parallel; i++)
+				if (l->active[i] && mcp_exec_done(l->active[i])) {
+					if ((r = finish(l, i)) < 0)
+						return r;
+					again = true;
+				}
+		} while (again);
 		fds[0] = (struct pollfd){ .fd = in_fd, .events = POLLIN };
 		for (unsigned i = 0; i < l->cfg->max_parallel; i++) {
 			first[i] = n;
-			if (l->active[i] && !mcp_exec_done(l->active[i]))
+			if (l->active[i])
 				n += mcp_exec_pollfds(l->active[i], fds + n);
 		}
 		first[l->cfg->max_parallel] = n;
-		/* A call refused before it ran is done already. */
-		for (unsigned i = 0; i < l->cfg->max_parallel; i++)
-			if (l->active[i] && mcp_exec_done(l->active[i]) && (r = finish(l, i)) < 0)
-				return r;
 		if (poll(fds, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -211,8 +221,6 @@ static int loop_run(Loop *l, int in_fd)
 			if (!l->active[i] || first[i + 1] == first[i])
 				continue;
 			mcp_exec_events(l->active[i], fds + first[i], first[i + 1] - first[i]);
-			if (mcp_exec_done(l->active[i]) && (r = finish(l, i)) < 0)
-				return r;
 		}
 		if (fds[0].revents) {
 			r = read_input(l, in_fd);
