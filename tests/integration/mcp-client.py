@@ -501,6 +501,19 @@ def scenario_widen(root, outside):
     s.close()
 
 
+def scenario_denials(root, outside):
+    """The operator allows one domain; what the proxy refused is reported."""
+    s = Server(root, "--allow-domain", "allowed.example")
+    s.initialize()
+    r = s.call("run_command", {"command": "curl -s -m 20 https://denied.example/; echo rc=$?"})
+    refused = (structured(r).get("result") or {}).get("net_refused") or []
+    report([(x.get("host"), x.get("port")) for x in refused] == [("denied.example", 443)],
+           "the refused connection is in structuredContent.result.net_refused")
+    report("refused by the policy: denied.example:443" in text(r),
+           "and the text names it for the model")
+    report(s.close() == 0, "the server exits 0")
+
+
 def scenario_queue(root, outside):
     """--max-parallel 1: calls wait their turn, in order."""
     s = Server(root, "--max-parallel", "1")

@@ -38,6 +38,11 @@ client session
 client malformed
 client widen
 client queue
+if command -v curl >/dev/null; then
+	client denials
+else
+	ok_skip "curl is not installed"
+fi
 client vanish
 
 # The server refuses bad flags at start, before reading anything.
