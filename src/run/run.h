@@ -90,11 +90,12 @@ typedef struct RunResult {
 	bool oom_killed;
 	bool parent_died;
 	uint64_t duration_ms;
-	int tier;
+	int tier;                /* the tier asked for (2 when not given) */
 	char session_id[17];     /* "" before acquire */
 	char **degraded;         /* protections this run does not have (NULL-terminated) */
 	unsigned net_refused;    /* connections the proxy refused */
 	unsigned quarantined;    /* protected paths moved out after the run */
+	bool protected_check_failed; /* the after-run check could not run or move one */
 	bool cow;                /* the run wrote to a copy-on-write session */
 	unsigned cow_changes;    /* paths changed in the session, pending review */
 } RunResult;
