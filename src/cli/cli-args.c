@@ -38,7 +38,8 @@ const char cli_run_usage[] =
 	"      --strict            refuse to run if any protection is degraded\n"
 	"      --cow               copy-on-write: writes go to a new session, see ward diff\n"
 	"      --session ID        run in an existing session\n"
-	"      --result FILE       write the run's summary as JSON to FILE\n"
+	"      --result FILE       write the run's result object (JSON) to FILE\n"
+	"      --result-fd N       write the result object as one JSON line to fd N\n"
 	"      --events-fd N       write the run's audit events to fd N as JSON lines,\n"
 	"                          live (ward log, docs/audit.md)\n"
 	"      --log-level LEVEL   error, warning (default), info or debug\n"
@@ -60,6 +61,7 @@ enum {
 	OPT_NET,
 	OPT_ALLOW_DOMAIN,
 	OPT_RESULT,
+	OPT_RESULT_FD,
 	OPT_LOG_LEVEL,
 	OPT_GIT,
 	OPT_ALLOW_UNSAFE_WORKSPACE,
@@ -69,7 +71,7 @@ enum {
 };
 
 /* The same table parses the command line and finds --result in one that
- * does not parse (cli_find_result_file). */
+ * does not parse (cli_find_result_file, cli_find_result_fd). */
 static const CliOption run_options[] = {
 	{ "workspace", 'w', CLI_ARG_REQUIRED, OPT_WORKSPACE },
 	{ "policy", 'p', CLI_ARG_REQUIRED, OPT_POLICY },
@@ -85,6 +87,7 @@ static const CliOption run_options[] = {
 	{ "allow-host-port", 0, CLI_ARG_REQUIRED, OPT_ALLOW_HOST_PORT },
 	{ "result", 0, CLI_ARG_REQUIRED, OPT_RESULT },
 	{ "events-fd", 0, CLI_ARG_REQUIRED, OPT_EVENTS_FD },
+	{ "result-fd", 0, CLI_ARG_REQUIRED, OPT_RESULT_FD },
 	{ "log-level", 0, CLI_ARG_REQUIRED, OPT_LOG_LEVEL },
 	{ "git", 0, CLI_ARG_REQUIRED, OPT_GIT },
 	{ "allow-unsafe-workspace", 0, CLI_ARG_NONE, OPT_ALLOW_UNSAFE_WORKSPACE },
@@ -247,6 +250,13 @@ static int apply_option(RunOptions *o, int id, const char *arg, char **reterr)
 		else
 			o->events_fd = (int)v;
 		break;
+	case OPT_RESULT_FD:
+		if (!parse_u64(arg, INT_MAX, &v)) {
+			r = fail(reterr, "--result-fd: expected a file descriptor number, got '%s'", arg);
+			break;
+		}
+		o->result_fd = (int)v;
+		break;
 	case OPT_LOG_LEVEL:
 		o->log_level = log_parse_level(arg);
 		if (o->log_level < 0)
@@ -262,7 +272,8 @@ static int apply_option(RunOptions *o, int id, const char *arg, char **reterr)
 
 int cli_parse_run(int argc, char **argv, RunOptions *ret, char **reterr)
 {
-	RunOptions o = { .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1, .events_fd = -1 };
+	RunOptions o = { .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1,
+			  .events_fd = -1, .result_fd = -1 };
 	_cleanup_(cli_parsed_done) CliParsed p = {};
 	int r;
 
@@ -312,6 +323,23 @@ const char *cli_find_result_file(int argc, char **argv)
 	return found && found[0] ? found : NULL;
 }
 
+int cli_find_result_fd(int argc, char **argv)
+{
+	_cleanup_(cli_parsed_done) CliParsed p = {};
+	_cleanup_free_ char *err = NULL;
+	uint64_t v;
+	int found = -1;
+
+	if (cli_parse_options(run_options, CLI_PARSE_STOP_AT_POSITIONAL | CLI_PARSE_LENIENT, argc,
+			      argv, &p, &err) < 0)
+		return -1;
+	for (size_t i = 0; i < p.n_opts; i++)
+		if (p.opts[i].id == OPT_RESULT_FD && p.opts[i].value &&
+		    parse_u64(p.opts[i].value, INT_MAX, &v))
+			found = (int)v;
+	return found;
+}
+
 void run_options_done(RunOptions *o)
 {
 	free(o->workspace);
@@ -322,5 +350,6 @@ void run_options_done(RunOptions *o)
 	strv_free(o->allow_domains);
 	free(o->result_file);
 	strv_free(o->argv);
-	*o = (RunOptions){ .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1, .events_fd = -1 };
+	*o = (RunOptions){ .tier = -1, .net_mode = -1, .log_level = -1, .git_mode = -1,
+			   .events_fd = -1, .result_fd = -1 };
 }

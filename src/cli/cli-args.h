@@ -22,6 +22,7 @@ typedef struct RunOptions {
 	size_t n_host_ports;
 	char *result_file;    /* --result FILE */
 	int events_fd;        /* --events-fd N; -1 unset */
+	int result_fd;        /* --result-fd N; -1 unset */
 	int log_level;        /* --log-level; -1 unset */
 	int git_mode;         /* --git read-only|commit|off; -1 unset */
 	bool allow_unsafe_workspace; /* --allow-unsafe-workspace */
@@ -36,4 +37,6 @@ void run_options_done(RunOptions *o);
 /* The --result FILE among ward's own options in @argv, even when they do
  * not parse (so that a usage error still leaves a result), or NULL. */
 const char *cli_find_result_file(int argc, char **argv);
+/* The same for --result-fd N: the fd, or -1. */
+int cli_find_result_fd(int argc, char **argv);
 extern const char cli_run_usage[];

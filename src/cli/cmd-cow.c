@@ -16,7 +16,7 @@
 #include "audit/audit.h"
 #include "cli/commands.h"
 #include "cli/cow-cli.h"
-#include "cli/run-paths.h"
+#include "run/run-paths.h"
 #include "common/cleanup.h"
 #include "common/dirs.h"
 #include "common/log.h"
@@ -430,8 +430,11 @@ int cmd_session(int argc, char **argv)
 	/* Not through a symlink a sandboxed command could have planted
 	 * (run-paths.h); the session records the directory's identity, which
 	 * apply, undo and ward run --session check. */
-	if (run_resolve_workspace(a.workspace, &ws) != 0)
+	WardError we;
+	if (run_resolve_workspace(a.workspace, &ws, &we) < 0) {
+		log_error("%s%s%s", we.detail, we.error ? ": " : "", we.error ? strerror(we.error) : "");
 		return WARD_EXIT_FAILURE;
+	}
 	if (state_dir(&state) < 0)
 		return WARD_EXIT_FAILURE;
 	r = cow_session_create(state, ws, a.cow, &s);

@@ -29,15 +29,22 @@
 
 void pty_plan_init(PtyPlan *ret)
 {
+	static const int own[3] = { 0, 1, 2 };
+
+	pty_plan_init_fds(ret, own);
+}
+
+void pty_plan_init_fds(PtyPlan *ret, const int src[3])
+{
 	bool tty[3];
 
 	*ret = (PtyPlan){ .term_fd = -1 };
 	for (int fd = 0; fd < 3; fd++)
-		tty[fd] = isatty(fd);
+		tty[fd] = isatty(src[fd]);
 	if (!tty[0] && !tty[1] && !tty[2])
 		return;
 	ret->enabled = true;
-	ret->term_fd = tty[1] ? 1 : tty[2] ? 2 : 0;
+	ret->term_fd = tty[1] ? src[1] : tty[2] ? src[2] : src[0];
 	ret->input = tty[1];
 	ret->slave_fd[0] = tty[0] && ret->input;
 	ret->slave_fd[1] = tty[1];

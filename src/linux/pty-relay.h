@@ -24,14 +24,16 @@ typedef struct PtyPlan {
 	bool slave_fd[3];       /* the command's fd N is the pty */
 	bool null_stdin;        /* fd 0 is a terminal the command does not read */
 	bool input;             /* the terminal's input is the command's */
-	int term_fd;            /* which of our fds 0..2 is the terminal */
+	int term_fd;            /* which of our fds (0..2, or a passed one) is the terminal */
 	bool have_termios, have_winsize;
 	struct termios termios; /* the pty starts with the terminal's modes */
 	struct winsize winsize;
 } PtyPlan;
 
-/* Look at fds 0..2 and decide. Never fails: no terminal, no pty. */
+/* Look at fds 0..2 and decide. Never fails: no terminal, no pty.
+ * pty_plan_init_fds: the command's fds 0..2 come from @src[0..2]. */
 void pty_plan_init(PtyPlan *ret);
+void pty_plan_init_fds(PtyPlan *ret, const int src[3]);
 
 /* Init, after pivot_root: a pty of the sandbox's devpts, set up as the
  * plan says, made init's controlling terminal (init must lead a session

@@ -99,6 +99,9 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		return -ENOMEM;
 	plan->status_fd = plan->result_fd = plan->proxy_sock = plan->go_fd = plan->go_wfd = -EBADF;
 	plan->stdio = (StdioRelay)STDIO_RELAY_INIT;
+	for (int fd = 0; opt->has_stdio && fd <= 2; fd++)
+		if (opt->stdio[fd] >= 0)
+			plan->stdio.src[fd] = opt->stdio[fd];
 	plan->pty_sock = plan->pty_master = plan->pty_slave = plan->devnull = -EBADF;
 	plan->parent_pid = opt->parent_pid;
 	plan->argv = opt->argv;

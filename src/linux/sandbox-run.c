@@ -163,7 +163,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		proxy_child = proxy_sp[1];
 	}
 	/* A terminal on stdio: the command gets a pty of its own, relayed. */
-	pty_plan_init(&plan->pty);
+	pty_plan_init_fds(&plan->pty, plan->stdio.src);
 	if (plan->pty.enabled) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pty_sp) < 0)
 			return -errno;

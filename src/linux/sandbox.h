@@ -55,6 +55,10 @@ typedef struct SandboxOptions {
 	/* The process that started ward (getppid() recorded first thing):
 	 * when it dies, the sandbox is killed and ward finishes. 0: not watched. */
 	pid_t parent_pid;
+	/* The command's fds 0..2 come from stdio[] instead of ward's own when
+	 * has_stdio (the same checks apply: stdio-relay.h, pty-relay.h). */
+	bool has_stdio;
+	int stdio[3];
 } SandboxOptions;
 
 /* step (sandbox_step_to_string), detail, positive errno. */

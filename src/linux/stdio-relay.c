@@ -87,11 +87,18 @@ static int reopen_read_only(int fd)
 int stdio_relay_prepare(StdioRelay *r)
 {
 	for (int fd = 0; fd <= 2; fd++) {
-		int flags = fcntl(fd, F_GETFL), acc, w;
+		const int src = r->src[fd];
+		int flags = fcntl(src, F_GETFL), acc, w;
 		struct stat st;
 
-		if (flags < 0 || fstat(fd, &st) < 0)
-			continue; /* closed: stays closed */
+		if (flags < 0 || fstat(src, &st) < 0) {
+			if (src != fd)
+				return -EBADF; /* a passed descriptor must be open */
+			continue;              /* closed: stays closed */
+		}
+		/* A passed descriptor goes on fd n as it is, unless replaced. */
+		if (src != fd)
+			r->child_fd[fd] = src;
 		acc = flags & O_ACCMODE;
 		if ((flags & O_PATH) || S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) {
 			/* A directory or a path-only handle grants a walk into
@@ -108,7 +115,7 @@ int stdio_relay_prepare(StdioRelay *r)
 		if (fd == 0) {
 			if (acc == O_RDONLY)
 				continue;
-			w = reopen_read_only(0);
+			w = reopen_read_only(src);
 			if (w < 0)
 				return w;
 			r->child_fd[0] = r->stdin_ro = w;
@@ -116,11 +123,11 @@ int stdio_relay_prepare(StdioRelay *r)
 		}
 		if (acc == O_RDONLY)
 			continue;
-		if (fd == 2 && r->pipe_w[0] >= 0 && same_open_file(1, 2)) {
+		if (fd == 2 && r->pipe_w[0] >= 0 && same_open_file(r->src[1], src)) {
 			r->child_fd[2] = r->pipe_w[0];
 			continue;
 		}
-		w = add_pipe(r, fd - 1, fd);
+		w = add_pipe(r, fd - 1, src);
 		if (w < 0)
 			return w;
 		r->child_fd[fd] = w;

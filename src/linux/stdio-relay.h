@@ -19,6 +19,8 @@
 #include <sys/types.h>
 
 typedef struct StdioRelay {
+	int src[3];       /* where fd n comes from: n itself, or a descriptor the
+	                   * caller passed (RunRequest.stdio), >= 3 */
 	int child_fd[3];  /* what init puts on fd 0..2; -EBADF: keep the inherited one */
 	int pipe_r[2];    /* copier side: [0] carries fd 1 (or 1 and 2), [1] fd 2 */
 	int pipe_w[2];    /* sandbox side, closed in the supervisor after clone */
@@ -30,12 +32,13 @@ typedef struct StdioRelay {
 } StdioRelay;
 
 #define STDIO_RELAY_INIT                                                                           \
-	{ .child_fd = { -EBADF, -EBADF, -EBADF }, .pipe_r = { -EBADF, -EBADF },                   \
+	{ .src = { 0, 1, 2 }, .child_fd = { -EBADF, -EBADF, -EBADF }, .pipe_r = { -EBADF, -EBADF },                   \
 	  .pipe_w = { -EBADF, -EBADF }, .out_fd = { -EBADF, -EBADF }, .null_fd = -EBADF,                \
 	  .stdin_ro = -EBADF }
 
-/* Supervisor, before clone: look at fds 0-2 and make the replacements
- * (pipes, /dev/null, a read-only reopen). -errno on failure; @r is then
+/* Supervisor, before clone: look at fds 0-2 (or src[]) and make the
+ * replacements (pipes, /dev/null, a read-only reopen); a passed descriptor
+ * that is not open is -EBADF. -errno on failure; @r is then
  * released with stdio_relay_done(). */
 int stdio_relay_prepare(StdioRelay *r);
 /* init, first step: put the replacements on fds 0-2. Syscalls only. */

@@ -77,7 +77,7 @@ static int kill_own_children(void)
 	return n;
 }
 
-static void record_status(SandboxResult *res, int status)
+static void record_status(BackendResult *res, int status)
 {
 	if (WIFEXITED(status)) {
 		res->status = WEXITSTATUS(status);
@@ -91,7 +91,7 @@ static void record_status(SandboxResult *res, int status)
 /* Kill the tree: the command's group, then our children round by round
  * until we have none (see the file comment). Records @cmd's status if it
  * is reaped here. */
-static void kill_tree(pid_t cmd, bool *cmd_reaped, SandboxResult *res)
+static void kill_tree(pid_t cmd, bool *cmd_reaped, BackendResult *res)
 {
 	for (;;) {
 		int status;
@@ -114,30 +114,54 @@ static void kill_tree(pid_t cmd, bool *cmd_reaped, SandboxResult *res)
 	}
 }
 
-_noreturn_ static void child_exec(char *const *argv, char *const *envp, const char *ws,
-				  const sigset_t *saved, int err_fd)
+enum { FAIL_EXEC, FAIL_CHDIR, FAIL_STDIO };
+
+/* Put the caller's descriptors on fds 0..2: first out of the way (a passed
+ * fd may be 0..2 itself), then into place. Async-signal-safe. */
+static int move_stdio(const int stdio[3])
 {
-	int rep[2] = { 0, 0 }; /* { 1 if chdir failed, errno } */
+	int moved[3] = { -1, -1, -1 };
+
+	for (int fd = 0; fd <= 2; fd++)
+		if (stdio[fd] >= 0 && (moved[fd] = fcntl(stdio[fd], F_DUPFD_CLOEXEC, 3)) < 0)
+			return -errno;
+	for (int fd = 0; fd <= 2; fd++)
+		if (moved[fd] >= 0 && dup2(moved[fd], fd) < 0)
+			return -errno;
+	return 0;
+}
+
+_noreturn_ static void child_exec(const BackendInput *in, const sigset_t *saved, int err_fd)
+{
+	int rep[2] = { FAIL_EXEC, 0 }; /* { what failed, errno } */
+	int r;
 
 	sigprocmask(SIG_SETMASK, saved, NULL);
-	if (chdir(ws) < 0) {
-		rep[0] = 1;
+	if ((r = move_stdio(in->stdio)) < 0) {
+		rep[0] = FAIL_STDIO;
+		rep[1] = -r;
+		(void)!write(err_fd, rep, sizeof(rep));
+		_exit(WARD_EXIT_SETUP);
+	}
+	if (chdir(in->workspace) < 0) {
+		rep[0] = FAIL_CHDIR;
 		rep[1] = errno;
 		(void)!write(err_fd, rep, sizeof(rep));
 		_exit(WARD_EXIT_SETUP);
 	}
-	execvpe(argv[0], argv, envp);
+	execvpe(in->argv[0], in->argv, in->envp);
 	rep[1] = errno;
 	(void)!write(err_fd, rep, sizeof(rep));
 	_exit(rep[1] == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
 }
 
-int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint64_t timeout_s,
-	      pid_t parent, SandboxResult *ret)
+int tier0_run(const BackendInput *in, BackendResult *ret)
 {
 	_cleanup_close_ int sfd = -EBADF, err_r = -EBADF, err_w = -EBADF, parent_fd = -EBADF;
-	uint64_t start = monotonic_ms(), deadline = timeout_s ? start + timeout_s * 1000 : 0;
-	SandboxResult res = { .status = -1 };
+	const pid_t parent = in->parent_pid;
+	uint64_t start = monotonic_ms(),
+		 deadline = in->timeout_s ? start + in->timeout_s * 1000 : 0;
+	BackendResult res = { .status = -1 };
 	bool reaped = false;
 	sigset_t mask, saved;
 	int was_subreaper = 0, pfd[2], rep[2], e;
@@ -181,7 +205,7 @@ int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint6
 		return e;
 	}
 	if (cmd == 0)
-		child_exec(argv, envp, workspace, &saved, err_w);
+		child_exec(in, &saved, err_w);
 	err_w = -EBADF; /* closed below: only the child writes */
 	(void)close(pfd[1]);
 
@@ -240,15 +264,89 @@ int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint6
 		res.status = -1;
 		res.exit_code = res.timed_out ? WARD_EXIT_TIMEOUT : WARD_EXIT_SIGNAL_BASE + SIGKILL;
 	} else if (read(err_r, rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
-		/* chdir or exec failed: the command never ran. */
+		/* stdio, chdir or exec failed: the command never ran. */
+		static const char *const steps[] = { [FAIL_EXEC] = "exec", [FAIL_CHDIR] = "chdir",
+						     [FAIL_STDIO] = "stdio" };
+		const int what = rep[0] >= FAIL_EXEC && rep[0] <= FAIL_STDIO ? rep[0] : FAIL_EXEC;
 		res.setup_failed = true;
-		res.failed_step = rep[0] ? SANDBOX_STEP_CHDIR : SANDBOX_STEP_EXEC;
-		(void)sandbox_error_set(&res.error, res.failed_step, rep[1], "%s",
-					rep[0] ? workspace : argv[0]);
-		res.exit_code = rep[0]		       ? WARD_EXIT_SETUP
+		(void)ward_error_set(&res.error, steps[what], rep[1], "%s",
+				     what == FAIL_EXEC	  ? in->argv[0]
+				     : what == FAIL_CHDIR ? in->workspace
+							  : "the descriptors passed for fds 0-2");
+		res.exit_code = what != FAIL_EXEC      ? WARD_EXIT_SETUP
 				: rep[1] == ENOENT ? WARD_EXIT_NOTFOUND
 						   : WARD_EXIT_NOEXEC;
 	}
 	*ret = res;
 	return 0;
 }
+
+/* ---- the tier-0 entry of the backend table (run/backend.h) ---- */
+
+struct BackendPlan {
+	const BackendInput *in;
+};
+
+static int t0_probe(WardError *reterr)
+{
+	return 0;
+}
+
+static int t0_plan(const BackendInput *in, BackendPlan **ret, WardError *reterr)
+{
+	BackendPlan *p;
+
+	for (int fd = 0; fd <= 2; fd++)
+		if (in->stdio[fd] >= 0 && fcntl(in->stdio[fd], F_GETFD) < 0)
+			return ward_error_set(reterr, "stdio", EBADF,
+					      "the descriptor passed for fd %d (%d) is not open", fd,
+					      in->stdio[fd]);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->in = in;
+	*ret = p;
+	return 0;
+}
+
+static int t0_acquire(BackendPlan *plan, WardError *reterr)
+{
+	return 0;
+}
+
+static cJSON *t0_describe(const BackendPlan *plan)
+{
+	cJSON *d = cJSON_CreateObject(), *deg = cJSON_CreateArray();
+
+	cJSON_AddItemToObject(d, "enforced", cJSON_CreateArray());
+	cJSON_AddItemToArray(deg, cJSON_CreateString("tier-0-no-isolation"));
+	cJSON_AddItemToObject(d, "degraded", deg);
+	return d;
+}
+
+static int t0_run(BackendPlan *plan, BackendResult *ret, WardError *reterr)
+{
+	int r = tier0_run(plan->in, ret);
+
+	if (r < 0)
+		return ward_error_set(reterr, "fork", r, "Failed to run '%s'", plan->in->argv[0]);
+	return 0;
+}
+
+static BackendPlan *t0_free(BackendPlan *plan)
+{
+	free(plan);
+	return NULL;
+}
+
+const Backend backend_tier0 = {
+	.tier = 0,
+	.name = "tier0",
+	.flags = BACKEND_PROXY,
+	.probe = t0_probe,
+	.plan = t0_plan,
+	.acquire = t0_acquire,
+	.describe = t0_describe,
+	.run = t0_run,
+	.free = t0_free,
+};

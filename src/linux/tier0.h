@@ -6,13 +6,15 @@
  * sandbox: nothing here limits what the command reads, writes or reaches. */
 #pragma once
 
-#include <stdint.h>
+#include "run/backend.h"
 
-#include "linux/sandbox.h"
-
-/* Run @argv (PATH lookup with @envp) in @workspace; @timeout_s 0 for none;
- * @parent: the process whose death ends the run (0: not watched).
+/* Run @in->argv (PATH lookup with @in->envp) in @in->workspace, with
+ * @in->stdio on fds 0..2 where given; @in->timeout_s 0 for none;
+ * @in->parent_pid: the process whose death ends the run (0: not watched).
  * Returns 0 and fills @ret when the command ran or failed to start with an
- * exit code (126/127); < 0 only when the supervisor itself failed (fork). */
-int tier0_run(char *const *argv, char *const *envp, const char *workspace, uint64_t timeout_s,
-	      pid_t parent, SandboxResult *ret);
+ * exit code (125 for stdio or chdir, 126/127); < 0 only when the supervisor
+ * itself failed (fork). */
+int tier0_run(const BackendInput *in, BackendResult *ret);
+
+/* The tier-0 entry of the backend table. */
+extern const Backend backend_tier0;

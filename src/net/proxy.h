@@ -14,10 +14,8 @@
 #include "audit/audit.h"
 #include "policy/policy.h"
 
-/* Fixed ports inside the sandbox: its network namespace is brand new, so
- * they are always free, and the environment can be computed before clone. */
-#define WARD_PROXY_HTTP_PORT 3128
-#define WARD_PROXY_SOCKS_PORT 1080
+/* The ports and the command's environment: net/proxy-contract.h. */
+#include "net/proxy-contract.h"
 
 typedef struct ProxyConfig {
 	const WardPolicy *policy;   /* allow/deny/commands/hosts */

@@ -111,6 +111,12 @@ int run_report(Run *run);
 /* All four; returns the exit code (125 after a setup failure). */
 int run_all(Run *run);
 
+/* Mark @run failed before its first phase, in @step (a check of the
+ * caller's own, e.g. the CLI's argument parsing: step "arguments"): every
+ * phase then returns the error and run_report() records it (the `error`
+ * event, --result). @err: errno (either sign) or 0. Returns -errno. */
+_printf_(4, 5) int run_fail(Run *run, const char *step, int err, const char *fmt, ...);
+
 const RunResult *run_result(const Run *run);
 /* NULL when no phase failed. */
 const WardError *run_error(const Run *run);

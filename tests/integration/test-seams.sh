@@ -189,6 +189,8 @@ quiet "$WARD" run -p "$cfg_pol" -- sh -c 'mkdir -p ~/.config/ward; echo "{\"vers
 check_not "a run with ~/.config writable cannot create ward/policy.json" \
 	test -e "$XDG_CONFIG_HOME/ward/policy.json"
 check_not "... nor write ward's audit log" grep -q '^x$' "$XDG_STATE_HOME/ward/audit.jsonl"
+# (A refused run creates nothing: ward's own dirs are made when a run starts.)
+mkdir -p "$XDG_CONFIG_HOME/ward"
 printf '{"version":1}\n' >"$XDG_CONFIG_HOME/ward/policy.json"
 chmod 664 "$XDG_CONFIG_HOME/ward/policy.json"
 out=$("$WARD" run -- true 2>&1)

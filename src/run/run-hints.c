@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/run-hints.h"
+#include "run/run-hints.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/path-util.h"
@@ -159,9 +159,9 @@ static void hint_refusals(int fd, const char *see, cJSON *ev)
 	}
 }
 
-static void hint_network(const WardPolicy *pol, const SandboxResult *res, cJSON *ev)
+static void hint_network(const WardPolicy *pol, const BackendResult *res, cJSON *ev)
 {
-	const NetnsCounters *c = &res->net;
+	const BackendNetCounters *c = &res->net;
 	char what[256] = "";
 	size_t o = 0;
 
@@ -201,7 +201,7 @@ static void hint_network(const WardPolicy *pol, const SandboxResult *res, cJSON 
 			    (unsigned long long)c->tcp_refused, c->tcp_refused == 1 ? "" : "s");
 }
 
-void run_hints_after(const WardPolicy *pol, const SandboxResult *res, int report_rd,
+void run_hints_after(const WardPolicy *pol, const BackendResult *res, int report_rd,
 		     const char *see, cJSON *exit_event)
 {
 	hint_refusals(report_rd, see, exit_event);

@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "linux/sandbox.h"
+#include "run/backend.h"
 #include "policy/policy.h"
 
 /* The PATH entries of @envp that exist on the host but are not executable
@@ -25,5 +25,5 @@ cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home
  * no route to. @see says where the details are (the audit log). The same
  * facts go into @exit_event ("net_refused", "net_attempts") for the audit
  * log and --result. */
-void run_hints_after(const WardPolicy *pol, const SandboxResult *res, int report_rd,
+void run_hints_after(const WardPolicy *pol, const BackendResult *res, int report_rd,
 		     const char *see, cJSON *exit_event);

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/run-paths.h"
+#include "run/run-paths.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/path-util.h"
@@ -34,7 +34,7 @@ static int base_dir(char **ret)
 	return *ret ? 0 : -errno;
 }
 
-int run_resolve_workspace(const char *given, char **ret)
+int run_resolve_workspace(const char *given, char **ret, WardError *reterr)
 {
 	_cleanup_free_ char *base = NULL, *abs = NULL, *real = NULL, *link = NULL, *target = NULL;
 	_cleanup_close_ int fd = -EBADF;
@@ -44,8 +44,8 @@ int run_resolve_workspace(const char *given, char **ret)
 	if (!given || given[0] != '/') {
 		r = base_dir(&base);
 		if (r < 0)
-			return log_error_errno(r, "Failed to find the current directory: %m"),
-			       WARD_EXIT_SETUP;
+			return ward_error_set(reterr, "workspace", r,
+					      "Failed to find the current directory");
 	}
 	if (!given)
 		abs = TAKE_PTR(base);
@@ -54,29 +54,28 @@ int run_resolve_workspace(const char *given, char **ret)
 	else if (path_join(base, given, &abs) < 0)
 		abs = NULL;
 	if (!abs)
-		return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+		return ward_error_set(reterr, "workspace", ENOMEM, "Out of memory");
 
 	fd = path_open_trusted(abs, &real, &link, &target);
-	if (fd == -ELOOP && link) {
-		log_error("Refusing the workspace '%s': '%s' is a symlink to '%s', which a "
-			  "sandboxed command could have made; name the directory itself",
-			  given ? given : abs, link, target);
-		return WARD_EXIT_SETUP;
-	}
+	if (fd == -ELOOP && link)
+		return ward_error_set(reterr, "workspace", 0,
+				      "Refusing the workspace '%s': '%s' is a symlink to '%s', which "
+				      "a sandboxed command could have made; name the directory itself",
+				      given ? given : abs, link, target);
 	if (fd >= 0 && fstat(fd, &st) < 0)
 		fd = -errno;
 	else if (fd >= 0 && !S_ISDIR(st.st_mode))
 		fd = -ENOTDIR;
 	if (fd < 0)
-		return log_error_errno(fd, "Failed to resolve the workspace '%s': %m",
-				       given ? given : abs),
-		       WARD_EXIT_SETUP;
+		return ward_error_set(reterr, "workspace", fd, "Failed to resolve the workspace '%s'",
+				      given ? given : abs);
 	*ret = TAKE_PTR(real);
 	return 0;
 }
 
 int run_check_workspace(const char *ws, const char *home, const WardPolicy *pol,
-			const char *state_dir, const char *config_dir, bool allow_unsafe)
+			const char *state_dir, const char *config_dir, bool allow_unsafe,
+			WardError *reterr)
 {
 	_cleanup_free_ char *home_real = realpath(home, NULL), *state_real = NULL,
 			    *config_real = NULL, *why = NULL;
@@ -89,7 +88,7 @@ int run_check_workspace(const char *ws, const char *home, const WardPolicy *pol,
 	{
 		_cleanup_free_ char *real = realpath(*d, NULL);
 		if (strv_extend(&deny, *d) < 0 || (real && strv_extend(&deny, real) < 0))
-			return log_error_errno(-ENOMEM, "Out of memory"), WARD_EXIT_SETUP;
+			return ward_error_set(reterr, "workspace", ENOMEM, "Out of memory");
 	}
 	state_real = state_dir ? realpath(state_dir, NULL) : NULL;
 	config_real = config_dir ? realpath(config_dir, NULL) : NULL;
@@ -102,15 +101,14 @@ int run_check_workspace(const char *ws, const char *home, const WardPolicy *pol,
 		.allow_unsafe = allow_unsafe,
 	};
 	r = workspace_check(&c, &why);
-	if (r < 0) {
-		log_error("Refusing the workspace: %s", why ? why : ws);
-		if (r == -EACCES)
-			log_hint("run ward in a project directory; --allow-unsafe-workspace accepts system "
-				 "directories and those of $HOME's configuration and credentials");
-		else
-			log_hint("run ward in a project directory");
-		return WARD_EXIT_SETUP;
-	}
+	if (r < 0)
+		return ward_error_set(reterr, "workspace", 0, "Refusing the workspace: %s%s",
+				      why ? why : ws,
+				      r == -EACCES ? " (run ward in a project directory; "
+						     "--allow-unsafe-workspace accepts system "
+						     "directories and those of $HOME's configuration "
+						     "and credentials)"
+						   : " (run ward in a project directory)");
 	return 0;
 }
 

@@ -1,0 +1,174 @@
+/* The Linux T2 entry of the backend table (run/backend.h): an adaptor over
+ * linux/sandbox.h.
+ *
+ * sandbox_plan_new() still has side effects (the limits' cgroup, the
+ * protected paths' records), so this adaptor's plan() only checks its
+ * input and acquire() builds the sandbox plan; once sandbox_plan_new() is
+ * pure and sandbox_acquire() exists (the split of sandbox-linux.c), plan()
+ * calls the first and acquire() the second. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "linux/quarantine.h"
+#include "linux/sandbox.h"
+#include "probe/probe.h"
+#include "run/backend.h"
+
+struct BackendPlan {
+	const BackendInput *in;
+	SandboxPlan *sandbox;
+	int stdio[3]; /* the caller's fds 0..2 moved to >= 3, or -EBADF */
+};
+
+/* Exported for the table in run/backends.c. */
+extern const Backend backend_linux_t2;
+
+static int t2_probe(WardError *reterr)
+{
+	return 0; /* the plan and clone say what is missing, with hints */
+}
+
+static int t2_plan(const BackendInput *in, BackendPlan **ret, WardError *reterr)
+{
+	BackendPlan *p;
+
+	for (int fd = 0; fd <= 2; fd++)
+		if (in->stdio[fd] >= 0 && fcntl(in->stdio[fd], F_GETFD) < 0)
+			return ward_error_set(reterr, "stdio", EBADF,
+					      "the descriptor passed for fd %d (%d) is not open", fd,
+					      in->stdio[fd]);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->in = in;
+	for (int fd = 0; fd <= 2; fd++)
+		p->stdio[fd] = -EBADF;
+	*ret = p;
+	return 0;
+}
+
+static int t2_acquire(BackendPlan *p, WardError *reterr)
+{
+	const BackendInput *in = p->in;
+	SandboxError se = {};
+	bool has_stdio = false;
+	int r;
+
+	/* Passed descriptors move out of 0..2 first: the sandbox's init puts
+	 * them in place one by one, and one may be another's target. */
+	for (int fd = 0; fd <= 2; fd++) {
+		if (in->stdio[fd] < 0)
+			continue;
+		p->stdio[fd] = fcntl(in->stdio[fd], F_DUPFD_CLOEXEC, 3);
+		if (p->stdio[fd] < 0)
+			return ward_error_set(reterr, "stdio", errno,
+					      "the descriptor passed for fd %d (%d)", fd, in->stdio[fd]);
+		has_stdio = true;
+	}
+
+	(void)placeholders_cleanup_stale(in->state_dir);
+	if (!in->cow_upper) {
+		/* A run whose guard was killed before its check. */
+		QuarantineInput qi = { .workspace = in->workspace, .state_dir = in->state_dir,
+				       .protected = in->policy->fs_protected, .audit = in->audit };
+		(void)quarantine_recover(&qi);
+	}
+	SandboxOptions so = {
+		.policy = in->policy,
+		.workspace = in->workspace,
+		.home = in->home,
+		.argv = in->argv,
+		.envp = in->envp,
+		.state_dir = in->state_dir,
+		.config_dir = in->config_dir,
+		.policy_files = in->policy_files,
+		.cow_upper = in->cow_upper,
+		.cow_work = in->cow_work,
+		.session_id = in->session_id,
+		.hardening = in->hardening,
+		.test_leak_dir = in->test_leak_dir,
+		.test_no_masks = in->test_no_masks,
+		.audit = in->audit,
+		.has_proxy_report = in->proxy_report_fd >= 0,
+		.proxy_report_fd = in->proxy_report_fd,
+		.parent_pid = in->parent_pid,
+		.has_stdio = has_stdio,
+		.stdio = { p->stdio[0], p->stdio[1], p->stdio[2] },
+	};
+	r = sandbox_plan_new(&so, &p->sandbox, &se);
+	if (r < 0)
+		return ward_error_set(reterr, se.step, se.error ? se.error : -r,
+				      "Failed to prepare the sandbox (%s): %s", se.step, se.detail);
+	return 0;
+}
+
+static cJSON *t2_describe(const BackendPlan *p)
+{
+	return p->sandbox ? sandbox_plan_describe(p->sandbox) : cJSON_CreateObject();
+}
+
+static char *const *t2_protected(const BackendPlan *p)
+{
+	return p->sandbox ? sandbox_plan_protected(p->sandbox) : NULL;
+}
+
+static char *const *t2_notes(const BackendPlan *p)
+{
+	return p->sandbox ? sandbox_plan_git_notes(p->sandbox) : NULL;
+}
+
+static int t2_run(BackendPlan *p, BackendResult *ret, WardError *reterr)
+{
+	SandboxError se = {};
+	WardFeatures f;
+	int r;
+
+	if (!p->sandbox)
+		return ward_error_set(reterr, "plan", EINVAL, "the sandbox was not acquired");
+	r = sandbox_run(p->sandbox, p->in->timeout_s, ret, &se);
+	if (r >= 0)
+		return 0;
+	(void)ward_error_set(reterr, se.step, se.error ? se.error : -r,
+			     "Failed to start the sandbox (%s): %s", se.step, se.detail);
+	/* The full probe: only trying each namespace shows an AppArmor or
+	 * container seccomp block, and so the right Hint. */
+	if (probe_features(&f, true) >= 0)
+		probe_explain_missing(&f);
+	return r;
+}
+
+static int t2_finish(BackendPlan *p, const BackendResult *res, char ***ret_lines)
+{
+	return p->sandbox ? sandbox_git_finish(p->sandbox, res, ret_lines) : 0;
+}
+
+static BackendPlan *t2_free(BackendPlan *p)
+{
+	if (!p)
+		return NULL;
+	sandbox_plan_free(p->sandbox);
+	for (int fd = 0; fd <= 2; fd++)
+		if (p->stdio[fd] >= 0)
+			(void)close(p->stdio[fd]);
+	free(p);
+	return NULL;
+}
+
+const Backend backend_linux_t2 = {
+	.tier = 2,
+	.name = "linux-t2",
+	.flags = BACKEND_ISOLATED | BACKEND_PROXY,
+	.probe = t2_probe,
+	.plan = t2_plan,
+	.acquire = t2_acquire,
+	.describe = t2_describe,
+	.protected_paths = t2_protected,
+	.notes = t2_notes,
+	.run = t2_run,
+	.finish = t2_finish,
+	.free = t2_free,
+};

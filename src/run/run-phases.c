@@ -1,0 +1,489 @@
+/* The phases of a run (run.h): prepare (policy -> backend plan, no side
+ * effects), acquire (ward's dirs, the session, the audit log, the
+ * backend's resources, the `start` event), execute (the command, then what
+ * the run learned: changes, refusals). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/json-util.h"
+#include "common/strv.h"
+#include "common/time-util.h"
+#include "cow/cow-review.h"
+#include "config.h"
+#include "net/proxy-contract.h"
+#include "policy/env-filter.h"
+#include "policy/policy-hostexec.h"
+#include "run/run-hints.h"
+#include "run/run-internal.h"
+#include "run/run-paths.h"
+#include "run/run-result.h"
+#include "ward/ward.h"
+
+extern char **environ;
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(CowSession *, cow_session_free)
+
+/* Info-level timing of the phases (--log-level info). */
+static void phase_done(Run *run, const char *what)
+{
+	uint64_t now = monotonic_us();
+
+	run_log(run, RUN_LOG_INFO, "%s in %.1f ms", what, (double)(now - run->t_phase) / 1000.0);
+	run->t_phase = now;
+}
+
+static int policy_fail(Run *run, const PolicyError *e)
+{
+	char buf[1400];
+
+	policy_error_format(e, buf, sizeof(buf));
+	return run_failf(run, "policy", 0, "Invalid policy: %s", buf);
+}
+
+/* An fd the caller passed for ward's own use (the result, the events):
+ * open, and never inherited by the command (which could forge what the
+ * harness reads). 0..2 stay as they are: they are the command's too. */
+static int check_own_fd(Run *run, int fd, const char *what)
+{
+	int flags;
+
+	if (fd < 0)
+		return 0;
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
+		return run_failf(run, "arguments", EBADF, "%s %d is not open for writing", what, fd);
+	if (fd > 2 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return run_failf(run, "arguments", errno, "%s %d", what, fd);
+	return 0;
+}
+
+/* --session: the session's own workspace, reached without a symlink (a
+ * command could have swapped the path for one); -w must name the same. */
+static int session_workspace(Run *run, const CowSession *s)
+{
+	_cleanup_free_ char *w = NULL;
+	WardError e;
+	int wfd, r;
+
+	wfd = cow_session_open_workspace(s);
+	if (wfd < 0)
+		return run_failf(run, "workspace", 0,
+				 "Session '%s': the workspace '%s' is not the directory the session "
+				 "was made for (%s); refusing to run in it",
+				 run->session_arg, cow_session_workspace(s),
+				 wfd == -ELOOP	  ? "a symlink is on its path"
+				 : wfd == -ESTALE ? "another directory is there now"
+						  : strerror(-wfd));
+	(void)close(wfd);
+	if ((r = run_resolve_workspace(cow_session_workspace(s), &w, &e)) < 0)
+		return run_fail_with(run, &e, r);
+	if (run->ws && strcmp(run->ws, w) != 0)
+		return run_failf(run, "session", 0,
+				 "Session '%s': its workspace moved since the run was prepared",
+				 run->session_arg);
+	free(run->ws);
+	run->ws = TAKE_PTR(w);
+	return 0;
+}
+
+static int resolve_workspace(Run *run)
+{
+	_cleanup_(cow_session_freep) CowSession *s = NULL;
+	_cleanup_free_ char *w = NULL;
+	WardError e;
+	int r;
+
+	if (!run->session_arg) {
+		r = run_resolve_workspace(run->workspace_arg, &run->ws, &e);
+		return r < 0 ? run_fail_with(run, &e, r) : 0;
+	}
+	/* Read without the lock: taking it (and recovering an interrupted
+	 * apply) is acquire's. */
+	r = cow_session_open_unlocked(run->state, run->session_arg, &s);
+	if (r < 0)
+		return run_failf(run, "session", r, "Failed to open session '%s'", run->session_arg);
+	if ((r = session_workspace(run, s)) < 0)
+		return r;
+	if (run->workspace_arg) {
+		if ((r = run_resolve_workspace(run->workspace_arg, &w, &e)) < 0)
+			return run_fail_with(run, &e, r);
+		if (strcmp(w, run->ws) != 0)
+			return run_failf(run, "session", 0, "Session '%s' belongs to workspace '%s', not '%s'",
+					 run->session_arg, cow_session_workspace(s), run->workspace_arg);
+	}
+	return 0;
+}
+
+static int load_policy(Run *run)
+{
+	PolicyError pe = {};
+	WardError e;
+	int r;
+
+	if (policy_load(run->policy_file, run->presets, &run->pol, &pe) < 0)
+		return policy_fail(run, &pe);
+	if (run->overrides && policy_merge_json(run->pol, "<command line>", run->overrides, &pe) < 0)
+		return policy_fail(run, &pe);
+	PolicyContext ctx = { .home = run->home, .workspace = run->ws };
+	if (policy_finalize(run->pol, &ctx, &pe) < 0)
+		return policy_fail(run, &pe);
+	r = run_check_workspace(run->ws, run->home, run->pol, run->state, run->config,
+				run->allow_unsafe, &e);
+	if (r < 0)
+		return run_fail_with(run, &e, r);
+	phase_done(run, "policy loaded and checked");
+	/* Every file the policy came from is hidden from the sandbox. */
+	if (strv_extend_strv(&run->policy_files, run->pol->sources) < 0)
+		return -ENOMEM;
+	if (run->policy_file) {
+		char *real = realpath(run->policy_file, NULL);
+		if (real && strv_consume(&run->policy_files, real) < 0)
+			return -ENOMEM;
+	}
+	/* No writable path that host shells run from (docs/policy.md). */
+	if (policy_check_host_exec(run->pol, getenv("PATH"), run->home, &pe) < 0)
+		return policy_fail(run, &pe);
+	return 0;
+}
+
+static int build_env(Run *run)
+{
+	run->envp = env_filter(run->pol, environ, run->env_extra);
+	if (!run->envp || strv_extend(&run->envp, "TMPDIR=/tmp") < 0)
+		return -ENOMEM;
+	/* Only a backend that runs the proxy points the command at it: at
+	 * tier 0 nothing listens there but what the host has. */
+	if (run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_PROXY))
+		return proxy_contract_env(&run->envp);
+	return 0;
+}
+
+/* Test-only switches (compiled in with -Dtest_hooks): recorded as degraded
+ * in the audit log, never silent. */
+static void test_hooks(Run *run)
+{
+#if WARD_TEST_HOOKS
+	const char *leak = getenv("WARD_TEST_LEAK_DIR");
+
+	if (getenv("WARD_TEST_NO_HARDENING")) {
+		run->in.hardening = false;
+		run_log(run, RUN_LOG_WARNING,
+			"WARD_TEST_NO_HARDENING is set: running without Landlock and seccomp (a "
+			"test-only switch)");
+	}
+	if (getenv("WARD_TEST_NO_MASKS")) {
+		run->in.test_no_masks = true;
+		run_log(run, RUN_LOG_WARNING,
+			"WARD_TEST_NO_MASKS is set: denied paths are not masked, Landlock alone keeps "
+			"them out (a test-only switch)");
+	}
+	if (leak) {
+		run->test_leak_dir = strdup(leak);
+		run->in.test_leak_dir = run->test_leak_dir;
+		run_log(run, RUN_LOG_WARNING,
+			"WARD_TEST_LEAK_DIR is set: '%s' is visible inside (a test-only switch)", leak);
+	}
+#endif
+}
+
+int run_do_prepare(Run *run)
+{
+	WardError e = {};
+	int r;
+
+	run->t_phase = monotonic_us();
+	if (!run->argv || !run->argv[0])
+		return run_failf(run, "arguments", EINVAL, "No command to run");
+	if ((r = check_own_fd(run, run->result_fd, "--result-fd")) < 0 ||
+	    (r = check_own_fd(run, run->events_fd, "--events-fd")) < 0)
+		return r;
+	if ((r = ward_home_dir(&run->home)) < 0 || (r = ward_state_dir(&run->state)) < 0 ||
+	    (r = ward_config_dir(&run->config)) < 0)
+		return run_failf(run, "dirs", r, "Failed to find the home directory");
+	run->backend = backend_for_tier(run->tier);
+	if (!run->backend)
+		return run_failf(run, "tier", EINVAL, "There is no tier %d (0 to 3)", run->tier);
+	if ((r = run->backend->probe(&e)) < 0)
+		return run_fail_with(run, &e, r);
+	if ((r = resolve_workspace(run)) < 0 || (r = load_policy(run)) < 0 ||
+	    (r = build_env(run)) < 0)
+		return r;
+	if (policy_hash(run->pol, run->hash) < 0)
+		snprintf(run->hash, sizeof(run->hash), "unknown");
+	/* The certificate files the passed CA variables name are readable
+	 * (after the hash: it stays the hash of `ward policy show`). */
+	if (policy_add_ca_reads(run->pol, run->envp, run->home) < 0)
+		return -ENOMEM;
+	run->in = (BackendInput)BACKEND_INPUT_INIT;
+	test_hooks(run);
+	/* A view of its own: PATH entries it does not show. */
+	if (run->backend->flags & BACKEND_ISOLATED)
+		run->path_hidden = run_hints_path(run->pol, run->envp, run->home, run->ws);
+
+	run->in.policy = run->pol;
+	run->in.workspace = run->ws;
+	run->in.home = run->home;
+	run->in.argv = run->argv;
+	run->in.envp = run->envp;
+	run->in.state_dir = run->state;
+	run->in.config_dir = run->config;
+	run->in.policy_files = run->policy_files;
+	run->in.timeout_s = run->pol->timeout_s;
+	run->in.parent_pid = run->parent_pid;
+	for (int i = 0; i < 3; i++)
+		run->in.stdio[i] = run->stdio[i];
+	r = run->backend->plan(&run->in, &run->plan, &e);
+	if (r < 0)
+		return run_fail_with(run, &e, r);
+	return 0;
+}
+
+/* The session: a new copy-on-write one, or the one asked for (locked now,
+ * an interrupted apply recovered), or none (a fresh run id). */
+static int acquire_session(Run *run)
+{
+	RunResult *res = &run->result;
+	int r;
+
+	if (run->cow_new) {
+		r = cow_session_create(run->state, run->ws, true, &run->session);
+		if (r < 0)
+			return run_failf(run, "session", r, "Failed to create a session");
+		if (run->log)
+			run_log(run, RUN_LOG_INFO, "session %s", cow_session_id(run->session));
+		else
+			fprintf(stderr, "ward: session %s\n", cow_session_id(run->session));
+	} else if (run->session_arg) {
+		r = cow_session_open(run->state, run->session_arg, &run->session);
+		if (r < 0)
+			return run_failf(run, "session", r, "Failed to open session '%s'",
+					 run->session_arg);
+		if ((r = session_workspace(run, run->session)) < 0)
+			return r;
+	}
+	if (!run->session)
+		return audit_new_session_id(res->session_id) < 0
+			       ? run_failf(run, "session", EIO, "Failed to make a session id")
+			       : 0;
+	res->cow = cow_session_is_cow(run->session);
+	/* diff and apply refuse this run's protected paths, whatever policy
+	 * they are given later. */
+	if (res->cow)
+		(void)cow_session_note_protected(run->session, run->pol->fs_protected);
+	snprintf(res->session_id, sizeof(res->session_id), "%s", cow_session_id(run->session));
+	(void)cow_session_note_run(run->session);
+	return 0;
+}
+
+static int check_strict(Run *run)
+{
+	cJSON *deg = cJSON_GetObjectItemCaseSensitive(run->describe, "degraded");
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, deg)
+	if (cJSON_IsString(it) && strv_extend(&run->result.degraded, it->valuestring) < 0)
+		return -ENOMEM;
+	if (run->strict && cJSON_GetArraySize(deg) > 0) {
+		_cleanup_free_ char *t = cJSON_PrintUnformatted(deg);
+		return run_failf(run, "strict", 0,
+				 "Refusing to run with --strict: degraded protections %s", t ? t : "");
+	}
+	return 0;
+}
+
+static int write_start(Run *run)
+{
+	RunStart s = {
+		.argv = run->argv,
+		.workspace = run->ws,
+		.tier = run->tier,
+		.policy_hash = run->hash,
+		.policy_sources = run->pol->sources,
+		.network = net_mode_to_string(run->pol->net_mode),
+		.host_ports = run->pol->net_host_ports,
+		.n_host_ports = run->pol->n_net_host_ports,
+		.cow = run->result.cow,
+		.path_hidden = run->path_hidden,
+		.describe = run->describe,
+	};
+	/* A run that cannot be recorded does not start (a full file system
+	 * must not hide it). */
+	int r = audit_write(run->audit, "start", run_event_start(&s));
+
+	if (r < 0)
+		return run_failf(run, "audit", r,
+				 "Failed to write the audit log in '%s', not running the command",
+				 run->state);
+	return 0;
+}
+
+int run_do_acquire(Run *run)
+{
+	const char *own_dirs[] = { run->config, run->state };
+	WardError e = {};
+	int r;
+
+	/* Made before the run so the sandbox masks them even on first use. */
+	for (size_t i = 0; i < 2; i++)
+		if ((r = ward_dir_ensure(own_dirs[i])) < 0)
+			return run_failf(run, "dirs", r, "Failed to prepare ward's directory '%s'",
+					 own_dirs[i]);
+	if ((r = acquire_session(run)) < 0)
+		return r;
+	r = audit_open(run->state, run->result.session_id, &run->audit);
+	if (r < 0)
+		return run_failf(run, "audit", r, "Failed to open the audit log in '%s'", run->state);
+	/* The proxy's refusals come back on a pipe, for the line at the end. */
+	if (run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_ISOLATED)) {
+		int pfd[2];
+		if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) == 0) {
+			run->report_rd = pfd[0];
+			run->report_wr = pfd[1];
+		}
+	}
+	run->in.session_id = run->result.session_id;
+	run->in.audit = run->audit;
+	run->in.proxy_report_fd = run->report_wr;
+	if (run->result.cow) {
+		run->in.cow_upper = cow_session_upper_dir(run->session);
+		run->in.cow_work = cow_session_work_dir(run->session);
+	}
+	r = run->backend->acquire(run->plan, &e);
+	if (r < 0)
+		return run_fail_with(run, &e, r);
+	if (run->result.cow && run->backend->protected_paths)
+		(void)cow_session_note_protected(run->session, run->backend->protected_paths(run->plan));
+	phase_done(run, "sandbox plan built (mounts, Landlock, seccomp, limits)");
+	run->describe = run->backend->describe(run->plan);
+	if (!run->describe)
+		return -ENOMEM;
+	if ((r = check_strict(run)) < 0 || (r = write_start(run)) < 0)
+		return r;
+	if (run->backend->notes)
+		STRV_FOREACH(l, run->backend->notes(run->plan))
+	run_log(run, RUN_LOG_WARNING, "%s", *l);
+	return 0;
+}
+
+/* What the run's end says to a person, on ward's log. */
+static void log_ending(Run *run)
+{
+	const BackendResult *res = &run->res;
+
+	for (int fd = 0; fd <= 2; fd++)
+		if (res->stdio_replaced & (1U << fd))
+			run_log(run, RUN_LOG_WARNING,
+				"fd %d was a directory or a path-only descriptor: the command got "
+				"/dev/null instead (it would lead into the host's file tree)",
+				fd);
+	if (res->setup_failed) {
+		if (strcmp(res->error.step, "exec") == 0)
+			run_log(run, RUN_LOG_ERROR, "%s: %s", res->error.detail,
+				res->error.error == ENOENT ? "command not found"
+							   : strerror(res->error.error));
+		else
+			run_log(run, RUN_LOG_ERROR, "Failed to set up the sandbox (%s%s%s): %s",
+				res->error.step, res->error.detail[0] ? ": " : "", res->error.detail,
+				strerror(res->error.error));
+	} else if (res->parent_died)
+		run_log(run, RUN_LOG_ERROR,
+			"The process that started ward (pid %d) died; killed the command and "
+			"everything it started",
+			(int)run->parent_pid);
+	else if (res->timed_out)
+		run_log(run, RUN_LOG_ERROR,
+			"Timed out after %llu s; killed the command and everything it started",
+			(unsigned long long)run->pol->timeout_s);
+	else if (res->oom_killed)
+		run_log(run, RUN_LOG_ERROR,
+			"The run reached limits.memory_mb (%llu MiB): the kernel killed it",
+			(unsigned long long)run->pol->memory_mb);
+}
+
+static void fill_result(Run *run)
+{
+	const BackendResult *res = &run->res;
+	RunResult *r = &run->result;
+
+	r->exit_code = res->exit_code;
+	r->status = res->status;
+	r->signal = res->signal;
+	r->started = !res->setup_failed;
+	r->timed_out = res->timed_out;
+	r->oom_killed = res->oom_killed;
+	r->parent_died = res->parent_died;
+	r->duration_ms = res->duration_ms;
+	r->quarantined = res->quarantined > 0 ? (unsigned)res->quarantined : 0;
+	r->protected_check_failed = res->protected_check_failed;
+	if (res->setup_failed) {
+		/* The step inside, as the error's first words. */
+		run->has_error = true;
+		run->error = res->error;
+		snprintf(run->error.detail, sizeof(run->error.detail), "%s%s%.*s", res->error.step,
+			 res->error.detail[0] ? ": " : "", (int)(sizeof(run->error.detail) - 80),
+			 res->error.detail);
+	}
+}
+
+/* What the run learned afterwards: the session's pending changes, the
+ * proxy's refusals and the namespace's counters (run-hints.h). */
+static void collect_facts(Run *run)
+{
+	cJSON *v;
+
+	run->facts = cJSON_CreateObject();
+	if (!run->facts)
+		return;
+	if (run->result.cow) {
+		cJSON *changes = NULL;
+		if (cow_session_count_changes(run->session, run->pol->fs_protected, &changes) >= 0 &&
+		    changes) {
+			cJSON_AddItemToObject(run->facts, "changes", changes);
+			v = cJSON_GetObjectItemCaseSensitive(changes, "total");
+			if (cJSON_IsNumber(v))
+				run->result.cow_changes = (unsigned)v->valuedouble;
+		}
+	}
+	if (run->backend->flags & BACKEND_ISOLATED) {
+		char see[PATH_MAX + 64];
+		snprintf(see, sizeof(see), "every connection is in %s/audit.jsonl (session %s)",
+			 run->state, run->result.session_id);
+		run_hints_after(run->pol, &run->res, run->report_rd, see, run->facts);
+		v = cJSON_GetObjectItemCaseSensitive(run->facts, "net_refused");
+		run->result.net_refused = (unsigned)cJSON_GetArraySize(v);
+	}
+}
+
+int run_do_execute(Run *run)
+{
+	_cleanup_strv_ char **lines = NULL;
+	WardError e = {};
+	int r;
+
+	run->res = (BackendResult){ .status = -1 };
+	r = run->backend->run(run->plan, &run->res, &e);
+	if (r < 0)
+		return run_fail_with(run, &e, r);
+	run_log(run, RUN_LOG_INFO, "command ended after %.1f ms (exit %d)",
+		(double)run->res.duration_ms, run->res.exit_code);
+	fill_result(run);
+	log_ending(run);
+	if (run->backend->finish) {
+		r = run->backend->finish(run->plan, &run->res, &lines);
+		if (r < 0)
+			run_log(run, RUN_LOG_WARNING,
+				"Failed to apply the repository metadata the command wrote: %s",
+				strerror(-r));
+		STRV_FOREACH(l, lines)
+		run_log(run, RUN_LOG_WARNING, "%s", *l);
+	}
+	collect_facts(run);
+	return 0;
+}
