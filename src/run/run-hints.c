@@ -80,8 +80,6 @@ cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home
 	const char *path = NULL;
 	_cleanup_free_ char *copy = NULL;
 	_cleanup_strv_ char **seen = NULL;
-	char line[2048];
-	size_t o = 0;
 	cJSON *hidden = NULL;
 
 	STRV_FOREACH(e, envp)
@@ -89,7 +87,6 @@ cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home
 		path = *e + 5;
 	if (!path || !(copy = strdup(path)))
 		return NULL;
-	line[0] = '\0';
 	for (char *save = NULL, *ent = strtok_r(copy, ":", &save); ent;
 	     ent = strtok_r(NULL, ":", &save)) {
 		_cleanup_free_ char *real = NULL;
@@ -119,16 +116,27 @@ cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home
 		cJSON_AddStringToObject(h, "path", ent);
 		cJSON_AddStringToObject(h, "expose", fix);
 		cJSON_AddItemToArray(hidden, h);
-		if (o < sizeof(line)) {
-			int k = snprintf(line + o, sizeof(line) - o, "%s%s (%s)", o ? ", " : "", ent, fix);
-			o += k > 0 ? (size_t)k : 0;
-		}
 	}
-	if (hidden)
-		log_warning("PATH entries not visible in the sandbox, so commands there are not found "
-			    "or another program of the same name runs: %s",
-			    line);
 	return hidden;
+}
+
+void run_hints_path_line(const cJSON *hidden, char *buf, size_t n)
+{
+	const cJSON *h;
+	size_t o = 0;
+
+	buf[0] = '\0';
+	cJSON_ArrayForEach(h, hidden)
+	{
+		const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "path"));
+		const char *fix = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "expose"));
+		int k;
+
+		if (!path || !fix || o >= n)
+			continue;
+		k = snprintf(buf + o, n - o, "%s%s (%s)", o ? ", " : "", path, fix);
+		o += k > 0 ? (size_t)k : 0;
+	}
 }
 
 static void hint_refusals(int fd, const char *see, cJSON *ev)

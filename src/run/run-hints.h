@@ -13,11 +13,12 @@
 /* The PATH entries of @envp that exist on the host but are not executable
  * in the sandbox's view (under no fs.read_exec/read_write entry nor the
  * workspace, or under fs.deny), each with what would expose it: a preset
- * that covers it or an fs.read_exec entry. Prints one warning line when
- * there are any; returns them as a JSON array for the start event (caller
- * frees), or NULL when none. */
+ * that covers it or an fs.read_exec entry. Returns them as a JSON array for
+ * the start event (caller frees), or NULL when none. */
 cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home,
 		      const char *workspace);
+/* The same as one line for the warning: "PATH (FIX), PATH (FIX)". */
+void run_hints_path_line(const cJSON *hidden, char *buf, size_t n);
 
 /* After the run: one line when the proxy refused connections (records on
  * @report_rd, -1 for none), and, when the command failed, one line when

@@ -84,12 +84,15 @@ static int session_workspace(Run *run, const CowSession *s)
 	(void)close(wfd);
 	if ((r = run_resolve_workspace(cow_session_workspace(s), &w, &e)) < 0)
 		return run_fail_with(run, &e, r);
-	if (run->ws && strcmp(run->ws, w) != 0)
+	if (!run->ws) {
+		run->ws = TAKE_PTR(w);
+		return 0;
+	}
+	/* acquire: the plan holds run->ws; it must still be the same place. */
+	if (strcmp(run->ws, w) != 0)
 		return run_failf(run, "session", 0,
 				 "Session '%s': its workspace moved since the run was prepared",
 				 run->session_arg);
-	free(run->ws);
-	run->ws = TAKE_PTR(w);
 	return 0;
 }
 
@@ -226,6 +229,14 @@ int run_do_prepare(Run *run)
 	/* A view of its own: PATH entries it does not show. */
 	if (run->backend->flags & BACKEND_ISOLATED)
 		run->path_hidden = run_hints_path(run->pol, run->envp, run->home, run->ws);
+	if (run->path_hidden) {
+		char line[2048];
+		run_hints_path_line(run->path_hidden, line, sizeof(line));
+		run_log(run, RUN_LOG_WARNING,
+			"PATH entries not visible in the sandbox, so commands there are not found or "
+			"another program of the same name runs: %s",
+			line);
+	}
 
 	run->in.policy = run->pol;
 	run->in.workspace = run->ws;

@@ -250,9 +250,11 @@ int run_report(Run *run)
 	if (run->reported)
 		return run->failed;
 	run->reported = true;
-	if (run->phase < RUN_PHASE_EXECUTED)
-		report_error_event(run);
-	else {
+	if (run->phase < RUN_PHASE_EXECUTED) {
+		/* Failed before the command ran (or the caller reports early). */
+		if (run->has_error)
+			report_error_event(run);
+	} else {
 		if (run->has_error && run->audit) {
 			outcome(run, &o);
 			(void)audit_write(run->audit, "error", run_event_error(&o));
