@@ -342,7 +342,7 @@ static BackendPlan *t0_free(BackendPlan *plan)
 const Backend backend_tier0 = {
 	.tier = 0,
 	.name = "tier0",
-	.flags = BACKEND_PROXY,
+	.flags = 0, /* no view of its own, no proxy */
 	.probe = t0_probe,
 	.plan = t0_plan,
 	.acquire = t0_acquire,

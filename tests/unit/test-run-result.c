@@ -101,7 +101,7 @@ static void test_result_timeout_with_facts(void **state)
 static void test_result_not_found(void **state)
 {
 	WardError e = { .step = "exec", .detail = "exec: /nonexistent/cmd", .error = ENOENT };
-	RunResult r = { .exit_code = WARD_EXIT_NOTFOUND, .status = 127, .duration_ms = 12,
+	RunResult r = { .exit_code = WARD_EXIT_NOTFOUND, .status = -1, .duration_ms = 12,
 			.tier = 2, .session_id = "5b0f9e2d41c8a736" };
 	RunOutcome o = { .result = &r, .error = &e, .session_id = r.session_id,
 			 .argv = argv_missing, .workspace = "/home/you/proj" };
@@ -278,6 +278,105 @@ static void test_unbuilt_tier(void **state)
 	run_free(run);
 }
 
+/* RunRequest.stdio: the command's fds 0..2 are the caller's descriptors,
+ * not ward's own; a directory passed as stdin is not (T2: /dev/null). */
+static void check_stdio(int tier)
+{
+	char home[128], ws[160], buf[256] = "";
+	char *const argv[] = { "sh", "-c", "cat; echo out; echo err >&2; ls /proc/self/fd/0/ 2>&1 | head -1",
+			       NULL };
+	int in[2], out[2], dirfd, logged = 0;
+	RunRequest req = RUN_REQUEST_INIT;
+	Run *run;
+	ssize_t n;
+	size_t got = 0;
+
+	snprintf(home, sizeof(home), "%s/stdio%d", tmpdir, tier);
+	snprintf(ws, sizeof(ws), "%s/ws", home);
+	assert_int_equal(mkdir(home, 0700), 0);
+	assert_int_equal(mkdir(ws, 0700), 0);
+	setenv("HOME", home, 1);
+	assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	assert_int_equal(write(in[1], "in\n", 3), 3);
+	close(in[1]);
+
+	req.argv = argv;
+	req.workspace = ws;
+	req.tier = tier;
+	req.stdio[0] = in[0];
+	req.stdio[1] = out[1];
+	req.stdio[2] = out[1];
+	req.log = logger;
+	req.log_userdata = &logged;
+	run = run_new(&req);
+	assert_int_equal(run_all(run), 0);
+	run_free(run);
+	close(out[1]);
+	while ((n = read(out[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(out[0]);
+	close(in[0]);
+	assert_non_null(strstr(buf, "in\nout\nerr\n"));
+
+	/* A directory on stdin would lead into the host's tree. */
+	if (tier != 2)
+		return;
+	dirfd = open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dirfd >= 0);
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	req.stdio[0] = dirfd;
+	req.stdio[1] = out[1];
+	req.stdio[2] = out[1];
+	run = run_new(&req);
+	assert_int_equal(run_all(run), 0);
+	run_free(run);
+	close(out[1]);
+	got = 0;
+	while ((n = read(out[0], buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(out[0]);
+	close(dirfd);
+	assert_null(strstr(buf, "passwd"));
+	assert_non_null(strstr(buf, "out\nerr\n"));
+}
+
+static void test_stdio_tier0(void **state)
+{
+	check_stdio(0);
+}
+
+static void test_stdio_tier2(void **state)
+{
+	check_stdio(2);
+}
+
+/* A passed descriptor that is not open is refused in prepare. */
+static void test_stdio_bad_fd(void **state)
+{
+	char *const argv[] = { "true", NULL };
+	RunRequest req = RUN_REQUEST_INIT;
+	int logged = 0, r;
+	char ws[128];
+	Run *run;
+
+	snprintf(ws, sizeof(ws), "%s/stdio2/ws", tmpdir); /* made by test_stdio_tier2 */
+	req.argv = argv;
+	req.workspace = ws;
+	req.stdio[1] = 987;
+	req.log = logger;
+	req.log_userdata = &logged;
+	run = run_new(&req);
+	r = run_prepare(run);
+	if (r != -EBADF)
+		printf("# %s: %s\n", run_error(run)->step, run_error(run)->detail);
+	assert_int_equal(r, -EBADF);
+	assert_string_equal(run_error(run)->step, "stdio");
+	run_free(run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +390,9 @@ int main(void)
 		cmocka_unit_test(test_prepare_is_pure_tier0),
 		cmocka_unit_test(test_prepare_is_pure_tier2),
 		cmocka_unit_test(test_unbuilt_tier),
+		cmocka_unit_test(test_stdio_tier0),
+		cmocka_unit_test(test_stdio_tier2),
+		cmocka_unit_test(test_stdio_bad_fd),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
