@@ -21,7 +21,8 @@
 struct BackendPlan {
 	const BackendInput *in;
 	SandboxPlan *sandbox;
-	int stdio[3]; /* the caller's fds 0..2 moved to >= 3, or -EBADF */
+	SandboxResult res; /* the run's, for sandbox_git_finish() */
+	int stdio[3];      /* the caller's fds 0..2 moved to >= 3, or -EBADF */
 };
 
 /* Exported for the table in run/backends.c. */
@@ -121,6 +122,30 @@ static char *const *t2_notes(const BackendPlan *p)
 	return p->sandbox ? sandbox_plan_git_notes(p->sandbox) : NULL;
 }
 
+/* The sandbox's result in the interface's terms. */
+static void convert_result(const SandboxResult *s, BackendResult *ret)
+{
+	*ret = (BackendResult){
+		.exit_code = s->exit_code,
+		.status = s->status,
+		.signal = s->signal,
+		.timed_out = s->timed_out,
+		.oom_killed = s->oom_killed,
+		.setup_failed = s->setup_failed,
+		.parent_died = s->parent_died,
+		.duration_ms = s->duration_ms,
+		.quarantined = s->quarantined,
+		.protected_check_failed = s->protected_check_failed,
+		.stdio_replaced = s->stdio_replaced,
+		.net = { .valid = s->net.valid,
+			 .no_route = s->net.no_route,
+			 .udp_no_port = s->net.udp_no_port,
+			 .tcp_refused = s->net.tcp_refused },
+	};
+	if (s->setup_failed)
+		(void)ward_error_set(&ret->error, s->error.step, s->error.error, "%s", s->error.detail);
+}
+
 static int t2_run(BackendPlan *p, BackendResult *ret, WardError *reterr)
 {
 	SandboxError se = {};
@@ -129,9 +154,11 @@ static int t2_run(BackendPlan *p, BackendResult *ret, WardError *reterr)
 
 	if (!p->sandbox)
 		return ward_error_set(reterr, "plan", EINVAL, "the sandbox was not acquired");
-	r = sandbox_run(p->sandbox, p->in->timeout_s, ret, &se);
-	if (r >= 0)
+	r = sandbox_run(p->sandbox, p->in->timeout_s, &p->res, &se);
+	if (r >= 0) {
+		convert_result(&p->res, ret);
 		return 0;
+	}
 	(void)ward_error_set(reterr, se.step, se.error ? se.error : -r,
 			     "Failed to start the sandbox (%s): %s", se.step, se.detail);
 	/* The full probe: only trying each namespace shows an AppArmor or
@@ -143,7 +170,7 @@ static int t2_run(BackendPlan *p, BackendResult *ret, WardError *reterr)
 
 static int t2_finish(BackendPlan *p, const BackendResult *res, char ***ret_lines)
 {
-	return p->sandbox ? sandbox_git_finish(p->sandbox, res, ret_lines) : 0;
+	return p->sandbox ? sandbox_git_finish(p->sandbox, &p->res, ret_lines) : 0;
 }
 
 static BackendPlan *t2_free(BackendPlan *p)

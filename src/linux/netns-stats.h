@@ -10,14 +10,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "run/backend.h"
-
-/* no_route: Ip OutNoRoutes + Ip6 OutNoRoutes, a connect or send to an
- * address outside (ENETUNREACH); udp_no_port: Udp(6) NoPorts, a datagram to
- * a loopback port with no socket (a DNS query to 127.0.0.53, say);
- * tcp_refused: Tcp AttemptFails, a connect to a loopback port where nothing
- * listened. The type is the backend interface's (run/backend.h). */
-typedef BackendNetCounters NetnsCounters;
+typedef struct NetnsCounters {
+	bool valid;
+	uint64_t no_route;     /* Ip OutNoRoutes + Ip6 OutNoRoutes: a connect or send
+	                        * to an address outside (ENETUNREACH) */
+	uint64_t udp_no_port;  /* Udp(6) NoPorts: a datagram to a loopback port with no
+	                        * socket (a DNS query to 127.0.0.53, say) */
+	uint64_t tcp_refused;  /* Tcp AttemptFails: a connect to a loopback port where
+	                        * nothing listened */
+} NetnsCounters;
 
 /* Open the counters of @pid's network namespace into @ret_fds (two fds,
  * -EBADF where one could not be opened). */
