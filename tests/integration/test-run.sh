@@ -8,7 +8,6 @@
 require_t2
 command -v python3 >/dev/null || skip_all "python3 is needed"
 audit_log="$XDG_STATE_HOME/ward/audit.jsonl"
-state="$XDG_STATE_HOME/ward"
 
 # json_check FILE PYTHON-EXPR: the expression over r (the object) holds.
 json_check() {
