@@ -1,6 +1,6 @@
 /* A tier of isolation behind one small interface: the run module
  * (src/run/run.c) drives every backend through these entries and never
- * names a platform. Linux T2 (src/run/backend-linux-t2.c over
+ * names a platform. Linux T2 (src/linux/backend-t2.c over
  * src/linux/sandbox.h) and tier 0 (src/linux/tier0.c) are built; T1, T3 and
  * Windows plug into the same table (src/run/backends.c).
  *

@@ -44,16 +44,23 @@ static int fail_now(Run *run, int r)
 	return run->failed;
 }
 
+_printf_(4, 0) static int failv(Run *run, const char *step, int err, const char *fmt, va_list ap)
+{
+	snprintf(run->error.step, sizeof(run->error.step), "%s", step);
+	vsnprintf(run->error.detail, sizeof(run->error.detail), fmt, ap);
+	run->error.error = abs(err);
+	return fail_now(run, err ? -abs(err) : -EINVAL);
+}
+
 int run_failf(Run *run, const char *step, int err, const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
-	snprintf(run->error.step, sizeof(run->error.step), "%s", step);
 	va_start(ap, fmt);
-	vsnprintf(run->error.detail, sizeof(run->error.detail), fmt, ap);
+	r = failv(run, step, err, fmt, ap);
 	va_end(ap);
-	run->error.error = abs(err);
-	return fail_now(run, err ? -abs(err) : -EINVAL);
+	return r;
 }
 
 int run_fail_with(Run *run, const WardError *e, int r)
@@ -67,15 +74,14 @@ int run_fail_with(Run *run, const WardError *e, int r)
 int run_fail(Run *run, const char *step, int err, const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
 	if (run->failed)
 		return run->failed;
-	snprintf(run->error.step, sizeof(run->error.step), "%s", step);
 	va_start(ap, fmt);
-	vsnprintf(run->error.detail, sizeof(run->error.detail), fmt, ap);
+	r = failv(run, step, err, fmt, ap);
 	va_end(ap);
-	run->error.error = abs(err);
-	return fail_now(run, err ? -abs(err) : -EINVAL);
+	return r;
 }
 
 static int dup_str(char **dst, const char *s)
