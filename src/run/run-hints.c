@@ -8,7 +8,6 @@
 
 #include "run/run-hints.h"
 #include "common/cleanup.h"
-#include "common/log.h"
 #include "common/path-util.h"
 #include "common/strv.h"
 #include "net/proxy-report.h"
@@ -139,7 +138,7 @@ void run_hints_path_line(const cJSON *hidden, char *buf, size_t n)
 	}
 }
 
-static void hint_refusals(int fd, const char *see, cJSON *ev)
+static void hint_refusals(int fd, const char *see, cJSON *ev, char ***lines)
 {
 	ProxyRefusal recs[PROXY_REPORT_DISTINCT + 1];
 	char line[4096];
@@ -152,7 +151,7 @@ static void hint_refusals(int fd, const char *see, cJSON *ev)
 	if (n == 0)
 		return;
 	(void)proxy_refusals_format(recs, n, see, line, sizeof(line));
-	log_warning("%s", line);
+	(void)strv_extend(lines, line);
 	a = cJSON_AddArrayToObject(ev, "net_refused");
 	for (size_t i = 0; i < n; i++) {
 		if (recs[i].overflow) {
@@ -167,7 +166,8 @@ static void hint_refusals(int fd, const char *see, cJSON *ev)
 	}
 }
 
-static void hint_network(const WardPolicy *pol, const BackendResult *res, cJSON *ev)
+static void hint_network(const WardPolicy *pol, const BackendResult *res, cJSON *ev,
+			 char ***lines)
 {
 	const BackendNetCounters *c = &res->net;
 	char what[256] = "";
@@ -193,25 +193,29 @@ static void hint_network(const WardPolicy *pol, const BackendResult *res, cJSON 
 				      o ? ", " : "", (unsigned long long)c->udp_no_port,
 				      c->udp_no_port == 1 ? "" : "s");
 	if (what[0] && pol->net_mode == NET_MODE_NONE)
-		log_warning("Hint: the command tried to resolve or connect (%s), but this run has no "
-			    "network (--net none): allow hosts with --allow-domain HOST (through the "
-			    "proxy), or a host's loopback service with --allow-host-port PORT",
-			    what);
+		(void)strv_extendf(lines,
+				   "Hint: the command tried to resolve or connect (%s), but this run "
+				   "has no network (--net none): allow hosts with --allow-domain HOST "
+				   "(through the proxy), or a host's loopback service with "
+				   "--allow-host-port PORT",
+				   what);
 	else if (what[0])
-		log_warning("Hint: the command tried to resolve or connect directly (%s): only the "
-			    "proxy reaches out (HTTP_PROXY, ALL_PROXY); a client that ignores the proxy "
-			    "variables cannot connect",
-			    what);
+		(void)strv_extendf(lines,
+				   "Hint: the command tried to resolve or connect directly (%s): only "
+				   "the proxy reaches out (HTTP_PROXY, ALL_PROXY); a client that "
+				   "ignores the proxy variables cannot connect",
+				   what);
 	if (c->tcp_refused)
-		log_warning("Hint: %llu connection%s to a loopback port where nothing listened inside "
-			    "the sandbox; localhost is the sandbox's own: a service on the host's "
-			    "127.0.0.1:PORT needs --allow-host-port PORT",
-			    (unsigned long long)c->tcp_refused, c->tcp_refused == 1 ? "" : "s");
+		(void)strv_extendf(lines,
+				   "Hint: %llu connection%s to a loopback port where nothing listened "
+				   "inside the sandbox; localhost is the sandbox's own: a service on the "
+				   "host's 127.0.0.1:PORT needs --allow-host-port PORT",
+				   (unsigned long long)c->tcp_refused, c->tcp_refused == 1 ? "" : "s");
 }
 
 void run_hints_after(const WardPolicy *pol, const BackendResult *res, int report_rd,
-		     const char *see, cJSON *exit_event)
+		     const char *see, cJSON *exit_event, char ***ret_lines)
 {
-	hint_refusals(report_rd, see, exit_event);
-	hint_network(pol, res, exit_event);
+	hint_refusals(report_rd, see, exit_event, ret_lines);
+	hint_network(pol, res, exit_event, ret_lines);
 }

@@ -23,8 +23,9 @@ void run_hints_path_line(const cJSON *hidden, char *buf, size_t n);
 /* After the run: one line when the proxy refused connections (records on
  * @report_rd, -1 for none), and, when the command failed, one line when
  * the namespace's counters show it tried to reach what the sandbox has
- * no route to. @see says where the details are (the audit log). The same
- * facts go into @exit_event ("net_refused", "net_attempts") for the audit
- * log and --result. */
+ * no route to; appended to @ret_lines for the caller to show. @see says
+ * where the details are (the audit log). The same facts go into
+ * @exit_event ("net_refused", "net_attempts") for the audit log and
+ * --result. */
 void run_hints_after(const WardPolicy *pol, const BackendResult *res, int report_rd,
-		     const char *see, cJSON *exit_event);
+		     const char *see, cJSON *exit_event, char ***ret_lines);

@@ -466,7 +466,10 @@ static void collect_facts(Run *run)
 		char see[PATH_MAX + 64];
 		snprintf(see, sizeof(see), "every connection is in %s/audit.jsonl (session %s)",
 			 run->state, run->result.session_id);
-		run_hints_after(run->pol, &run->res, run->report_rd, see, run->facts);
+		_cleanup_strv_ char **lines = NULL;
+		run_hints_after(run->pol, &run->res, run->report_rd, see, run->facts, &lines);
+		STRV_FOREACH(l, lines)
+		run_log(run, RUN_LOG_WARNING, "%s", *l);
 		v = cJSON_GetObjectItemCaseSensitive(run->facts, "net_refused");
 		run->result.net_refused = (unsigned)cJSON_GetArraySize(v);
 	}
