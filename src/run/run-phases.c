@@ -210,13 +210,16 @@ int run_do_prepare(Run *run)
 	if ((r = ward_home_dir(&run->home)) < 0 || (r = ward_state_dir(&run->state)) < 0 ||
 	    (r = ward_config_dir(&run->config)) < 0)
 		return run_failf(run, "dirs", r, "Failed to find the home directory");
+	if ((r = resolve_workspace(run)) < 0 || (r = load_policy(run)) < 0)
+		return r;
+	/* The tier: the request's, else 2. (After the policy, so that a
+	 * policy may name one.) Every tier is an entry of the table. */
 	run->backend = backend_for_tier(run->tier);
 	if (!run->backend)
 		return run_failf(run, "tier", EINVAL, "There is no tier %d (0 to 3)", run->tier);
 	if ((r = run->backend->probe(&e)) < 0)
 		return run_fail_with(run, &e, r);
-	if ((r = resolve_workspace(run)) < 0 || (r = load_policy(run)) < 0 ||
-	    (r = build_env(run)) < 0)
+	if ((r = build_env(run)) < 0)
 		return r;
 	if (policy_hash(run->pol, run->hash) < 0)
 		snprintf(run->hash, sizeof(run->hash), "unknown");
