@@ -150,6 +150,31 @@ static void test_cli_args_find_result_same_table(void **state)
 	assert_null(cli_find_result_file(4, e));
 }
 
+static void test_cli_args_result_fd(void **state)
+{
+	RunOptions o;
+	char *err = NULL;
+	char *a[] = { "run", "--timeout", "x", "--result-fd", "7", "--", "true", NULL };
+	char *b[] = { "run", "--result-fd=x", "true", NULL };
+	char *c[] = { "run", "--", "--result-fd", "3", NULL };
+
+	assert_int_equal(PARSE(&o, &err, "--result-fd", "3", "--result", "r.json", "--", "true"), 0);
+	assert_int_equal(o.result_fd, 3);
+	assert_string_equal(o.result_file, "r.json");
+	run_options_done(&o);
+	assert_int_equal(PARSE(&o, &err, "--", "true"), 0);
+	assert_int_equal(o.result_fd, -1);
+	run_options_done(&o);
+	EXPECT_ERROR("--result-fd: expected a file descriptor number", "--result-fd", "-1", "--",
+		     "true");
+	EXPECT_ERROR("--result-fd: expected a file descriptor number", "--result-fd", "stdout",
+		     "--", "true");
+	/* Found on a command line that does not parse; not after the command. */
+	assert_int_equal(cli_find_result_fd(7, a), 7);
+	assert_int_equal(cli_find_result_fd(3, b), -1);
+	assert_int_equal(cli_find_result_fd(4, c), -1);
+}
+
 static void test_cli_args_host_ports(void **state)
 {
 	RunOptions o;
@@ -423,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_cli_args_errors),
 		cmocka_unit_test(test_cli_args_host_ports),
 		cmocka_unit_test(test_cli_args_events_fd),
+		cmocka_unit_test(test_cli_args_result_fd),
 		cmocka_unit_test(test_cli_args_find_result),
 		cmocka_unit_test(test_cli_args_find_result_same_table),
 		cmocka_unit_test(test_cli_args_no_abbreviations),
