@@ -64,6 +64,7 @@ int cli_run_request(const RunOptions *o, pid_t parent, RunRequest *req, char **r
 	req->parent_pid = parent;
 	req->result_file = o->result_file;
 	req->result_fd = o->result_fd;
+	req->events_fd = o->events_fd;
 	*ret_overrides = doc;
 	return 0;
 }

@@ -57,6 +57,7 @@ struct Run {
 	BackendResult res;
 	cJSON *facts;       /* net_refused, net_attempts, changes (run-result.h) */
 	int audit_error;
+	unsigned events_lost; /* lines the events fd did not get (audit_events_lost) */
 	uint64_t t_phase;
 };
 

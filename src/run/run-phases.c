@@ -50,7 +50,7 @@ static int policy_fail(Run *run, const PolicyError *e)
 /* An fd the caller passed for ward's own use (the result, the events):
  * open, and never inherited by the command (which could forge what the
  * harness reads). 0..2 stay as they are: they are the command's too. */
-static int check_own_fd(Run *run, int fd, const char *what)
+static int check_own_fd(Run *run, int fd, const char *step, const char *what)
 {
 	int flags;
 
@@ -58,9 +58,10 @@ static int check_own_fd(Run *run, int fd, const char *what)
 		return 0;
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY)
-		return run_failf(run, "arguments", EBADF, "%s %d is not open for writing", what, fd);
+		return run_failf(run, step, EBADF, "%s %d: not a descriptor open for writing", what,
+				 fd);
 	if (fd > 2 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
-		return run_failf(run, "arguments", errno, "%s %d", what, fd);
+		return run_failf(run, step, errno, "%s %d", what, fd);
 	return 0;
 }
 
@@ -204,8 +205,8 @@ int run_do_prepare(Run *run)
 	run->t_phase = monotonic_us();
 	if (!run->argv || !run->argv[0])
 		return run_failf(run, "arguments", EINVAL, "No command to run");
-	if ((r = check_own_fd(run, run->result_fd, "--result-fd")) < 0 ||
-	    (r = check_own_fd(run, run->events_fd, "--events-fd")) < 0)
+	if ((r = check_own_fd(run, run->result_fd, "arguments", "--result-fd")) < 0 ||
+	    (r = check_own_fd(run, run->events_fd, "events", "--events-fd")) < 0)
 		return r;
 	if ((r = ward_home_dir(&run->home)) < 0 || (r = ward_state_dir(&run->state)) < 0 ||
 	    (r = ward_config_dir(&run->config)) < 0)
@@ -354,6 +355,10 @@ int run_do_acquire(Run *run)
 	r = audit_open(run->state, run->result.session_id, &run->audit);
 	if (r < 0)
 		return run_failf(run, "audit", r, "Failed to open the audit log in '%s'", run->state);
+	/* Live events (--events-fd): the log keeps its own copy. */
+	if (run->events_fd >= 0 && (r = audit_set_events_fd(run->audit, run->events_fd)) < 0)
+		return run_failf(run, "events", r, "--events-fd %d: not a descriptor open for writing",
+				 run->events_fd);
 	/* The proxy's refusals come back on a pipe, for the line at the end. */
 	if (run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_ISOLATED)) {
 		int pfd[2];

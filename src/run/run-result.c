@@ -98,6 +98,7 @@ cJSON *run_result_object(const RunOutcome *o)
 	add_copy(obj, "net_attempts", o->facts, cJSON_CreateNull());
 	add_copy(obj, "changes", o->facts, cJSON_CreateNull());
 	add_str_or_null(obj, "audit_error", o->audit_error ? strerror(-o->audit_error) : NULL);
+	cJSON_AddNumberToObject(obj, "events_lost", o->events_lost);
 	return obj;
 }
 
@@ -164,6 +165,8 @@ cJSON *run_event_exit(const RunOutcome *o)
 	add_copy(ev, "net_refused", o->facts, NULL);
 	add_copy(ev, "net_refused_more", o->facts, NULL);
 	add_copy(ev, "net_attempts", o->facts, NULL);
+	if (o->events_lost)
+		cJSON_AddNumberToObject(ev, "events_lost", o->events_lost);
 	return ev;
 }
 

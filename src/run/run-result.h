@@ -27,6 +27,7 @@ typedef struct RunOutcome {
 	 * hints and the session made them; may be NULL. */
 	const cJSON *facts;
 	int audit_error;         /* -errno of the last audit record lost, 0 */
+	unsigned events_lost;    /* lines --events-fd did not get */
 } RunOutcome;
 
 /* The facts for the `start` event, borrowed. */

@@ -215,6 +215,7 @@ static void outcome(const Run *run, RunOutcome *o)
 		.workspace = run->ws,
 		.facts = run->facts,
 		.audit_error = run->audit_error,
+		.events_lost = run->events_lost,
 	};
 }
 
@@ -237,6 +238,9 @@ static void report_error_event(Run *run)
 		    audit_open(dir, run->result.session_id[0] ? run->result.session_id : NULL, &own) < 0)
 			return;
 		audit = own;
+		/* The events stream gets the error too (not if the fd is bad). */
+		if (run->events_fd >= 0)
+			(void)audit_set_events_fd(own, run->events_fd);
 	}
 	outcome(run, &o);
 	r = audit_write(audit, "error", run_event_error(&o));
@@ -265,6 +269,7 @@ int run_report(Run *run)
 			outcome(run, &o);
 			(void)audit_write(run->audit, "error", run_event_error(&o));
 		}
+		run->events_lost = run->audit ? audit_events_lost(run->audit, NULL) : 0;
 		outcome(run, &o);
 		if (run->audit)
 			(void)audit_write(run->audit, "exit", run_event_exit(&o));

@@ -92,7 +92,8 @@ static void test_result_timeout_with_facts(void **state)
 		"network.allow\"}],\"net_attempts\":{\"no_route\":1,\"udp_no_port\":0,"
 		"\"tcp_refused\":0}}");
 	RunOutcome o = { .result = &r, .session_id = r.session_id, .argv = argv_make,
-			 .workspace = "/home/you/proj", .facts = facts, .audit_error = -ENOSPC };
+			 .workspace = "/home/you/proj", .facts = facts, .audit_error = -ENOSPC,
+			 .events_lost = 2 };
 
 	check_golden(run_result_object(&o), "result-timeout.json", 0);
 	check_golden(run_event_exit(&o), "run-events.jsonl", 2);
