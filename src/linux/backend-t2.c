@@ -1,11 +1,14 @@
 /* The Linux T2 entry of the backend table (run/backend.h): an adaptor over
  * linux/sandbox.h.
  *
- * sandbox_plan_new() still has side effects (the limits' cgroup, the
- * protected paths' records), so this adaptor's plan() only checks its
- * input and acquire() builds the sandbox plan; once sandbox_plan_new() is
- * pure and sandbox_acquire() exists (the split of sandbox-linux.c), plan()
- * calls the first and acquire() the second. */
+ * sandbox_plan_new() is pure, but it needs what the run makes in its own
+ * acquire phase (the copy-on-write session's upper and work dirs, the
+ * session id that names the cgroup, the audit log): so this adaptor's
+ * plan() checks its input and acquire() builds the sandbox plan, then
+ * sandbox_acquire() makes what it holds on the host (cgroup, staging
+ * layers, idmapped trees), so that describe() is final before the start
+ * event. Planning the sandbox in plan() needs those paths predicted
+ * before acquire (a follow-up: warm sessions want it too). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -101,9 +104,12 @@ static int t2_acquire(BackendPlan *p, WardError *reterr)
 		.stdio = { p->stdio[0], p->stdio[1], p->stdio[2] },
 	};
 	r = sandbox_plan_new(&so, &p->sandbox, &se);
+	if (r >= 0)
+		r = sandbox_acquire(p->sandbox, &se);
 	if (r < 0)
-		return ward_error_set(reterr, se.step, se.error ? se.error : -r,
-				      "Failed to prepare the sandbox (%s): %s", se.step, se.detail);
+		return ward_error_set(reterr, se.step[0] ? se.step : "plan", se.error ? se.error : -r,
+				      "Failed to prepare the sandbox (%s): %s",
+				      se.step[0] ? se.step : "plan", se.detail);
 	return 0;
 }
 
@@ -132,6 +138,7 @@ static void convert_result(const SandboxResult *s, BackendResult *ret)
 		.timed_out = s->timed_out,
 		.oom_killed = s->oom_killed,
 		.setup_failed = s->setup_failed,
+		.exec_failed = sandbox_result_exec_failed(s),
 		.parent_died = s->parent_died,
 		.duration_ms = s->duration_ms,
 		.quarantined = s->quarantined,
@@ -159,8 +166,10 @@ static int t2_run(BackendPlan *p, BackendResult *ret, WardError *reterr)
 		convert_result(&p->res, ret);
 		return 0;
 	}
-	(void)ward_error_set(reterr, se.step, se.error ? se.error : -r,
-			     "Failed to start the sandbox (%s): %s", se.step, se.detail);
+	/* Never "(): : Success": a failure names its step and its errno. */
+	(void)ward_error_set(reterr, se.step[0] ? se.step : "start", se.error ? se.error : -r,
+			     "Failed to start the sandbox (%s)%s%s", se.step[0] ? se.step : "start",
+			     se.detail[0] ? ": " : "", se.detail);
 	/* The full probe: only trying each namespace shows an AppArmor or
 	 * container seccomp block, and so the right Hint. */
 	if (probe_features(&f, true) >= 0)

@@ -269,6 +269,7 @@ int tier0_run(const BackendInput *in, BackendResult *ret)
 						     [FAIL_STDIO] = "stdio" };
 		const int what = rep[0] >= FAIL_EXEC && rep[0] <= FAIL_STDIO ? rep[0] : FAIL_EXEC;
 		res.setup_failed = true;
+		res.exec_failed = what == FAIL_EXEC;
 		(void)ward_error_set(&res.error, steps[what], rep[1], "%s",
 				     what == FAIL_EXEC	  ? in->argv[0]
 				     : what == FAIL_CHDIR ? in->workspace

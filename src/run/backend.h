@@ -81,6 +81,7 @@ typedef struct BackendResult {
 	bool timed_out;
 	bool oom_killed;            /* the memory limit killed a process of the run */
 	bool setup_failed;          /* exit_code is 125/126/127 from setup/exec */
+	bool exec_failed;           /* setup_failed at the exec itself (126/127) */
 	bool parent_died;           /* ward's parent died: the run was killed */
 	uint64_t duration_ms;
 	int quarantined;            /* paths moved out of the workspace after the run */

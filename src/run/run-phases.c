@@ -403,7 +403,7 @@ static void log_ending(Run *run)
 				"/dev/null instead (it would lead into the host's file tree)",
 				fd);
 	if (res->setup_failed) {
-		if (strcmp(res->error.step, "exec") == 0)
+		if (res->exec_failed)
 			run_log(run, RUN_LOG_ERROR, "%s: %s", res->error.detail,
 				res->error.error == ENOENT ? "command not found"
 							   : strerror(res->error.error));
