@@ -11,13 +11,13 @@
 #include "cli/cli-args.h"
 #include "cli/cli-options.h"
 #include "cli/commands.h"
-#include "cli/run-paths.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "common/strv.h"
 #include "mcp/mcp-config.h"
 #include "mcp/mcp-loop.h"
 #include "policy/policy.h"
+#include "run/run-paths.h"
 #include "ward/ward.h"
 
 static const char usage[] =
@@ -214,8 +214,11 @@ int cmd_mcp(int argc, char **argv)
 	}
 	if (check_run_flags(flags, policy_file, presets, &policy_timeout) < 0)
 		return WARD_EXIT_USAGE;
-	if (run_resolve_workspace(workspace, &root) != 0)
+	WardError we;
+	if (run_resolve_workspace(workspace, &root, &we) < 0) {
+		log_error("%s%s%s", we.detail, we.error ? ": " : "", we.error ? strerror(we.error) : "");
 		return WARD_EXIT_FAILURE;
+	}
 
 	McpConfig cfg = {
 		.ward_exe = "/proc/self/exe",
