@@ -6,6 +6,12 @@
 #include "common/log.h"
 
 static int log_level = LOG_LVL_WARNING;
+static LogSinkFn log_sink;
+
+void log_set_sink(LogSinkFn fn)
+{
+	log_sink = fn;
+}
 
 void log_set_level(int level)
 {
@@ -45,6 +51,10 @@ __attribute__((format(printf, 2, 0))) static void log_vmsg(int level, const char
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
 		return;
+	if (log_sink) {
+		log_sink(level, buf);
+		return;
+	}
 	/* One write per line so that concurrent writers do not interleave. */
 	fprintf(stderr, "ward: %s\n", buf);
 }

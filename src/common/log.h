@@ -13,6 +13,10 @@ enum {
 };
 
 void log_set_level(int level);
+/* Send messages to @fn instead of stderr (NULL: stderr again). libward sets
+ * it once: a library never prints, it hands messages to its caller. */
+typedef void (*LogSinkFn)(int level, const char *message);
+void log_set_sink(LogSinkFn fn);
 int log_get_level(void);
 int log_parse_level(const char *s);
 

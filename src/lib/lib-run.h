@@ -1,0 +1,45 @@
+/* The object behind ward_run (lib-run.c: options and result; lib-exec.c:
+ * the forked run). */
+#pragma once
+
+#include <stdint.h>
+
+#include "lib/lib-internal.h"
+
+struct ward_run {
+	/* The policy's sources, copied (lib_policy_copy_sources). */
+	char *policy_file;
+	char **presets;
+	cJSON *overrides;
+	/* Options. */
+	char *workspace;
+	char **env;
+	unsigned timeout_s;      /* 0: the policy's */
+	char *network;           /* NULL: the policy's */
+	int tier;                /* -1: the default */
+	bool strict;
+	bool cow;
+	char *session;
+	int stdio[3];
+	int events_fd;
+	LibLog log;
+	/* The result. */
+	bool executed;
+	int exit_code;
+	int status;
+	int signal;
+	bool started;
+	bool timed_out;
+	uint64_t duration_ms;
+	char *session_id;
+	char **degraded;
+	unsigned net_refused;
+	unsigned cow_changes;
+	char *result_json;
+	char error[LIB_ERROR_MAX];
+};
+
+static inline void ward_run_freep(ward_run **r)
+{
+	ward_run_free(*r);
+}
