@@ -28,6 +28,11 @@ if [ -n "${WARD_SRC:-}" ]; then
 	cp -r "$WARD_SRC/examples" "$stage/src/" 2>/dev/null || true
 	chmod -R a+rX "$stage/src"
 fi
+# A script that needs more than ward (libward's installed tree: the
+# build dir may be out of reach) stages it as root: `SCRIPT --stage DIR`.
+if grep -q '^# ward-test: stage' "$script"; then
+	bash "$script" --stage "$stage/extra"
+fi
 chmod -R a+rX "$stage"
 uid=$(id -u "$user")
 gid=$(id -g "$user")
@@ -35,6 +40,6 @@ home=$(getent passwd "$user" | cut -d: -f6)
 # A clean environment, as a harness started by that user would have.
 exec setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env \
 	env HOME="$home" USER="$user" LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin \
-	WARD="$stage/ward" WARD_HELPERS="$stage/helpers" WARD_SRC="$stage/src" \
+	WARD="$stage/ward" WARD_HELPERS="$stage/helpers" WARD_SRC="$stage/src" WARD_STAGE_DIR="$stage/extra" \
 	WARD_MUST_WORK="${WARD_MUST_WORK:-}" WARD_UNPRIV=1 \
 	bash "$stage/integration/$(basename "$script")"

@@ -1,0 +1,433 @@
+/* libward through its installed header and library only (built with
+ * `pkg-config --cflags --libs ward` by tests/integration/test-libward.sh):
+ * errors, results, stdio, the caller left undisturbed (handlers, mask,
+ * subreaper, children, descriptors, no output), threads, copy-on-write
+ * review, and a run dying with its caller. TAP on stdout.
+ *
+ * Usage: test-libward WORKSPACE SECRET_FILE */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ward/ward.h>
+
+static int n_test, n_fail;
+static const char *ws, *secret;
+
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	n_test++;
+	if (!cond)
+		n_fail++;
+	char buf[2048];
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	/* One TAP line: newlines in messages become "\n". */
+	printf("%s %d - ", cond ? "ok" : "not ok", n_test);
+	for (const char *c = buf; *c; c++)
+		if (*c == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*c);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+	char buf[4096];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n"))
+		printf("# %s\n", l);
+	fflush(stdout);
+}
+
+static char *read_file(const char *path)
+{
+	static char buf[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0 || write(fd, text, strlen(text)) < 0)
+		diag("cannot write %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Run @cmd (sh -c) in the workspace; stdout and stderr to files in /tmp. */
+static ward_run *run_sh(const char *cmd, int *ret_code, char **ret_out)
+{
+	static char out_path[] = "/tmp/ward-libtest-out.XXXXXX";
+	char path[sizeof(out_path)];
+	ward_run *r = ward_run_new(NULL);
+	const char *argv[] = { "sh", "-c", cmd, NULL };
+	int fd;
+
+	memcpy(path, out_path, sizeof(path));
+	fd = mkstemp(path);
+	ward_run_set_workspace(r, ws);
+	ward_run_set_stdio(r, -1, fd, fd);
+	*ret_code = ward_run_exec(r, argv);
+	close(fd);
+	if (ret_out)
+		*ret_out = strdup(read_file(path));
+	unlink(path);
+	return r;
+}
+
+static void test_policy_errors(void)
+{
+	ward_policy *p = ward_policy_new();
+	int r;
+
+	ok(p != NULL, "ward_policy_new");
+	r = ward_policy_add_preset(p, "no-such-preset");
+	ok(r == -EINVAL && strstr(ward_policy_last_error(p), "no-such-preset"),
+	   "unknown preset: -EINVAL naming it (%d, '%s')", r, ward_policy_last_error(p));
+	r = ward_policy_merge_json(p, "{\"fs\": {\"raed\": [\"/x\"]}}");
+	ok(r == -EINVAL && strstr(ward_policy_last_error(p), "raed"),
+	   "unknown key in a fragment: -EINVAL naming it ('%s')", ward_policy_last_error(p));
+	r = ward_policy_merge_json(p, "{not json");
+	ok(r == -EINVAL, "malformed JSON: -EINVAL ('%s')", ward_policy_last_error(p));
+	r = ward_policy_set_network(p, "everything");
+	ok(r == -EINVAL, "unknown network mode: -EINVAL");
+	r = ward_policy_set_limit(p, "no_such_limit", 3);
+	ok(r == -EINVAL, "unknown limit: -EINVAL ('%s')", ward_policy_last_error(p));
+	r = ward_policy_load_file(p, "/nonexistent/policy.json");
+	ok(r < 0 && strstr(ward_policy_last_error(p), "/nonexistent/policy.json"),
+	   "missing policy file: %d naming it", r);
+	ok(ward_policy_add_preset(p, "git") == 0, "a known preset is accepted");
+	ok(ward_policy_allow_host(p, "example.org") == 0, "allow_host");
+	ok(ward_policy_add_path(p, WARD_FS_DENY, "~/.ssh") == 0, "add_path deny ~/.ssh");
+	ok(ward_policy_set_limit(p, "timeout_s", 30) == 0, "set_limit timeout_s");
+	char *json = NULL;
+	r = ward_policy_to_json(p, ws, &json);
+	ok(r == 0 && json && strstr(json, "example.org") && strstr(json, "\"proxy\""),
+	   "to_json shows the setters");
+	free(json);
+	ward_policy_free(p);
+}
+
+static void test_results(void)
+{
+	int code;
+	char *out = NULL;
+	ward_run *r = run_sh("echo out-marker; exit 7", &code, &out);
+
+	ok(code == 7 && ward_run_exit_code(r) == 7 && ward_run_status(r) == 7 &&
+		   ward_run_signal(r) == 0 && ward_run_started(r),
+	   "exit status 7 comes back (code %d, status %d)", code, ward_run_status(r));
+	ok(strstr(out, "out-marker") != NULL, "stdout went to the descriptor given");
+	ok(ward_run_result_json(r) && strstr(ward_run_result_json(r), "\"exit_code\""),
+	   "result JSON");
+	ok(ward_run_session_id(r) && strlen(ward_run_session_id(r)) == 16, "a session id");
+	ok(ward_run_exec(r, (const char *const[]){ "true", NULL }) == -EALREADY,
+	   "a run executes once");
+	free(out);
+	ward_run_free(r);
+
+	r = run_sh("kill -TERM $$", &code, NULL);
+	ok(code == 128 + SIGTERM && ward_run_signal(r) == SIGTERM && ward_run_status(r) == -1,
+	   "a signal: 128+15, signal 15 (code %d)", code);
+	ward_run_free(r);
+
+	r = ward_run_new(NULL);
+	ward_run_set_workspace(r, "/nonexistent/workspace");
+	code = ward_run_exec(r, (const char *const[]){ "true", NULL });
+	ok(code == WARD_EXIT_SETUP && ward_run_last_error(r)[0] && !ward_run_started(r),
+	   "a bad workspace: 125 and a reason ('%s')", ward_run_last_error(r));
+	ward_run_free(r);
+
+	r = ward_run_new(NULL);
+	ward_run_set_workspace(r, ws);
+	ward_run_set_timeout(r, 1);
+	code = ward_run_exec(r, (const char *const[]){ "sleep", "60", NULL });
+	ok(code == WARD_EXIT_TIMEOUT && ward_run_timed_out(r), "timeout: 124 (code %d)", code);
+	ward_run_free(r);
+
+	r = ward_run_new(NULL);
+	ok(ward_run_exec(r, (const char *const[]){ NULL }) == -EINVAL, "empty argv: -EINVAL");
+	ward_run_free(r);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void count_log(void *userdata, int level, const char *message)
+{
+	(void)level;
+	(void)message;
+	(*(int *)userdata)++;
+}
+
+/* A descriptor of the caller's, not close-on-exec, on a file the policy
+ * does not let the command read, must not reach the command; and without a
+ * log callback nothing but the command's own output reaches the caller's
+ * stderr. */
+static void fd_check(int tier)
+{
+	char cmd[512], *out = NULL;
+	int fd = open(secret, O_RDONLY), code;
+
+	snprintf(cmd, sizeof(cmd),
+		 "{ cat <&%d; } 2>/dev/null && echo LEAKED; echo to-stderr >&2; exit 0", fd);
+	fflush(stderr);
+	int saved_err = dup(2);
+	char err_path[] = "/tmp/ward-libtest-err.XXXXXX";
+	int errfd = mkstemp(err_path);
+	dup2(errfd, 2);
+	ward_run *r = ward_run_new(NULL);
+	ward_run_set_workspace(r, ws);
+	ward_run_set_tier(r, tier);
+	char out_path[] = "/tmp/ward-libtest-out.XXXXXX";
+	int outfd = mkstemp(out_path);
+	ward_run_set_stdio(r, -1, outfd, -1);
+	code = ward_run_exec(r, (const char *const[]){ "sh", "-c", cmd, NULL });
+	close(outfd);
+	out = strdup(read_file(out_path));
+	unlink(out_path);
+	fflush(stderr);
+	dup2(saved_err, 2);
+	close(saved_err);
+	close(errfd);
+	const char *err = read_file(err_path);
+	ok(strcmp(err, "to-stderr\n") == 0,
+	   "tier %d: without a log callback nothing but the command's output reaches stderr "
+	   "('%s')",
+	   tier, err);
+	unlink(err_path);
+	ok(code == 0 && !strstr(out, "LEAKED") && !strstr(out, "secret-content"),
+	   "tier %d: the command cannot read the caller's inherited descriptor %d (code %d, "
+	   "'%s')",
+	   tier, fd, code, out);
+	free(out);
+	ward_run_free(r);
+	close(fd);
+}
+
+/* The caller's process after a run is what it was before. */
+static void test_undisturbed(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 }, now;
+	sigset_t mask, mask_now;
+	int logs = 0;
+	ward_run *r;
+	pid_t own;
+
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	/* A child of the caller's own: libward must not reap it. */
+	own = fork();
+	if (own == 0) {
+		pause();
+		_exit(0);
+	}
+	fd_check(2);
+	/* Tier 0 has no view to hide the file, and no close of its own: the
+	 * library's sweep is what keeps the descriptor out. */
+	fd_check(0);
+
+	sigaction(SIGUSR1, NULL, &now);
+	ok(now.sa_handler == on_usr1, "the caller's SIGUSR1 handler is still there");
+	sigaction(SIGCHLD, NULL, &now);
+	ok(now.sa_handler == on_usr1, "the caller's SIGCHLD handler is still there");
+	sigprocmask(SIG_BLOCK, NULL, &mask_now);
+	ok(sigismember(&mask_now, SIGUSR2) && !sigismember(&mask_now, SIGTERM),
+	   "the caller's signal mask is unchanged");
+	int sub = -1;
+	prctl(PR_GET_CHILD_SUBREAPER, &sub);
+	ok(sub == 0, "the caller did not become a child subreaper");
+	ok(waitpid(own, NULL, WNOHANG) == 0, "the caller's own child is alive and unreaped");
+	kill(own, SIGKILL);
+	waitpid(own, NULL, 0);
+	ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+	   "no child of the caller is left behind by the runs");
+
+	/* With a callback, ward's messages arrive there: a run that fails. */
+	r = ward_run_new(NULL);
+	ward_run_set_log(r, count_log, &logs, WARD_LOG_DEBUG);
+	ward_run_set_workspace(r, "/nonexistent/workspace");
+	ward_run_exec(r, (const char *const[]){ "true", NULL });
+	ok(logs > 0, "with a callback, messages arrive there (%d)", logs);
+	ward_run_free(r);
+	signal(SIGCHLD, SIG_DFL);
+	sigprocmask(SIG_UNBLOCK, &mask, NULL);
+}
+
+struct thread_arg {
+	int n;
+	int code;
+};
+
+static void *thread_run(void *arg)
+{
+	struct thread_arg *a = arg;
+	char cmd[64];
+	ward_run *r;
+
+	snprintf(cmd, sizeof(cmd), "exit %d", 10 + a->n);
+	r = run_sh(cmd, &a->code, NULL);
+	ward_run_free(r);
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct thread_arg a[4];
+	pthread_t t[4];
+	int good = 0;
+
+	for (int i = 0; i < 4; i++) {
+		a[i] = (struct thread_arg){ .n = i };
+		pthread_create(&t[i], NULL, thread_run, &a[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		good += a[i].code == 10 + i;
+	}
+	ok(good == 4, "four runs from four threads at once, each with its own result (%d/4)",
+	   good);
+}
+
+static void test_cow(void)
+{
+	char path[4096], *text = NULL, *json = NULL;
+	ward_run *r = ward_run_new(NULL);
+	ward_session *s = ward_session_new();
+	int code;
+
+	/* cow.txt was written at the start (main): a file changed just
+	 * before a session starts counts as a conflict (src/cow). */
+	snprintf(path, sizeof(path), "%s/cow.txt", ws);
+	ward_run_set_workspace(r, ws);
+	ward_run_set_cow(r, true);
+	ok(ward_run_set_session(r, "0123456789abcdef") == -EINVAL,
+	   "cow and an existing session exclude each other");
+	code = ward_run_exec(r, (const char *const[]){ "sh", "-c",
+						       "echo after > cow.txt; echo new > added.txt",
+						       NULL });
+	ok(code == 0 && ward_run_session_id(r), "a copy-on-write run (code %d)", code);
+	ok(strcmp(read_file(path), "before\n") == 0, "the host file is unchanged after the run");
+	ok(ward_session_open(s, ward_run_session_id(r)) == 0, "open its session ('%s')",
+	   ward_session_last_error(s));
+	ok(ward_session_diff(s, WARD_DIFF_JSON, &json) == 0 && strstr(json, "cow.txt") &&
+		   strstr(json, "added.txt"),
+	   "diff (JSON) lists both changes");
+	ok(ward_session_diff(s, WARD_DIFF_TEXT, &text) == 0 && strstr(text, "+after"),
+	   "diff (text) shows the new content");
+	free(json);
+	free(text);
+	json = NULL;
+	int k = ward_session_apply(s, (const char *const[]){ "cow.txt", NULL }, 0, &json);
+	ok(k == 0 && json && strstr(json, "cow.txt"), "apply one path (%d, '%s')", k,
+	   ward_session_last_error(s));
+	free(json);
+	ok(strcmp(read_file(path), "after\n") == 0, "the host file has the new content");
+	snprintf(path, sizeof(path), "%s/added.txt", ws);
+	ok(access(path, F_OK) != 0, "the path not selected was not applied");
+	k = ward_session_undo(s, 0, NULL);
+	ok(k == 0, "undo (%d, '%s')", k, ward_session_last_error(s));
+	snprintf(path, sizeof(path), "%s/cow.txt", ws);
+	ok(strcmp(read_file(path), "before\n") == 0, "the host file is back");
+	ok(ward_session_undo(s, 0, NULL) == -ENOENT, "nothing more to undo: -ENOENT");
+	ok(ward_session_discard(s) == 0, "discard");
+	ward_session *s2 = ward_session_new();
+	ok(ward_session_open(s2, ward_run_session_id(r)) == -ENOENT, "the session is gone");
+	ok(ward_session_open(s2, "../../etc") == -EINVAL, "a malformed id: -EINVAL");
+	ward_session_free(s2);
+	ward_session_free(s);
+	ward_run_free(r);
+}
+
+/* The caller dies mid-run: the command dies too. */
+static void test_dies_with_caller(void)
+{
+	char marker[128], cmd[256], check[300];
+	pid_t caller;
+	int gone = 0;
+
+	snprintf(marker, sizeof(marker), "/tmp/ward-libtest-alive.%d", (int)getpid());
+	unlink(marker);
+	/* The marker file is written from inside: /tmp inside is private, so
+	 * the command reports through the workspace. */
+	snprintf(cmd, sizeof(cmd), "while :; do date +%%s%%N > alive; sleep 0.1; done");
+	caller = fork();
+	if (caller == 0) {
+		ward_run *r = ward_run_new(NULL);
+		ward_run_set_workspace(r, ws);
+		ward_run_set_stdio(r, -1, -1, -1);
+		ward_run_exec(r, (const char *const[]){ "sh", "-c", cmd, NULL });
+		_exit(0);
+	}
+	snprintf(check, sizeof(check), "%s/alive", ws);
+	for (int i = 0; i < 300 && access(check, F_OK) != 0; i++)
+		usleep(100000);
+	ok(access(check, F_OK) == 0, "the command runs (it writes its heartbeat)");
+	kill(caller, SIGKILL);
+	waitpid(caller, NULL, 0);
+	/* Gone when the heartbeat stops changing. */
+	char last[64] = "";
+	for (int i = 0; i < 100 && !gone; i++) {
+		usleep(300000);
+		char *now = read_file(check);
+		gone = strcmp(now, last) == 0;
+		snprintf(last, sizeof(last), "%s", now);
+	}
+	ok(gone, "after the caller was killed the command stopped");
+	unlink(check);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s WORKSPACE SECRET_FILE\n", argv[0]);
+		return 2;
+	}
+	ws = argv[1];
+	secret = argv[2];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/cow.txt", ws);
+	write_file(path, "before\n");
+	ok(ward_version() && ward_version()[0], "ward_version %s", ward_version());
+	test_policy_errors();
+	test_results();
+	test_undisturbed();
+	test_threads();
+	test_cow();
+	test_dies_with_caller();
+	printf("1..%d\n", n_test);
+	return n_fail ? 1 : 0;
+}
