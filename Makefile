@@ -9,7 +9,7 @@ TEST_DEPS := bubblewrap curl socat python3 openssl openssh-server openssh-client
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all deps test-deps build demo test bench clean
+.PHONY: all deps test-deps build demo test bench clean install uninstall
 
 all: build
 
@@ -35,6 +35,19 @@ build/build.ninja:
 
 build: deps build/build.ninja
 	ninja -C build
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the ward binary, libward.so
+# (with its soname links), include/ward/ward.h, ward.pc for pkg-config and
+# the man page, under $(DESTDIR)$(PREFIX). build/ is configured with the
+# prefix (ward.pc records it); DESTDIR only moves the files (staging).
+PREFIX ?= /usr/local
+install: build
+	meson configure build -Dprefix=$(abspath $(PREFIX)) >/dev/null
+	ninja -C build
+	meson install -C build --no-rebuild $(if $(DESTDIR),--destdir "$(abspath $(DESTDIR))")
+
+uninstall:
+	ninja -C build uninstall
 
 demo: build
 	@bash demo/demo.sh build/ward
