@@ -46,7 +46,8 @@ check_eq "the soname is libward.so.0" "libward.so.0" \
 check "libward.so -> libward.so.0 for the linker" test -L "$libdir/libward.so"
 
 # pkg-config finds it with the prefix moved under DESTDIR.
-export PKG_CONFIG_PATH="$(dirname "$pc")" PKG_CONFIG_SYSROOT_DIR="$D"
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR="$D"
 check_eq "pkg-config --modversion is ward's version" \
 	"$("$WARD" --version | awk '{print $2}')" "$(pkg-config --modversion ward)"
 
@@ -64,7 +65,7 @@ check_not "no internal symbol is exported" grep -qv '^ward_' "$T/exported"
 # The sanitizer build's library needs its runtime first in the program.
 san=()
 if ldd "$lib" | grep -q libasan; then
-	san=(-fsanitize=address,undefined)
+	san=("-fsanitize=address,undefined")
 fi
 export LD_LIBRARY_PATH="$libdir"
 printf '#include <ward/ward.h>\nint main(void) { return ward_version() == 0; }\n' >"$T/alone.c"
