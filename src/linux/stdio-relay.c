@@ -187,23 +187,28 @@ static bool copy_some(int in, int out, bool *use_splice, bool *broken)
 	return true;
 }
 
-/* Close every fd above 2 but @a and @b (either may be -EBADF): the copier
- * holds nothing of the supervisor's. */
-static void keep_only(int a, int b)
+/* Close every fd above 2 but the @n in @keep (negative ones ignored): the
+ * copier holds nothing of the supervisor's but its pipes and the harness's
+ * descriptors, which are above 2 when the harness passed them
+ * (RunRequest.stdio) rather than leaving them on fds 1 and 2. */
+static void keep_only(const int *keep, size_t n)
 {
-	int lo = a < b ? a : b, hi = a < b ? b : a;
+	unsigned next = 3;
 
-	if (lo < 0)
-		lo = hi;
-	if (lo < 0) {
-		(void)syscall(SYS_close_range, 3U, ~0U, 0U);
-		return;
+	for (;;) {
+		int lo = -1;
+		/* The smallest kept fd at or above @next. */
+		for (size_t i = 0; i < n; i++)
+			if (keep[i] >= (int)next && (lo < 0 || keep[i] < lo))
+				lo = keep[i];
+		if (lo < 0) {
+			(void)syscall(SYS_close_range, next, ~0U, 0U);
+			return;
+		}
+		if ((unsigned)lo > next)
+			(void)syscall(SYS_close_range, next, (unsigned)lo - 1, 0U);
+		next = (unsigned)lo + 1;
 	}
-	if (lo > 3)
-		(void)syscall(SYS_close_range, 3U, (unsigned)lo - 1, 0U);
-	if (hi > lo + 1)
-		(void)syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0U);
-	(void)syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0U);
 }
 
 _noreturn_ static void copier_main(StdioRelay *r)
@@ -218,7 +223,8 @@ _noreturn_ static void copier_main(StdioRelay *r)
 	(void)signal(SIGHUP, SIG_IGN);
 	(void)signal(SIGQUIT, SIG_IGN);
 	(void)signal(SIGPIPE, SIG_IGN);
-	keep_only(r->pipe_r[0], r->pipe_r[1]);
+	const int keep[] = { r->pipe_r[0], r->pipe_r[1], r->out_fd[0], r->out_fd[1] };
+	keep_only(keep, 4);
 	for (int i = 0; i < 2; i++)
 		live += r->pipe_r[i] >= 0;
 	while (live > 0) {
