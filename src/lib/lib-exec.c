@@ -153,13 +153,12 @@ _noreturn_ static void child(const RunRequest *req, int wfd, const LibLog *log)
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != req->parent_pid)
 		_exit(WARD_EXIT_SETUP);
-	/* The caller's descriptors stay out of everything this run execs;
-	 * 0-2, the stdio and events fds are the run's to use. */
+	/* The caller's descriptors stay out of everything this run execs.
+	 * The stdio and events descriptors passed are the supervisor's to
+	 * use: it writes the events itself and puts stdio in place with
+	 * dup2, so they too stay close-on-exec (else a passed fd 5 would
+	 * reach a tier-0 command twice: as its fd 1 and as fd 5). */
 	(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-	const int keep[] = { req->stdio[0], req->stdio[1], req->stdio[2], req->events_fd };
-	for (size_t i = 0; i < ELEMENTSOF(keep); i++)
-		if (keep[i] > 2)
-			(void)fcntl(keep[i], F_SETFD, 0);
 
 	wire_fd = wfd;
 	LibLog route = { .fn = log->fn ? wire_log : NULL, .max_level = log->max_level }, saved;

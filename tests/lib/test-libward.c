@@ -199,7 +199,9 @@ static void fd_check(int tier)
 	int fd = open(secret, O_RDONLY), code;
 
 	snprintf(cmd, sizeof(cmd),
-		 "{ cat <&%d; } 2>/dev/null && echo LEAKED; echo to-stderr >&2; exit 0", fd);
+		 "{ cat <&%d; } 2>/dev/null && echo LEAKED; echo to-stderr >&2; "
+		 "echo fds=$(ls /proc/self/fd | wc -l); exit 0",
+		 fd);
 	fflush(stderr);
 	int saved_err = dup(2);
 	char err_path[] = "/tmp/ward-libtest-err.XXXXXX";
@@ -229,6 +231,10 @@ static void fd_check(int tier)
 	   "tier %d: the command cannot read the caller's inherited descriptor %d (code %d, "
 	   "'%s')",
 	   tier, fd, code, out);
+	/* ls's own: 0, 1, 2 and the directory it reads; 5 would be the passed
+	 * stdout kept open beside its copy on fd 1. */
+	ok(strstr(out, "fds=4\n") || strstr(out, "fds=3\n"),
+	   "tier %d: no descriptor but 0-2 reaches the command ('%s')", tier, out);
 	free(out);
 	ward_run_free(r);
 	close(fd);
