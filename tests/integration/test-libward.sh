@@ -88,6 +88,11 @@ if [ -x "$T/test-libward" ]; then
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) ok "libward: ${line#ok [0-9]* - }" ;;
+		"not ok "*"# TODO "*)
+			# A known-open check: stays "not ok ... # TODO", not a failure.
+			_tap_n=$((_tap_n + 1))
+			echo "not ok $_tap_n - libward: ${line#not ok [0-9]* - }"
+			;;
 		"not ok "*) not_ok "libward: ${line#not ok [0-9]* - }" ;;
 		"#"*) echo "$line" ;;
 		esac
