@@ -32,6 +32,7 @@
 
 #include "common/cleanup.h"
 #include "common/json-util.h"
+#include "common/log.h"
 #include "common/strv.h"
 #include "lib/lib-run.h"
 #include "run/run.h"
@@ -58,6 +59,7 @@ typedef struct FrameHead {
 /* ---- the child ---- */
 
 static int wire_fd = -1;
+static pid_t wire_pid;
 
 static int write_all(int fd, const void *buf, size_t n)
 {
@@ -82,6 +84,11 @@ static void wire_log(void *userdata, int level, const char *message)
 	size_t n = strnlen(message, FRAME_LOG_MAX);
 	FrameHead h = { .len = (uint32_t)n, .type = FRAME_LOG, .level = (uint8_t)level };
 
+	/* Only the supervisor itself: the processes it forks (the sandbox's
+	 * init, the proxy, the stdio copier) close or reuse descriptors, and
+	 * a frame must never land in whatever got wire_fd's number there. */
+	if (getpid() != wire_pid)
+		return;
 	memcpy(buf, &h, sizeof(h));
 	memcpy(buf + sizeof(h), message, n);
 	(void)write_all(wire_fd, buf, sizeof(h) + n);
@@ -161,6 +168,10 @@ _noreturn_ static void child(const RunRequest *req, int wfd, const LibLog *log)
 	(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 
 	wire_fd = wfd;
+	wire_pid = getpid();
+	/* This process's own copy of the core's level: what the callback
+	 * takes, so the run formats no more than that. */
+	log_set_level(log->fn ? log->max_level : LOG_LVL_ERROR);
 	LibLog route = { .fn = log->fn ? wire_log : NULL, .max_level = log->max_level }, saved;
 	lib_log_push(&route, &saved);
 
