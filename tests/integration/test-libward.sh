@@ -78,7 +78,7 @@ check "the test program builds against the installed library" \
 	$(pkg-config --cflags --libs ward) -lpthread
 cp -r "$S/src/examples/c" "$T/example"
 check "the example builds with its Makefile through pkg-config" \
-	make -s -C "$T/example" CFLAGS="${san[*]} -O2 -Wall -Wextra -Werror" harness
+	make -s -B -C "$T/example" CFLAGS="${san[*]} -O2 -Wall -Wextra -Werror" harness
 
 # The test program's TAP, renumbered into this script's.
 echo secret-content-4711 >"$HOME/secret.txt"
