@@ -183,6 +183,14 @@ static void test_results(void)
 	ok(code == WARD_EXIT_TIMEOUT && ward_run_timed_out(r), "timeout: 124 (code %d)", code);
 	ward_run_free(r);
 
+	/* A caller that ignores SIGCHLD has its children reaped by the kernel:
+	 * the result still comes through the pipe. */
+	signal(SIGCHLD, SIG_IGN);
+	r = run_sh("exit 9", &code, NULL);
+	signal(SIGCHLD, SIG_DFL);
+	ok(code == 9, "with SIGCHLD ignored by the caller the result still arrives (code %d)", code);
+	ward_run_free(r);
+
 	r = ward_run_new(NULL);
 	ok(ward_run_exec(r, (const char *const[]){ NULL }) == -EINVAL, "empty argv: -EINVAL");
 	ward_run_free(r);
