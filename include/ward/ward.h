@@ -221,6 +221,16 @@ WARD_PUBLIC int ward_run_set_log(ward_run *r, ward_log_fn fn, void *userdata, in
  * the run is killed with everything it started. */
 WARD_PUBLIC int ward_run_exec(ward_run *r, const char *const *argv);
 
+/* Send @sig to the run while ward_run_exec waits for it; the one call that
+ * may be made from another thread than the one in ward_run_exec. The
+ * supervisor passes SIGINT, SIGTERM, SIGHUP and SIGQUIT on to the command
+ * (as `ward run` does for a terminal's ^C); SIGKILL ends the supervisor,
+ * and with it the sandbox and everything in it; so does any signal that
+ * arrives while the run is still being set up (ward_run_exec then returns
+ * -ECHILD). -ESRCH when the run is not running (not started yet, or
+ * over), -EINVAL for a bad signal. */
+WARD_PUBLIC int ward_run_kill(ward_run *r, int sig);
+
 /* The result, valid after ward_run_exec returned >= 0. Before that the
  * numbers are 0, strings NULL. */
 WARD_PUBLIC int ward_run_exit_code(const ward_run *r);

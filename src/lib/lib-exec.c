@@ -258,9 +258,8 @@ static int reader_read(Reader *rd, int fd)
 /* Wait for the child: read its frames until it has exited and the pipe is
  * drained. The pidfd, not EOF, says when: a process the run forked could
  * hold the pipe's write end longer. */
-static int wait_child(pid_t pid, int rfd, Reader *rd, int *ret_status)
+static int wait_child(pid_t pid, int pidfd, int rfd, Reader *rd, int *ret_status)
 {
-	_cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	bool exited = false;
 	int r = 0, st = 0;
 
@@ -383,7 +382,7 @@ static int build_request(ward_run *r, const char *const *argv, RunRequest *req, 
 WARD_PUBLIC int ward_run_exec(ward_run *r, const char *const *argv)
 {
 	_cleanup_free_ char *overrides = NULL;
-	_cleanup_close_ int rfd = -EBADF, wfd = -EBADF;
+	_cleanup_close_ int rfd = -EBADF, wfd = -EBADF, pidfd = -EBADF;
 	Reader rd = {};
 	RunRequest req;
 	LibLog saved;
@@ -416,7 +415,14 @@ WARD_PUBLIC int ward_run_exec(ward_run *r, const char *const *argv)
 		child(&req, wfd, &r->log);
 	}
 	(void)close(TAKE_FD(wfd));
-	k = wait_child(pid, rfd, &rd, &st);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0); /* always close-on-exec */
+	(void)pthread_mutex_lock(&r->lock);
+	r->pidfd = pidfd;
+	(void)pthread_mutex_unlock(&r->lock);
+	k = wait_child(pid, pidfd, rfd, &rd, &st);
+	(void)pthread_mutex_lock(&r->lock);
+	r->pidfd = -1;
+	(void)pthread_mutex_unlock(&r->lock);
 	lib_log_pop(&saved);
 
 	if (k >= 0 && rd.result)
@@ -436,4 +442,22 @@ WARD_PUBLIC int ward_run_exec(ward_run *r, const char *const *argv)
 	if (k < 0)
 		return k;
 	return r->exit_code;
+}
+
+WARD_PUBLIC int ward_run_kill(ward_run *r, int sig)
+{
+	int k;
+
+	if (!r)
+		return -EINVAL;
+	if (sig <= 0 || sig >= NSIG)
+		return -EINVAL;
+	(void)pthread_mutex_lock(&r->lock);
+	if (r->pidfd < 0)
+		k = -ESRCH;
+	else
+		k = syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL, 0) < 0 ? -errno : 0;
+	(void)pthread_mutex_unlock(&r->lock);
+	/* No message in r->error: another thread may be writing it. */
+	return k;
 }

@@ -18,7 +18,12 @@ WARD_PUBLIC ward_run *ward_run_new(const ward_policy *policy)
 
 	if (!r)
 		return NULL;
-	*r = (ward_run){ .tier = -1, .stdio = { -1, -1, -1 }, .events_fd = -1, .status = -1 };
+	*r = (ward_run){ .tier = -1, .stdio = { -1, -1, -1 }, .events_fd = -1, .status = -1,
+			 .pidfd = -1 };
+	if (pthread_mutex_init(&r->lock, NULL) != 0) {
+		free(TAKE_PTR(r));
+		return NULL;
+	}
 	if (!policy)
 		policy = own = ward_policy_new();
 	if (!policy)
@@ -52,6 +57,7 @@ WARD_PUBLIC ward_run *ward_run_free(ward_run *r)
 	free(r->network);
 	free(r->session);
 	result_clear(r);
+	(void)pthread_mutex_destroy(&r->lock);
 	free(r);
 	return NULL;
 }

@@ -2,6 +2,7 @@
  * the forked run). */
 #pragma once
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "lib/lib-internal.h"
@@ -23,6 +24,11 @@ struct ward_run {
 	int stdio[3];
 	int events_fd;
 	LibLog log;
+	/* The running child, for ward_run_kill from another thread: its
+	 * pidfd (not its pid, which may be reused once it is reaped) while
+	 * ward_run_exec waits, -1 otherwise; under @lock. */
+	pthread_mutex_t lock;
+	int pidfd;
 	/* The result. */
 	bool executed;
 	int exit_code;

@@ -365,6 +365,45 @@ static void *thread_run(void *arg)
 	return NULL;
 }
 
+struct kill_arg {
+	ward_run *r;
+	char started[4200];
+	int k;
+};
+
+static void *kill_when_started(void *arg)
+{
+	struct kill_arg *a = arg;
+
+	for (int i = 0; i < 600 && access(a->started, F_OK) != 0; i++)
+		usleep(50000);
+	a->k = ward_run_kill(a->r, SIGTERM);
+	return NULL;
+}
+
+/* Another thread stops a run: the command gets the signal. */
+static void test_kill(void)
+{
+	struct kill_arg a = { .r = ward_run_new(NULL) };
+	pthread_t t;
+	int code;
+
+	snprintf(a.started, sizeof(a.started), "%s/started", ws);
+	unlink(a.started);
+	ok(ward_run_kill(a.r, SIGTERM) == -ESRCH, "kill before the run: -ESRCH");
+	ward_run_set_workspace(a.r, ws);
+	pthread_create(&t, NULL, kill_when_started, &a);
+	code = ward_run_exec(a.r, (const char *const[]){ "sh", "-c", "touch started; exec sleep 600",
+							NULL });
+	pthread_join(t, NULL);
+	ok(a.k == 0 && code == 128 + SIGTERM && ward_run_signal(a.r) == SIGTERM,
+	   "ward_run_kill from another thread: the command ended by SIGTERM (kill %d, code %d)",
+	   a.k, code);
+	ok(ward_run_kill(a.r, SIGTERM) == -ESRCH, "kill after the run: -ESRCH");
+	unlink(a.started);
+	ward_run_free(a.r);
+}
+
 static void test_threads(void)
 {
 	struct thread_arg a[4];
@@ -489,6 +528,7 @@ int main(int argc, char **argv)
 	test_network();
 	test_undisturbed();
 	test_threads();
+	test_kill();
 	test_cow();
 	test_dies_with_caller();
 	printf("1..%d\n", n_test);
