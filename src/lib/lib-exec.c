@@ -180,6 +180,10 @@ _noreturn_ static void child(const RunRequest *req, int wfd, const LibLog *log)
 		exit_code = run_all(run);
 	cJSON *o = encode(run, exit_code);
 	char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+	/* run_free releases what the run acquired (cgroup, session lock,
+	 * ...); the caller waits for this process to end, not for the
+	 * result alone, so it returns after the release. */
+	run = run_free(run);
 	if (text && strlen(text) <= FRAME_RESULT_MAX) {
 		FrameHead h = { .len = (uint32_t)strlen(text), .type = FRAME_RESULT };
 		if (write_all(wfd, &h, sizeof(h)) == 0)
@@ -403,6 +407,16 @@ WARD_PUBLIC int ward_run_exec(ward_run *r, const char *const *argv)
 		return lib_error(r->error, -errno, "Failed to make a pipe: %m");
 	rfd = pfd[0];
 	wfd = pfd[1];
+	/* A caller that closed its fd 0, 1 or 2 gets the pipe there; the
+	 * command would then write into it. Above 2 it goes. */
+	for (int *fd = &rfd; fd; fd = fd == &rfd ? &wfd : NULL)
+		if (*fd <= 2) {
+			int n = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+			if (n < 0)
+				return lib_error(r->error, -errno, "Failed to move a pipe: %m");
+			(void)close(*fd);
+			*fd = n;
+		}
 
 	lib_log_push(&r->log, &saved);
 	pid = fork();

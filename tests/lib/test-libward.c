@@ -191,6 +191,25 @@ static void test_results(void)
 	ok(code == 9, "with SIGCHLD ignored by the caller the result still arrives (code %d)", code);
 	ward_run_free(r);
 
+	/* A caller with fds 0 and 1 closed: libward's pipe must not land
+	 * there, where the command's output would go into it. */
+	int saved0 = dup(0), saved1 = dup(1);
+	fflush(stdout);
+	close(0);
+	close(1);
+	r = ward_run_new(NULL);
+	ward_run_set_workspace(r, ws);
+	ward_run_set_tier(r, 0);
+	code = ward_run_exec(r, (const char *const[]){ "sh", "-c", "echo into-fd-1; exit 6",
+						       NULL });
+	dup2(saved0, 0);
+	dup2(saved1, 1);
+	close(saved0);
+	close(saved1);
+	ok(code == 6, "a caller with fds 0 and 1 closed still gets the result (code %d, '%s')",
+	   code, ward_run_last_error(r));
+	ward_run_free(r);
+
 	r = ward_run_new(NULL);
 	ok(ward_run_exec(r, (const char *const[]){ NULL }) == -EINVAL, "empty argv: -EINVAL");
 	ward_run_free(r);
