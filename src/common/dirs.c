@@ -14,9 +14,12 @@ int ward_home_dir(char **ret)
 	const char *h = getenv("HOME");
 	char *s;
 
+	/* getpwuid_r: libward calls this from its callers' threads. */
+	struct passwd pwbuf, *pw = NULL;
+	char buf[4096];
 	if (!h || h[0] != '/') {
-		struct passwd *pw = getpwuid(getuid());
-		if (!pw || !pw->pw_dir || pw->pw_dir[0] != '/')
+		if (getpwuid_r(getuid(), &pwbuf, buf, sizeof(buf), &pw) != 0 || !pw ||
+		    !pw->pw_dir || pw->pw_dir[0] != '/')
 			return -ENXIO;
 		h = pw->pw_dir;
 	}
