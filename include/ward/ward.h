@@ -31,8 +31,9 @@
  *   one is set (ward_run_set_log), nowhere otherwise.
  * - Threads: objects are independent; different objects may be used from
  *   different threads at once. One object must not be used by two threads
- *   at the same time. A ward_policy may be shared read-only once it is
- *   configured (ward_run_new copies it).
+ *   at the same time, except: ward_run_kill() on a run another thread is
+ *   executing, and ward_run_new() on one configured ward_policy from many
+ *   threads (it only reads and copies it).
  * - Strings returned as `char **ret` are the caller's, freed with free();
  *   strings returned as `const char *` belong to the object and live until
  *   it is changed or freed. Destructors accept NULL and return NULL.
