@@ -219,7 +219,10 @@ WARD_PUBLIC int ward_run_set_log(ward_run *r, ward_log_fn fn, void *userdata, in
  * and leaves the caller's descriptors out of the sandbox. The caller sees
  * one SIGCHLD per run; if a SIGCHLD handler of the caller reaps it first,
  * the result still arrives. If the caller (or the calling thread) dies,
- * the run is killed with everything it started. */
+ * the run is killed with everything it started. The child of a
+ * multithreaded caller may use only locks fork() resets: glibc's malloc
+ * does; an allocator without fork handlers (ASan's) can hang the run
+ * (docs/libward.md). */
 WARD_PUBLIC int ward_run_exec(ward_run *r, const char *const *argv);
 
 /* Send @sig to the run while ward_run_exec waits for it; the one call that

@@ -46,17 +46,6 @@ static void ok(int cond, const char *fmt, ...)
 	fflush(stdout);
 }
 
-/* A known-open check (lib.sh's check_todo): "not ok ... # TODO WHY" while
- * it fails, not counted as a failure; "ok ... # TODO" once it passes
- * (meson then reports an unexpected pass: make it a plain check). */
-static void ok_todo(int cond, const char *why, const char *desc)
-{
-	n_test++;
-	printf("%s %d - %s # TODO %s%s\n", cond ? "ok" : "not ok", n_test, desc,
-	       cond ? "fixed? make it a plain check: " : "", why);
-	fflush(stdout);
-}
-
 static void diag(const char *fmt, ...)
 {
 	va_list ap;
@@ -244,10 +233,9 @@ static void test_network(void)
 	   "the result JSON names the refused host");
 	close(evfd);
 	const char *ev = read_file(ev_path);
-	ok_todo(strstr(ev, "\"start\"") && strstr(ev, "\"exit\"") &&
-			strstr(ev, "refused-by-ward.invalid"),
-		"the run module does not write --events-fd yet (issue 10 point 3)",
-		"the events descriptor got start, the refusal and exit");
+	ok(strstr(ev, "\"start\"") && strstr(ev, "\"exit\"") &&
+		   strstr(ev, "refused-by-ward.invalid"),
+	   "the events descriptor got start, the refusal and exit");
 	unlink(ev_path);
 	ward_run_free(r);
 }
@@ -428,6 +416,17 @@ static void test_threads(void)
 	struct thread_arg a[4];
 	pthread_t t[4];
 	int good = 0;
+
+#if defined(__SANITIZE_ADDRESS__)
+	/* libward forks: the child may use only locks fork() resets. glibc's
+	 * malloc is one; ASan's allocator (GCC 12) is not, and a fork while
+	 * another thread allocates can leave the child waiting forever
+	 * (docs/libward.md). The plain build runs this test. */
+	n_test++;
+	printf("ok %d # SKIP concurrent runs from threads: ASan's allocator is not fork-safe\n",
+	       n_test);
+	return;
+#endif
 
 	for (int i = 0; i < 4; i++) {
 		a[i] = (struct thread_arg){ .n = i };
