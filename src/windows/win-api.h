@@ -1,0 +1,64 @@
+/* The Win32 calls the executor makes, one function per step, behind a
+ * table: win32-api.c implements it with the real API (ward.exe), the unit
+ * tests with a fake that records calls and injects failures, and
+ * win-fault.c wraps the real one for the Wine fail-closed tests. An
+ * implementation converts and calls; it decides nothing (what to ask for
+ * comes from the plan, whether the result is right is checked by the plan
+ * layer from what the read-back functions return).
+ *
+ * Every function returns 0 or a negative errno; @why (where given) gets
+ * the Win32 error for a human. Handles are opaque void pointers that
+ * close() releases. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "windows/win-plan.h"
+#include "windows/win-token.h"
+
+typedef struct WinSpawn {
+	const char *application;
+	const char *cmdline;
+	const char *cwd;
+	const char *env_block;       /* UTF-8, see win_env_block() */
+	size_t env_len;
+	const WinTokenPlan *token;   /* what token to build and pass */
+	const char *logon_sid;       /* resolves the LOGON placeholder */
+	void *job;
+} WinSpawn;
+
+typedef struct WinApi {
+	void *ctx;
+	WinFileKind (*stat)(void *ctx, const char *path);
+	int (*mkdir)(void *ctx, const char *path);          /* one level */
+	int (*rmdir)(void *ctx, const char *path);          /* only when empty: -ENOTEMPTY */
+	/* The object's DACL ("D:...") or mandatory label ("S:..."), as SDDL. */
+	int (*get_sddl)(void *ctx, const char *path, bool label, char **ret);
+	int (*set_sddl)(void *ctx, const char *path, bool label, const char *sddl);
+	/* The undo journal: appended lines are on disk before it returns. */
+	int (*journal_append)(void *ctx, const char *text);
+	int (*journal_read)(void *ctx, char **ret);         /* -ENOENT: none */
+	int (*journal_remove)(void *ctx);
+	/* The logon SID of ward's own token. */
+	int (*logon_sid)(void *ctx, char ret[WIN_SID_STRING_MAX]);
+	/* CreateAppContainerProfile (an existing profile: its SID); the SID
+	 * Windows gives back, as a string. -ENOSYS: userenv lacks it. */
+	int (*profile_create)(void *ctx, const char *name, char ret[WIN_SID_STRING_MAX], char *why,
+			      size_t n_why);
+	int (*profile_delete)(void *ctx, const char *name);
+	int (*job_create)(void *ctx, const WinJobPlan *job, void **ret, char *why, size_t n_why);
+	/* The job's limits as Windows reports them (QueryInformationJobObject). */
+	int (*job_read)(void *ctx, void *job, WinJobPlan *ret);
+	/* Create the process suspended with the token @s->token asks for. */
+	int (*spawn_suspended)(void *ctx, const WinSpawn *s, void **ret_proc, char *why, size_t n_why);
+	int (*job_assign)(void *ctx, void *job, void *proc);
+	/* The suspended child's token, read back. */
+	int (*token_read)(void *ctx, void *proc, WinTokenObserved *ret);
+	int (*resume)(void *ctx, void *proc);
+	/* -ETIMEDOUT after @timeout_ms (0: no timeout). */
+	int (*wait)(void *ctx, void *proc, uint64_t timeout_ms, uint32_t *ret_code);
+	int (*terminate)(void *ctx, void *proc, uint32_t code);
+	void (*close)(void *ctx, void *handle);
+} WinApi;

@@ -1,0 +1,471 @@
+/* The Windows executor. Order, and why:
+ *   recover   a journal left by a crashed run is undone first, so stale
+ *             ACEs never pile up and a protected placeholder never lingers;
+ *   refuse    paths only the privileged helper may change: refused before
+ *             any change, so nothing is half-applied;
+ *   journal   the header and ward's SIDs, then before each change its undo;
+ *   profile   W2: the AppContainer profile, and its SID compared with the
+ *             plan's derivation (a mismatch means the ACEs would name
+ *             another identity);
+ *   paths     directories, DACLs and labels, each read back and checked;
+ *   job       created and its limits read back before any process exists;
+ *   spawn     suspended, assigned to the job, its token read back and
+ *             checked; only then resumed (a child that never ran cannot
+ *             have done anything);
+ *   wait      with the policy's timeout; the job's last handle closing
+ *             kills every process left;
+ *   undo      the journal, backwards; a failure keeps it for next time. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "windows/win-acl.h"
+#include "windows/win-env.h"
+#include "windows/win-exec.h"
+#include "windows/win-journal.h"
+#include "windows/win-path.h"
+
+#define WARD_EXIT_SETUP 125
+#define WARD_EXIT_TIMEOUT 124
+
+static int journal(const WinApi *api, WinJournalKind kind, const char *arg, const char *arg2)
+{
+	_cleanup_free_ char *line = NULL;
+	int r = win_journal_line(kind, arg, arg2, &line);
+
+	return r < 0 ? r : api->journal_append(api->ctx, line);
+}
+
+/* Remove every explicit ACE for @sids from @path's DACL. */
+static int undo_acl(const WinApi *api, const char *path, char **sids, WardError *err)
+{
+	_cleanup_free_ char *cur = NULL, *out = NULL;
+	WinAcl acl = { 0 }, next = { 0 };
+	WinAclChange chg = { .remove_sids = sids };
+	int r;
+
+	if (api->stat(api->ctx, path) == WIN_FILE_NONE)
+		return 0; /* gone: nothing holds the ACEs */
+	r = api->get_sddl(api->ctx, path, false, &cur);
+	if (r >= 0)
+		r = win_acl_parse_sddl(cur, false, &acl);
+	if (r >= 0)
+		r = win_acl_apply_change(&acl, &chg, &next);
+	if (r >= 0 && !(out = win_acl_format_sddl(&next, false)))
+		r = -ENOMEM;
+	if (r >= 0)
+		r = api->set_sddl(api->ctx, path, false, out);
+	win_acl_done(&acl);
+	win_acl_done(&next);
+	if (r < 0)
+		return ward_error_set(err, "undo", r, "Failed to remove ward's ACEs from '%s'", path);
+	return 0;
+}
+
+static int undo_journal(const WinApi *api, const char *text, WardError *err)
+{
+	WinJournal j = { 0 };
+	_cleanup_strv_ char **sids = NULL;
+	int r = win_journal_parse(text, &j), first = 0;
+
+	if (r < 0)
+		return ward_error_set(err, "undo", r, "Failed to read the undo journal");
+	for (size_t i = 0; i < j.n; i++)
+		if (j.entries[i].kind == WIN_JOURNAL_SIDS) {
+			_cleanup_strv_ char **l = NULL;
+			char *save = NULL, *s = strdup(j.entries[i].arg);
+
+			if (!s) {
+				first = -ENOMEM;
+				break;
+			}
+			for (char *t = strtok_r(s, " ", &save); t; t = strtok_r(NULL, " ", &save))
+				if (strv_extend(&sids, t) < 0)
+					first = -ENOMEM;
+			free(s);
+		}
+	/* Backwards, and on: one failure does not stop the other undos. */
+	for (size_t i = j.n; i-- > 0 && first != -ENOMEM;) {
+		const WinJournalEntry *e = &j.entries[i];
+		_cleanup_free_ char *label = NULL;
+
+		switch (e->kind) {
+		case WIN_JOURNAL_ACL:
+			r = undo_acl(api, e->arg, sids, err);
+			break;
+		case WIN_JOURNAL_LABEL:
+			if (api->stat(api->ctx, e->arg) == WIN_FILE_NONE) {
+				r = 0;
+				break;
+			}
+			r = api->set_sddl(api->ctx, e->arg, true, e->arg2 ? e->arg2 : "S:");
+			if (r < 0)
+				ward_error_set(err, "undo", r, "Failed to restore the label of '%s'", e->arg);
+			break;
+		case WIN_JOURNAL_MKDIR:
+			r = api->rmdir(api->ctx, e->arg);
+			/* A placeholder the command filled stays: it is the user's now. */
+			if (r == -ENOENT || r == -ENOTEMPTY)
+				r = 0;
+			if (r < 0)
+				ward_error_set(err, "undo", r, "Failed to remove '%s'", e->arg);
+			break;
+		case WIN_JOURNAL_PROFILE:
+			r = api->profile_delete(api->ctx, e->arg);
+			if (r < 0)
+				ward_error_set(err, "undo", r, "Failed to delete AppContainer profile %s",
+					       e->arg);
+			break;
+		case WIN_JOURNAL_SIDS:
+		case _WIN_JOURNAL_KIND_MAX:
+		case _WIN_JOURNAL_KIND_INVALID:
+		default:
+			r = 0;
+			break;
+		}
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	win_journal_done(&j);
+	return first;
+}
+
+int win_exec_recover(const WinApi *api, WardError *err)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = api->journal_read(api->ctx, &text);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return ward_error_set(err, "recover", r, "Failed to read the undo journal");
+	r = undo_journal(api, text, err);
+	if (r < 0)
+		return r;
+	return api->journal_remove(api->ctx);
+}
+
+/* mkdir -p, journaling each directory before creating it. */
+static int ensure_dir(const WinApi *api, const char *path, WardError *err)
+{
+	_cleanup_free_ char *p = strdup(path);
+	size_t root;
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	if (api->stat(api->ctx, p) == WIN_FILE_DIRECTORY)
+		return 0;
+	root = p[1] == ':' ? 3 : 2;
+	for (char *s = p + root;; s++) {
+		char c = *s;
+
+		if (c != '\\' && c != '\0')
+			continue;
+		*s = '\0';
+		if (api->stat(api->ctx, p) == WIN_FILE_NONE && s > p + root) {
+			r = journal(api, WIN_JOURNAL_MKDIR, p, NULL);
+			if (r >= 0)
+				r = api->mkdir(api->ctx, p);
+			if (r < 0 && r != -EEXIST)
+				return ward_error_set(err, "mkdir", r, "Failed to create '%s'", p);
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	if (api->stat(api->ctx, path) != WIN_FILE_DIRECTORY)
+		return ward_error_set(err, "mkdir", ENOTDIR, "'%s' is not a directory", path);
+	return 0;
+}
+
+static int apply_acl(const WinPlan *plan, const WinPathPlan *pp, const WinApi *api, WardError *err)
+{
+	_cleanup_free_ char *cur = NULL, *out = NULL, *back = NULL;
+	WinAcl acl = { 0 }, next = { 0 }, seen = { 0 };
+	WinAclChange chg;
+	char why[256] = "";
+	int r;
+
+	win_plan_acl_change(plan, pp, &chg);
+	r = api->get_sddl(api->ctx, pp->path, false, &cur);
+	if (r < 0) {
+		ward_error_set(err, "acl", r, "Failed to read the DACL of '%s'", pp->path);
+		goto out;
+	}
+	r = win_acl_parse_sddl(cur, false, &acl);
+	if (r < 0) {
+		ward_error_set(err, "acl", r, "The DACL of '%s' holds entries ward cannot parse",
+			       pp->path);
+		goto out;
+	}
+	r = win_acl_apply_change(&acl, &chg, &next);
+	if (r >= 0 && !(out = win_acl_format_sddl(&next, false)))
+		r = -ENOMEM;
+	if (r >= 0)
+		r = journal(api, WIN_JOURNAL_ACL, pp->path, NULL);
+	if (r >= 0)
+		r = api->set_sddl(api->ctx, pp->path, false, out);
+	if (r < 0) {
+		ward_error_set(err, "acl", r, "Failed to set the DACL of '%s'", pp->path);
+		goto out;
+	}
+	/* Read back: success from SetNamedSecurityInfo proves nothing. */
+	r = api->get_sddl(api->ctx, pp->path, false, &back);
+	if (r >= 0)
+		r = win_acl_parse_sddl(back, false, &seen);
+	if (r >= 0)
+		r = win_acl_check(&seen, &chg, why, sizeof(why));
+	if (r < 0)
+		ward_error_set(err, "acl-readback", r, "The DACL of '%s' is not what ward set: %s",
+			       pp->path, *why ? why : "unreadable");
+out:
+	win_acl_done(&acl);
+	win_acl_done(&next);
+	win_acl_done(&seen);
+	return r;
+}
+
+static int apply_label(const WinPathPlan *pp, const WinApi *api, WardError *err)
+{
+	_cleanup_free_ char *cur = NULL, *back = NULL;
+	WinAcl orig = { 0 }, seen = { 0 };
+	char want[64];
+	bool ok = false;
+	int r;
+
+	r = api->get_sddl(api->ctx, pp->path, true, &cur);
+	if (r >= 0)
+		r = win_acl_parse_sddl(cur, true, &orig);
+	if (r < 0) {
+		ward_error_set(err, "label", r, "Failed to read the integrity label of '%s'", pp->path);
+		goto out;
+	}
+	snprintf(want, sizeof(want), "S:(ML;OICI;NW;;;S-1-16-%u)", (unsigned)pp->label_rid);
+	r = journal(api, WIN_JOURNAL_LABEL, pp->path, orig.n ? cur : NULL);
+	if (r >= 0)
+		r = api->set_sddl(api->ctx, pp->path, true, want);
+	if (r < 0) {
+		ward_error_set(err, "label", r, "Failed to set the integrity label of '%s'", pp->path);
+		goto out;
+	}
+	r = api->get_sddl(api->ctx, pp->path, true, &back);
+	if (r >= 0)
+		r = win_acl_parse_sddl(back, true, &seen);
+	for (size_t i = 0; r >= 0 && i < seen.n; i++) {
+		char sid[WIN_SID_STRING_MAX];
+
+		snprintf(sid, sizeof(sid), "S-1-16-%u", (unsigned)pp->label_rid);
+		if (!(seen.aces[i].flags & WIN_ACE_ID) && strcmp(seen.aces[i].sid, sid) == 0 &&
+		    (seen.aces[i].mask & WIN_LABEL_NO_WRITE_UP))
+			ok = true;
+	}
+	if (r >= 0 && !ok)
+		r = -EPERM;
+	if (r < 0)
+		ward_error_set(err, "label-readback", r,
+			       "The integrity label of '%s' is not what ward set", pp->path);
+out:
+	win_acl_done(&orig);
+	win_acl_done(&seen);
+	return r;
+}
+
+static int prepare_host(const WinPlan *plan, const WinApi *api, WardError *err)
+{
+	_cleanup_free_ char *sids = NULL;
+	size_t len = 0;
+	int r;
+
+	r = api->journal_append(api->ctx, WIN_JOURNAL_HEADER);
+	if (r < 0)
+		return ward_error_set(err, "journal", r, "Failed to write the undo journal");
+	STRV_FOREACH(s, plan->our_sids)
+		len += strlen(*s) + 1;
+	if (len) {
+		sids = calloc(1, len);
+		if (!sids)
+			return -ENOMEM;
+		STRV_FOREACH(s, plan->our_sids) {
+			if (*sids)
+				strcat(sids, " ");
+			strcat(sids, *s);
+		}
+		r = journal(api, WIN_JOURNAL_SIDS, sids, NULL);
+		if (r < 0)
+			return ward_error_set(err, "journal", r, "Failed to write the undo journal");
+	}
+	if (plan->token.appcontainer) {
+		char sid[WIN_SID_STRING_MAX] = "", why[256] = "";
+		char norm[WIN_SID_STRING_MAX];
+
+		r = journal(api, WIN_JOURNAL_PROFILE, plan->token.package_name, NULL);
+		if (r >= 0)
+			r = api->profile_create(api->ctx, plan->token.package_name, sid, why, sizeof(why));
+		if (r < 0)
+			return ward_error_set(err, "appcontainer", r,
+					      "Failed to create AppContainer profile %s: %s",
+					      plan->token.package_name, why);
+		if (win_sid_normalize(sid, norm) < 0 || strcmp(norm, plan->token.package_sid) != 0)
+			return ward_error_set(err, "appcontainer", EPERM,
+					      "AppContainer profile %s has SID %s, the plan derived %s",
+					      plan->token.package_name, sid, plan->token.package_sid);
+	}
+	for (size_t i = 0; i < plan->n_paths; i++) {
+		const WinPathPlan *pp = &plan->paths[i];
+
+		if (pp->create_dir && (r = ensure_dir(api, pp->path, err)) < 0)
+			return r;
+		if (pp->n_add && (r = apply_acl(plan, pp, api, err)) < 0)
+			return r;
+		if (pp->label_rid && (r = apply_label(pp, api, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int check_job(const WinPlan *plan, const WinApi *api, void *job, WardError *err)
+{
+	WinJobPlan seen = { 0 };
+	int r = api->job_read(api->ctx, job, &seen);
+
+	if (r < 0)
+		return ward_error_set(err, "job-readback", r, "Failed to read the job object's limits");
+	if (seen.kill_on_close != plan->job.kill_on_close || seen.no_breakaway != plan->job.no_breakaway ||
+	    seen.active_processes != plan->job.active_processes ||
+	    seen.job_memory != plan->job.job_memory || seen.ui_limits != plan->job.ui_limits)
+		return ward_error_set(err, "job-readback", EPERM,
+				      "The job object's limits are not what ward set");
+	return 0;
+}
+
+static int run_child(const WinPlan *plan, const WinApi *api, WinExecResult *res, WardError *err)
+{
+	char logon[WIN_SID_STRING_MAX] = "", why[512] = "";
+	_cleanup_free_ char *block = NULL;
+	void *job = NULL, *proc = NULL;
+	WinTokenObserved seen = { 0 };
+	size_t len = 0;
+	uint32_t code = 0;
+	int r;
+
+	if (plan->token.restricting_sids && strv_contains(plan->token.restricting_sids,
+							  WIN_SID_LOGON_PLACEHOLDER)) {
+		r = api->logon_sid(api->ctx, logon);
+		if (r < 0)
+			return ward_error_set(err, "logon-sid", r, "Failed to read ward's logon SID");
+	}
+	block = win_env_block(plan->env, &len);
+	if (!block)
+		return -ENOMEM;
+	r = api->job_create(api->ctx, &plan->job, &job, why, sizeof(why));
+	if (r < 0)
+		return ward_error_set(err, "job", r, "Failed to create the job object: %s", why);
+	r = check_job(plan, api, job, err);
+	if (r < 0)
+		goto out;
+	{
+		WinSpawn s = {
+			.application = plan->application, .cmdline = plan->cmdline, .cwd = plan->cwd,
+			.env_block = block, .env_len = len, .token = &plan->token,
+			.logon_sid = *logon ? logon : NULL, .job = job,
+		};
+
+		r = api->spawn_suspended(api->ctx, &s, &proc, why, sizeof(why));
+	}
+	if (r < 0) {
+		ward_error_set(err, "spawn", r, "Failed to create the process: %s", why);
+		goto out;
+	}
+	r = api->job_assign(api->ctx, job, proc);
+	if (r < 0) {
+		ward_error_set(err, "job-assign", r, "Failed to put the process in the job");
+		goto kill;
+	}
+	r = api->token_read(api->ctx, proc, &seen);
+	if (r < 0) {
+		ward_error_set(err, "token-readback", r, "Failed to read the child's token back");
+		goto kill;
+	}
+	r = win_token_check(&plan->token, *logon ? logon : NULL, &seen, why, sizeof(why));
+	if (r < 0) {
+		ward_error_set(err, "token-readback", r, "The child's token is not what the plan "
+							"says, refusing to run it: %s", why);
+		goto kill;
+	}
+	r = api->resume(api->ctx, proc);
+	if (r < 0) {
+		ward_error_set(err, "resume", r, "Failed to resume the process");
+		goto kill;
+	}
+	res->started = true;
+	r = api->wait(api->ctx, proc, plan->timeout_s * 1000, &code);
+	if (r == -ETIMEDOUT) {
+		res->timed_out = true;
+		res->exit_code = WARD_EXIT_TIMEOUT;
+		r = 0;
+		goto kill;
+	}
+	if (r < 0) {
+		ward_error_set(err, "wait", r, "Failed to wait for the process");
+		goto kill;
+	}
+	res->status = code;
+	res->exit_code = (int)code;
+	goto out;
+kill:
+	(void)api->terminate(api->ctx, proc, WARD_EXIT_SETUP);
+out:
+	win_token_observed_done(&seen);
+	if (proc)
+		api->close(api->ctx, proc);
+	/* The job's last handle: kill-on-close ends every process in it. */
+	if (job)
+		api->close(api->ctx, job);
+	return r;
+}
+
+int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err)
+{
+	WinExecResult res = { .exit_code = WARD_EXIT_SETUP };
+	WardError undo_err = { 0 };
+	_cleanup_free_ char *text = NULL;
+	int r, u;
+
+	r = win_exec_recover(api, err);
+	if (r < 0) {
+		*ret = res;
+		return r;
+	}
+	if (plan->needs_helper && plan->needs_helper[0]) {
+		*ret = res;
+		return ward_error_set(err, "helper", EPERM,
+				      "'%s' (and %zu more) can only be changed by ward's privileged "
+				      "helper, which is not available yet",
+				      plan->needs_helper[0], strv_length(plan->needs_helper) - 1);
+	}
+	r = prepare_host(plan, api, err);
+	if (r >= 0)
+		r = run_child(plan, api, &res, err);
+	if (r < 0)
+		res.exit_code = WARD_EXIT_SETUP;
+
+	/* Undo whatever was journaled, however the run ended. */
+	u = api->journal_read(api->ctx, &text);
+	if (u >= 0)
+		u = undo_journal(api, text, r < 0 ? &undo_err : err);
+	if (u >= 0)
+		u = api->journal_remove(api->ctx);
+	if (u < 0 && u != -ENOENT) {
+		res.undo_failed = true;
+		if (r >= 0) {
+			res.exit_code = WARD_EXIT_SETUP;
+			r = u;
+		}
+	}
+	*ret = res;
+	return r;
+}

@@ -1,0 +1,28 @@
+/* The executor: carries out a WinPlan through a WinApi, step by step, each
+ * change journaled before it is made and read back after, and undoes the
+ * journal when the run ends, whatever way it ends. It refuses (exit 125)
+ * on the first step that fails or reads back wrong, before the child is
+ * resumed. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "windows/win-api.h"
+#include "windows/win-plan.h"
+
+typedef struct WinExecResult {
+	int exit_code;       /* what ward.exe exits with */
+	uint32_t status;     /* the child's exit code, when it ran */
+	bool started;        /* the child was resumed */
+	bool timed_out;
+	bool undo_failed;    /* the journal is kept for the next run */
+} WinExecResult;
+
+/* Run @plan. 0 when the command ran (whatever its status), else -errno
+ * with @err filled (step and reason) and exit_code 125. */
+int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err);
+/* Replay a journal left by a run that did not finish; 0 if there was none
+ * or it was undone, else -errno (and the journal stays). */
+int win_exec_recover(const WinApi *api, WardError *err);

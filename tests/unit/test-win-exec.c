@@ -1,0 +1,682 @@
+/* The Windows executor against a fake Win32 layer that records every call
+ * and can fail or lie at any step: each change is journaled before it is
+ * made, read back after, undone at the end, and any failure or lie before
+ * the resume refuses the run with nothing left behind. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cmocka.h>
+
+#include "common/strv.h"
+#include "policy/policy.h"
+#include "windows/win-exec.h"
+#include "windows/win-acl.h"
+#include "windows/win-journal.h"
+
+#define RUN_ID "00000000000000aa"
+#define MAX_FILES 32
+
+typedef struct FakeObj {
+	char path[128];
+	WinFileKind kind;
+	char *dacl;
+	char *label;
+} FakeObj;
+
+typedef struct Fake {
+	FakeObj files[MAX_FILES];
+	size_t n;
+	char **calls;
+	char *journal;           /* NULL: none */
+	const char *fail_at;     /* call name that returns fail_with */
+	int fail_with;
+	const char *lie_at;      /* "set_sddl": report success, change nothing;
+	                          * "token_read": report an unrestricted token;
+	                          * "job_read": report no kill-on-close */
+	bool resumed, terminated;
+	uint32_t exit_code;
+	bool timeout;
+	bool fail_once_resumed;  /* fail_at applies only after the resume (the undo) */
+	char profile_sid[WIN_SID_STRING_MAX]; /* "" : derive as Windows does */
+} Fake;
+
+static Fake *F;
+
+static void call(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	assert_int_equal(strv_extendfv(&F->calls, fmt, ap), 0);
+	va_end(ap);
+}
+
+static bool fails(const char *name, int *r)
+{
+	if (F->fail_at && strcmp(F->fail_at, name) == 0 && (!F->fail_once_resumed || F->resumed)) {
+		*r = F->fail_with;
+		return true;
+	}
+	return false;
+}
+
+static FakeObj *obj(const char *path)
+{
+	for (size_t i = 0; i < F->n; i++)
+		if (strcasecmp(F->files[i].path, path) == 0)
+			return &F->files[i];
+	return NULL;
+}
+
+static FakeObj *add(const char *path, WinFileKind kind, const char *dacl)
+{
+	FakeObj *o = &F->files[F->n++];
+
+	assert_true(F->n <= MAX_FILES);
+	snprintf(o->path, sizeof(o->path), "%s", path);
+	o->kind = kind;
+	o->dacl = strdup(dacl);
+	o->label = strdup("S:");
+	return o;
+}
+
+static WinFileKind f_stat(void *ctx, const char *path)
+{
+	FakeObj *o = obj(path);
+
+	return o ? o->kind : WIN_FILE_NONE;
+}
+
+static WinFileKind host_stat(void *userdata, const char *path)
+{
+	return f_stat(NULL, path);
+}
+
+static int f_mkdir(void *ctx, const char *path)
+{
+	int r;
+
+	call("mkdir %s", path);
+	if (fails("mkdir", &r))
+		return r;
+	if (obj(path))
+		return -EEXIST;
+	/* A new directory inherits: no explicit ACEs. */
+	add(path, WIN_FILE_DIRECTORY, "D:AI(A;OICIID;FA;;;SY)");
+	return 0;
+}
+
+static int f_rmdir(void *ctx, const char *path)
+{
+	FakeObj *o = obj(path);
+
+	call("rmdir %s", path);
+	if (!o)
+		return -ENOENT;
+	free(o->dacl);
+	free(o->label);
+	*o = F->files[--F->n];
+	return 0;
+}
+
+static int f_get_sddl(void *ctx, const char *path, bool label, char **ret)
+{
+	FakeObj *o = obj(path);
+	int r;
+
+	if (fails("get_sddl", &r))
+		return r;
+	if (!o)
+		return -ENOENT;
+	*ret = strdup(label ? o->label : o->dacl);
+	return 0;
+}
+
+static int f_set_sddl(void *ctx, const char *path, bool label, const char *sddl)
+{
+	FakeObj *o = obj(path);
+	int r;
+
+	call("set_%s %s", label ? "label" : "dacl", path);
+	if (fails("set_sddl", &r))
+		return r;
+	if (!o)
+		return -ENOENT;
+	if (F->lie_at && strcmp(F->lie_at, "set_sddl") == 0)
+		return 0;
+	if (label) {
+		free(o->label);
+		o->label = strdup(sddl);
+	} else {
+		free(o->dacl);
+		o->dacl = strdup(sddl);
+	}
+	return 0;
+}
+
+static int f_journal_append(void *ctx, const char *text)
+{
+	size_t old = F->journal ? strlen(F->journal) : 0;
+	int r;
+
+	if (fails("journal_append", &r))
+		return r;
+	F->journal = realloc(F->journal, old + strlen(text) + 1);
+	strcpy(F->journal + old, text);
+	return 0;
+}
+
+static int f_journal_read(void *ctx, char **ret)
+{
+	if (!F->journal)
+		return -ENOENT;
+	*ret = strdup(F->journal);
+	return 0;
+}
+
+static int f_journal_remove(void *ctx)
+{
+	call("journal_remove");
+	free(F->journal);
+	F->journal = NULL;
+	return 0;
+}
+
+static int f_logon_sid(void *ctx, char ret[WIN_SID_STRING_MAX])
+{
+	strcpy(ret, "S-1-5-5-0-4242");
+	return 0;
+}
+
+static int f_profile_create(void *ctx, const char *name, char ret[WIN_SID_STRING_MAX], char *why,
+			    size_t n)
+{
+	WinSid sid;
+	int r;
+
+	call("profile_create %s", name);
+	if (fails("profile_create", &r)) {
+		snprintf(why, n, "userenv.dll has no CreateAppContainerProfile");
+		return r;
+	}
+	if (*F->profile_sid) {
+		strcpy(ret, F->profile_sid);
+		return 0;
+	}
+	assert_int_equal(win_sid_appcontainer(name, &sid), 0);
+	win_sid_format(&sid, ret);
+	return 0;
+}
+
+static int f_profile_delete(void *ctx, const char *name)
+{
+	call("profile_delete %s", name);
+	return 0;
+}
+
+static int job_token = 1, proc_token = 2;
+static WinJobPlan created_job;
+
+static int f_job_create(void *ctx, const WinJobPlan *job, void **ret, char *why, size_t n)
+{
+	int r;
+
+	call("job_create");
+	if (fails("job_create", &r))
+		return r;
+	created_job = *job;
+	*ret = &job_token;
+	return 0;
+}
+
+static int f_job_read(void *ctx, void *job, WinJobPlan *ret)
+{
+	*ret = created_job;
+	if (F->lie_at && strcmp(F->lie_at, "job_read") == 0)
+		ret->kill_on_close = false;
+	return 0;
+}
+
+static const WinTokenPlan *last_token;
+static char last_logon[WIN_SID_STRING_MAX];
+static char last_env[256];
+
+static int f_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n)
+{
+	int r;
+
+	call("spawn %s", s->cmdline);
+	if (fails("spawn", &r)) {
+		snprintf(why, n, "UpdateProcThreadAttribute: the parameter is incorrect");
+		return r;
+	}
+	last_token = s->token;
+	snprintf(last_logon, sizeof(last_logon), "%s", s->logon_sid ? s->logon_sid : "");
+	memcpy(last_env, s->env_block, s->env_len < sizeof(last_env) ? s->env_len : sizeof(last_env));
+	*ret = &proc_token;
+	return 0;
+}
+
+static int f_job_assign(void *ctx, void *job, void *proc)
+{
+	int r;
+
+	call("job_assign");
+	return fails("job_assign", &r) ? r : 0;
+}
+
+static int f_token_read(void *ctx, void *proc, WinTokenObserved *ret)
+{
+	const WinTokenPlan *t = last_token;
+
+	call("token_read");
+	*ret = (WinTokenObserved){ .appcontainer = t->appcontainer,
+				   .integrity_rid = t->integrity_rid,
+				   .write_restricted = t->write_restricted };
+	if (t->appcontainer)
+		ret->package_sid = strdup(t->package_sid);
+	ret->capability_sids = strv_copy(t->capability_sids);
+	STRV_FOREACH(s, t->restricting_sids)
+		assert_int_equal(strv_extend(&ret->restricting_sids,
+					     strcmp(*s, "LOGON") == 0 ? last_logon : *s), 0);
+	if (F->lie_at && strcmp(F->lie_at, "token_read") == 0) {
+		/* What Wine does: the "restricted" token is the full one. */
+		strv_free(ret->restricting_sids);
+		ret->restricting_sids = NULL;
+		ret->write_restricted = false;
+		ret->integrity_rid = 8192;
+		ret->appcontainer = false;
+	}
+	return 0;
+}
+
+static int f_resume(void *ctx, void *proc)
+{
+	call("resume");
+	F->resumed = true;
+	return 0;
+}
+
+static int f_wait(void *ctx, void *proc, uint64_t timeout_ms, uint32_t *ret)
+{
+	call("wait %llu", (unsigned long long)timeout_ms);
+	if (F->timeout)
+		return -ETIMEDOUT;
+	*ret = F->exit_code;
+	return 0;
+}
+
+static int f_terminate(void *ctx, void *proc, uint32_t code)
+{
+	call("terminate %u", (unsigned)code);
+	F->terminated = true;
+	return 0;
+}
+
+static void f_close(void *ctx, void *h)
+{
+	call("close %s", h == &job_token ? "job" : "proc");
+}
+
+static const WinApi fake_api = {
+	.stat = f_stat, .mkdir = f_mkdir, .rmdir = f_rmdir, .get_sddl = f_get_sddl,
+	.set_sddl = f_set_sddl, .journal_append = f_journal_append,
+	.journal_read = f_journal_read, .journal_remove = f_journal_remove,
+	.logon_sid = f_logon_sid, .profile_create = f_profile_create,
+	.profile_delete = f_profile_delete, .job_create = f_job_create, .job_read = f_job_read,
+	.spawn_suspended = f_spawn, .job_assign = f_job_assign, .token_read = f_token_read,
+	.resume = f_resume, .wait = f_wait, .terminate = f_terminate, .close = f_close,
+};
+
+#define WS_DACL "D:AI(A;OICI;FA;;;SY)(A;OICIID;FA;;;BA)"
+
+static int setup(void **state)
+{
+	F = calloc(1, sizeof(*F));
+	add("C:\\ws", WIN_FILE_DIRECTORY, WS_DACL);
+	add("C:\\ws\\.git", WIN_FILE_DIRECTORY, "D:AI(A;OICIID;FA;;;SY)");
+	add("C:\\ws\\tool.exe", WIN_FILE_REGULAR, "D:AI(A;ID;FA;;;SY)");
+	add("C:\\Users\\me\\cache", WIN_FILE_DIRECTORY, "D:P(A;OICI;FA;;;S-1-5-21-1-2-3-1001)");
+	add("C:\\Program Files\\x", WIN_FILE_DIRECTORY, "D:(A;OICI;FA;;;SY)");
+	add("C:\\Users", WIN_FILE_DIRECTORY, "D:(A;OICI;FA;;;SY)");
+	add("C:\\Users\\me", WIN_FILE_DIRECTORY, "D:(A;OICI;FA;;;SY)");
+	add("C:\\Users\\me\\AppData", WIN_FILE_DIRECTORY, "D:(A;OICI;FA;;;SY)");
+	add("C:\\Users\\me\\AppData\\Local", WIN_FILE_DIRECTORY, "D:(A;OICI;FA;;;SY)");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	for (size_t i = 0; i < F->n; i++) {
+		free(F->files[i].dacl);
+		free(F->files[i].label);
+	}
+	strv_free(F->calls);
+	free(F->journal);
+	free(F);
+	return 0;
+}
+
+static char *fake_system_dirs[] = { "C:\\Program Files", NULL };
+static const WinHost host = { .stat = host_stat, .comspec = "C:\\cmd.exe",
+			      .system_dirs = fake_system_dirs };
+
+static WinPlan *plan_for(WinTier tier, const char *extra_rw)
+{
+	WardPolicy *p = policy_new_empty();
+	char *argv[] = { "C:\\ws\\tool.exe", "x", NULL };
+	char *envp[] = { "PATH=C:\\Windows", NULL };
+	WinPlanInput in = { .policy = p, .tier = tier, .workspace = "C:\\ws",
+			    .state_dir = "C:\\Users\\me\\AppData\\Local\\ward", .run_id = RUN_ID,
+			    .argv = argv, .envp = envp, .host = &host };
+	WinPlan *plan = NULL;
+	char why[256];
+
+	assert_int_equal(strv_extend(&p->env_pass, "PATH"), 0);
+	assert_int_equal(strv_extend(&p->fs_protected, ".git"), 0);
+	assert_int_equal(strv_extend(&p->fs_protected, ".codex"), 0);
+	if (extra_rw)
+		assert_int_equal(strv_extend(&p->fs_read_write, extra_rw), 0);
+	p->timeout_s = 7;
+	assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), 0);
+	policy_free(p);
+	return plan;
+}
+
+static size_t index_of(const char *prefix)
+{
+	for (size_t i = 0; F->calls && F->calls[i]; i++)
+		if (strncmp(F->calls[i], prefix, strlen(prefix)) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+/* After a run, whatever happened: every ACL as it was, no placeholder
+ * left, the journal gone. */
+static void assert_same_dacl(const char *a, const char *b)
+{
+	WinAcl x = { 0 }, y = { 0 };
+	char *fx, *fy;
+
+	assert_int_equal(win_acl_parse_sddl(a, false, &x), 0);
+	assert_int_equal(win_acl_parse_sddl(b, false, &y), 0);
+	fx = win_acl_format_sddl(&x, false);
+	fy = win_acl_format_sddl(&y, false);
+	assert_string_equal(fx, fy);
+	free(fx);
+	free(fy);
+	win_acl_done(&x);
+	win_acl_done(&y);
+}
+
+static bool env_has(const char *prefix)
+{
+	for (const char *e = last_env; *e; e += strlen(e) + 1)
+		if (strncmp(e, prefix, strlen(prefix)) == 0)
+			return true;
+	return false;
+}
+
+static void assert_host_restored(void)
+{
+	assert_same_dacl(obj("C:\\ws")->dacl, WS_DACL);
+	assert_null(obj("C:\\ws\\.codex"));
+	assert_null(obj("C:\\Users\\me\\AppData\\Local\\ward"));
+	for (size_t i = 0; i < F->n; i++)
+		assert_null(strstr(F->files[i].dacl, "S-1-15-"));
+	assert_null(F->journal);
+}
+
+static void test_win_exec_w2_runs_and_undoes(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, "C:\\Users\\me\\cache");
+	WinExecResult res;
+	WardError err = { 0 };
+
+	F->exit_code = 3;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), 0);
+	assert_int_equal(res.exit_code, 3);
+	assert_true(res.started);
+	assert_true(F->resumed);
+	/* The order that matters: profile, ACLs, job, spawn, token read
+	 * back, and only then resume; undo after the wait. */
+	assert_true(index_of("profile_create") < index_of("set_dacl C:\\ws"));
+	assert_true(index_of("set_dacl") < index_of("job_create"));
+	assert_true(index_of("job_create") < index_of("spawn"));
+	assert_true(index_of("spawn") < index_of("job_assign"));
+	assert_true(index_of("job_assign") < index_of("token_read"));
+	assert_true(index_of("token_read") < index_of("resume"));
+	assert_true(index_of("wait 7000") < index_of("profile_delete"));
+	assert_true(index_of("mkdir C:\\ws\\.codex") != SIZE_MAX);
+	assert_true(index_of("rmdir C:\\ws\\.codex") != SIZE_MAX);
+	/* A protected DACL stays protected after the change and the undo. */
+	assert_same_dacl(obj("C:\\Users\\me\\cache")->dacl, "D:P(A;OICI;FA;;;S-1-5-21-1-2-3-1001)");
+	assert_true(env_has("TEMP=C:\\Users\\me\\AppData\\Local\\ward\\tmp\\run-"));
+	assert_host_restored();
+	win_plan_free(plan);
+}
+
+static void test_win_exec_userenv_missing_refuses(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	F->fail_at = "profile_create";
+	F->fail_with = -ENOSYS;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -ENOSYS);
+	assert_int_equal(res.exit_code, 125);
+	assert_string_equal(err.step, "appcontainer");
+	assert_non_null(strstr(err.detail, "CreateAppContainerProfile"));
+	assert_true(index_of("spawn") == SIZE_MAX);
+	assert_true(index_of("set_dacl") == SIZE_MAX);
+	assert_host_restored();
+	win_plan_free(plan);
+}
+
+static void test_win_exec_profile_sid_mismatch_refuses(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	strcpy(F->profile_sid, "S-1-15-2-1-1-1-1-1-1-1");
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EPERM);
+	assert_int_equal(res.exit_code, 125);
+	assert_true(index_of("set_dacl") == SIZE_MAX);
+	assert_host_restored();
+	win_plan_free(plan);
+}
+
+static void test_win_exec_acl_lie_refuses(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	F->lie_at = "set_sddl";
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EPERM);
+	assert_string_equal(err.step, "acl-readback");
+	assert_int_equal(res.exit_code, 125);
+	assert_true(index_of("spawn") == SIZE_MAX);
+	F->lie_at = NULL;
+	assert_host_restored();
+	win_plan_free(plan);
+}
+
+static void test_win_exec_token_lie_refuses_before_resume(void **state)
+{
+	static const WinTier tiers[] = { WIN_TIER_W1, WIN_TIER_W1_WRITE, WIN_TIER_W2 };
+
+	for (size_t i = 0; i < 3; i++) {
+		WinPlan *plan;
+		WinExecResult res;
+		WardError err = { 0 };
+
+		teardown(state);
+		setup(state);
+		plan = plan_for(tiers[i], NULL);
+		F->lie_at = "token_read";
+		assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EPERM);
+		assert_string_equal(err.step, "token-readback");
+		assert_int_equal(res.exit_code, 125);
+		assert_false(res.started);
+		assert_false(F->resumed);
+		assert_true(F->terminated);
+		assert_true(index_of("close job") != SIZE_MAX);
+		F->lie_at = NULL;
+		assert_host_restored();
+		win_plan_free(plan);
+	}
+}
+
+static void test_win_exec_spawn_attribute_rejected(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	F->fail_at = "spawn";
+	F->fail_with = -EINVAL;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EINVAL);
+	assert_string_equal(err.step, "spawn");
+	assert_non_null(strstr(err.detail, "UpdateProcThreadAttribute"));
+	assert_false(F->resumed);
+	assert_host_restored();
+	win_plan_free(plan);
+}
+
+static void test_win_exec_job_lie_refuses(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W0, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	F->lie_at = "job_read";
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EPERM);
+	assert_string_equal(err.step, "job-readback");
+	assert_true(index_of("spawn") == SIZE_MAX);
+	win_plan_free(plan);
+}
+
+static void test_win_exec_needs_helper_refuses_before_changes(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, "C:\\Program Files\\x");
+	WinExecResult res;
+	WardError err = { 0 };
+
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EPERM);
+	assert_string_equal(err.step, "helper");
+	assert_non_null(strstr(err.detail, "C:\\Program Files\\x"));
+	assert_null(F->calls);
+	assert_null(F->journal);
+	win_plan_free(plan);
+}
+
+static void test_win_exec_timeout(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	F->timeout = true;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), 0);
+	assert_int_equal(res.exit_code, 124);
+	assert_true(res.timed_out);
+	assert_true(F->terminated);
+	assert_host_restored();
+	win_plan_free(plan);
+}
+
+static void test_win_exec_recovers_crashed_run(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	/* A run that died after its changes: ACE on, placeholder made,
+	 * journal left. The next run undoes it before anything else. */
+	free(obj("C:\\ws")->dacl);
+	obj("C:\\ws")->dacl = strdup("D:AI(A;OICI;0x1301bf;;;S-1-15-2-9-9-9-9-9-9-9)"
+				     "(A;OICI;FA;;;SY)(A;OICIID;FA;;;BA)");
+	add("C:\\ws\\.agents", WIN_FILE_DIRECTORY, "D:AI(A;OICIID;FA;;;SY)");
+	F->journal = strdup("ward-windows-journal 1\nsids\tS-1-15-2-9-9-9-9-9-9-9\n"
+			    "mkdir\tC:\\ws\\.agents\nacl\tC:\\ws\n");
+	assert_int_equal(win_exec_recover(&fake_api, &err), 0);
+	assert_null(obj("C:\\ws\\.agents"));
+	assert_string_equal(obj("C:\\ws")->dacl, "D:AI(A;OICI;0x1f01ff;;;S-1-5-18)"
+						 "(A;OICIID;0x1f01ff;;;S-1-5-32-544)");
+	assert_null(F->journal);
+	F->fail_at = NULL;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), 0);
+	win_plan_free(plan);
+}
+
+static void test_win_exec_undo_failure_keeps_journal(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	/* The command ran; putting the DACL back fails: the run reports it
+	 * (125) and the journal stays for the next run to finish the undo. */
+	F->fail_at = "set_sddl";
+	F->fail_with = -EACCES;
+	F->fail_once_resumed = true;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EACCES);
+	assert_true(res.started);
+	assert_true(res.undo_failed);
+	assert_int_equal(res.exit_code, 125);
+	assert_non_null(F->journal);
+	assert_non_null(strstr(obj("C:\\ws")->dacl, "S-1-15-2-"));
+	F->fail_at = NULL;
+	assert_int_equal(win_exec_recover(&fake_api, &err), 0);
+	assert_host_restored();
+	win_plan_free(plan);
+}
+
+static void test_win_exec_w1_labels_and_restores(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W1, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), 0);
+	assert_true(index_of("set_label C:\\ws") < index_of("spawn"));
+	assert_true(index_of("set_label C:\\ws\\.git") < index_of("spawn"));
+	assert_string_equal(obj("C:\\ws")->label, "S:");
+	assert_string_equal(obj("C:\\ws\\.git")->label, "S:");
+	assert_host_restored();
+	win_plan_free(plan);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_win_exec_w2_runs_and_undoes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_userenv_missing_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_profile_sid_mismatch_refuses, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_acl_lie_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_token_lie_refuses_before_resume, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_spawn_attribute_rejected, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_job_lie_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_needs_helper_refuses_before_changes,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_recovers_crashed_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_undo_failure_keeps_journal, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_w1_labels_and_restores, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,472 @@
+/* Windows plan layer: policy -> plan per tier (ACEs, labels, placeholders,
+ * helper paths, token, job, program lookup, environment), the token
+ * read-back check, and the undo journal's format. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/strv.h"
+#include "policy/policy.h"
+#include "windows/win-journal.h"
+#include "windows/win-plan.h"
+#include "windows/win-token.h"
+#include "win-test-host.h"
+
+#define RUN_ID "0123456789abcdef"
+
+static WardPolicy *policy(void)
+{
+	WardPolicy *p = policy_new_empty();
+
+	assert_non_null(p);
+	assert_int_equal(strv_extend(&p->env_pass, "PATH"), 0);
+	assert_int_equal(strv_extend(&p->env_pass, "PATHEXT"), 0);
+	assert_int_equal(strv_extend(&p->env_pass, "SYSTEMROOT"), 0);
+	assert_int_equal(strv_extend(&p->env_strip, "*_TOKEN"), 0);
+	assert_int_equal(strv_extend(&p->fs_protected, ".git"), 0);
+	assert_int_equal(strv_extend(&p->fs_protected, ".harness"), 0);
+	return p;
+}
+
+static char *envp[] = { "Path=C:\\Windows\\System32;relative\\bin;C:\\Program Files\\Git\\cmd",
+			"PATHEXT=.COM;.EXE;.BAT;.CMD", "SystemRoot=C:\\Windows", "GH_TOKEN=x",
+			NULL };
+
+static int build(const WardPolicy *p, WinTier tier, char **argv, WinPlan **ret, char *why,
+		 size_t n)
+{
+	WinPlanInput in = {
+		.policy = p, .tier = tier, .workspace = "C:\\ws",
+		.config_dir = "C:\\Users\\me\\AppData\\Roaming\\ward",
+		.state_dir = "C:\\Users\\me\\AppData\\Local\\ward", .run_id = RUN_ID,
+		.argv = argv, .envp = envp, .host = &fake_host,
+	};
+
+	return win_plan_build(&in, ret, why, n);
+}
+
+/* The plan's text as TAP diagnostics. */
+static void show(const char *d)
+{
+	for (const char *p = d; *p;) {
+		size_t n = strcspn(p, "\n");
+
+		print_message("# %.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+}
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && p[n] == '\n')
+			return true;
+	return false;
+}
+
+static const WinPathPlan *find(const WinPlan *plan, const char *path)
+{
+	for (size_t i = 0; i < plan->n_paths; i++)
+		if (strcmp(plan->paths[i].path, path) == 0)
+			return &plan->paths[i];
+	return NULL;
+}
+
+static void test_win_plan_w2_appcontainer(void **state)
+{
+	WardPolicy *p = policy();
+	char *argv[] = { "tool.exe", "a b", NULL };
+	WinPlan *plan = NULL;
+	char why[512] = "", *d;
+	const WinPathPlan *pp;
+
+	assert_int_equal(strv_extend(&p->fs_read, "C:\\Users\\me\\.gitconfig"), 0);
+	assert_int_equal(strv_extend(&p->fs_read_write, "c:/users/me/cache/"), 0);
+	assert_int_equal(strv_extend(&p->fs_read_exec, "C:\\Users\\me\\missing"), 0);
+	assert_int_equal(strv_extend(&p->fs_deny, "C:\\ws\\secrets"), 0);
+	assert_int_equal(build(p, WIN_TIER_W2, argv, &plan, why, sizeof(why)), -ENOENT);
+	/* tool.exe is in the workspace, which is not on PATH: not found. */
+	argv[0] = "C:\\ws\\tool.exe";
+	assert_int_equal(build(p, WIN_TIER_W2, argv, &plan, why, sizeof(why)), 0);
+	d = win_plan_describe(plan);
+	show(d);
+	assert_true(plan->token.appcontainer);
+	assert_string_equal(plan->token.package_name, "ward.run." RUN_ID);
+	assert_null(plan->token.capabilities); /* network none: no internetClient */
+	assert_true(has_line(d, "grant C:\\ws modify (workspace)"));
+	assert_true(has_line(d, "grant C:\\Users\\me\\.gitconfig read (fs.read)"));
+	assert_true(has_line(d, "grant C:\\users\\me\\cache modify (fs.read_write)"));
+	assert_null(strstr(d, "missing")); /* nothing to grant on a missing path */
+	assert_true(has_line(d, "deny C:\\ws\\.git write (protected .git)"));
+	/* .harness does not exist: created, then closed. */
+	assert_true(has_line(d, "mkdir C:\\ws\\.harness"));
+	assert_true(has_line(d, "deny C:\\ws\\.harness write (protected .harness)"));
+	assert_true(has_line(d, "deny C:\\ws\\secrets all (fs.deny)"));
+	assert_true(has_line(d, "deny C:\\Users\\me\\AppData\\Roaming\\ward all (ward config)"));
+	assert_true(has_line(d, "mkdir C:\\Users\\me\\AppData\\Local\\ward"));
+	assert_true(has_line(d, "deny C:\\Users\\me\\AppData\\Local\\ward all (ward state)"));
+	assert_true(has_line(d, "grant C:\\Users\\me\\AppData\\Local\\ward\\tmp\\run-" RUN_ID
+				" modify (temp)"));
+	assert_true(has_line(d, "integrity 4096"));
+	assert_true(has_line(d, "env TEMP"));
+	assert_null(strstr(d, "GH_TOKEN"));
+	assert_null(plan->degraded);
+	assert_null(plan->needs_helper);
+	/* Every ACE names the package SID, inheritable. */
+	pp = find(plan, "C:\\ws");
+	assert_non_null(pp);
+	assert_int_equal(pp->n_add, 1);
+	assert_string_equal(pp->add[0].sid, plan->token.package_sid);
+	assert_int_equal(pp->add[0].flags, WIN_ACE_OI | WIN_ACE_CI);
+	assert_int_equal(strv_length(plan->our_sids), 1);
+	assert_string_equal(plan->application, "C:\\ws\\tool.exe");
+	assert_string_equal(plan->cmdline, "\"C:\\ws\\tool.exe\" \"a b\"");
+	assert_true(plan->job.kill_on_close);
+	assert_true(plan->job.no_breakaway);
+	assert_int_equal(plan->job.ui_limits, 0xFF);
+	free(d);
+	win_plan_free(plan);
+	policy_free(p);
+}
+
+static void test_win_plan_w2_refuses_proxy_and_unknown(void **state)
+{
+	WardPolicy *p = policy();
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	WinPlan *plan = NULL;
+	char why[512] = "";
+
+	p->net_mode = NET_MODE_PROXY;
+	assert_int_equal(build(p, WIN_TIER_W2, argv, &plan, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "network.mode proxy"));
+	assert_null(plan);
+	p->net_mode = NET_MODE_NONE;
+	assert_int_equal(strv_extend(&p->fs_cache, "C:\\Users\\me\\cache"), 0);
+	assert_int_equal(build(p, WIN_TIER_W2, argv, &plan, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "fs.cache"));
+	policy_free(p);
+}
+
+static void test_win_plan_refuses_bad_paths(void **state)
+{
+	static const char *const bad[] = {
+		"relative\\x", "C:\\ws\\PROGRA~1", "C:\\ws\\x:stream", "\\\\.\\C:\\x", "C:\\ws\\nul",
+	};
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	char why[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		WardPolicy *p = policy();
+		WinPlan *plan = NULL;
+
+		assert_int_equal(strv_extend(&p->fs_read, bad[i]), 0);
+		assert_int_equal(build(p, WIN_TIER_W2, argv, &plan, why, sizeof(why)), -EINVAL);
+		print_message("# %s\n", why);
+		assert_non_null(strstr(why, "fs.read"));
+		policy_free(p);
+	}
+	{
+		WardPolicy *p = policy();
+		WinPlan *plan = NULL;
+
+		assert_int_equal(strv_extend(&p->fs_protected, "..\\outside"), 0);
+		assert_int_equal(build(p, WIN_TIER_W2, argv, &plan, why, sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, "fs.protected"));
+		policy_free(p);
+	}
+}
+
+static void test_win_plan_system_paths_need_helper(void **state)
+{
+	WardPolicy *p = policy();
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	WinPlan *plan = NULL;
+	char why[512], *d;
+
+	assert_int_equal(strv_extend(&p->fs_read_exec, "C:\\Program Files\\tools"), 0);
+	assert_int_equal(build(p, WIN_TIER_W2, argv, &plan, why, sizeof(why)), 0);
+	assert_int_equal(strv_length(plan->needs_helper), 1);
+	assert_string_equal(plan->needs_helper[0], "C:\\Program Files\\tools");
+	d = win_plan_describe(plan);
+	assert_true(has_line(d, "grant C:\\Program Files\\tools read+execute (fs.read_exec) "
+				"needs-helper"));
+	free(d);
+	win_plan_free(plan);
+	policy_free(p);
+}
+
+static void test_win_plan_w1_labels(void **state)
+{
+	WardPolicy *p = policy();
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	WinPlan *plan = NULL;
+	char why[512], *d;
+
+	assert_int_equal(strv_extend(&p->fs_read, "C:\\Users\\me\\.gitconfig"), 0);
+	assert_int_equal(build(p, WIN_TIER_W1, argv, &plan, why, sizeof(why)), 0);
+	d = win_plan_describe(plan);
+	show(d);
+	assert_true(plan->token.restricted);
+	assert_false(plan->token.write_restricted);
+	assert_true(plan->token.disable_max_privilege);
+	assert_int_equal(plan->token.integrity_rid, 4096);
+	assert_null(plan->our_sids);
+	assert_true(has_line(d, "label C:\\ws low (workspace)"));
+	assert_true(has_line(d, "label C:\\ws\\.git medium (protected .git)"));
+	/* Reads are not confined on W1: nothing to grant for fs.read. */
+	assert_null(strstr(d, ".gitconfig"));
+	assert_null(strstr(d, "grant "));
+	/* The table's W1 row, said per run. */
+	assert_int_equal(strv_length(plan->degraded), 2);
+	assert_non_null(strstr(plan->degraded[0], "fs reads"));
+	assert_non_null(strstr(plan->degraded[1], "network"));
+	free(d);
+	win_plan_free(plan);
+	policy_free(p);
+}
+
+static void test_win_plan_w1_write_sid(void **state)
+{
+	WardPolicy *p = policy();
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	WinPlan *plan = NULL;
+	char why[512], *d;
+	const WinPathPlan *pp;
+
+	assert_int_equal(strv_extend(&p->fs_read_write, "C:\\Users\\me\\cache"), 0);
+	assert_int_equal(build(p, WIN_TIER_W1_WRITE, argv, &plan, why, sizeof(why)), 0);
+	d = win_plan_describe(plan);
+	show(d);
+	assert_true(plan->token.write_restricted);
+	assert_int_equal(strv_length(plan->token.restricting_sids), 3);
+	assert_string_equal(plan->token.restricting_sids[0], "S-1-1-0");
+	assert_string_equal(plan->token.restricting_sids[1], "LOGON");
+	assert_string_equal(plan->our_sids[0], plan->token.restricting_sids[2]);
+	assert_int_equal(plan->token.integrity_rid, 8192);
+	assert_true(has_line(d, "grant C:\\ws modify (workspace)"));
+	assert_true(has_line(d, "grant C:\\Users\\me\\cache modify (fs.read_write)"));
+	assert_true(has_line(d, "deny C:\\ws\\.git write (protected .git)"));
+	/* W1-write cannot hide ward's config from reads: deny-write only. */
+	assert_true(has_line(d, "deny C:\\Users\\me\\AppData\\Roaming\\ward write (ward config)"));
+	pp = find(plan, "C:\\ws\\.git");
+	assert_string_equal(pp->add[0].sid, plan->token.restricting_sids[2]);
+	assert_int_equal(pp->add[0].mask, WIN_FILE_DENY_WRITE);
+	free(d);
+	win_plan_free(plan);
+	policy_free(p);
+}
+
+static void test_win_plan_program_lookup(void **state)
+{
+	WardPolicy *p = policy();
+	WinPlan *plan = NULL;
+	char why[512];
+	char *git[] = { "git", "status", NULL };
+	char *where[] = { "where.exe", NULL };
+	char *bat[] = { "run.bat", "x y", NULL };
+	char *bat_bad[] = { "run.bat", "%USERPROFILE%", NULL };
+	char *ps1[] = { "script.ps1", NULL };
+	char *none[] = { "nope", NULL };
+
+	/* PATHEXT order: git.exe before git.cmd; the workspace's git.exe is
+	 * not on PATH and the current directory is not searched. */
+	assert_int_equal(build(p, WIN_TIER_W2, git, &plan, why, sizeof(why)), 0);
+	assert_string_equal(plan->application, "C:\\Program Files\\Git\\cmd\\git.EXE");
+	assert_string_equal(plan->cmdline, "\"C:\\Program Files\\Git\\cmd\\git.EXE\" status");
+	plan = win_plan_free(plan);
+	assert_int_equal(build(p, WIN_TIER_W2, where, &plan, why, sizeof(why)), 0);
+	assert_string_equal(plan->application, "C:\\Windows\\System32\\where.exe");
+	plan = win_plan_free(plan);
+	/* A batch file runs through cmd.exe, arguments quoted... */
+	bat[0] = "C:\\ws\\run.bat";
+	assert_int_equal(build(p, WIN_TIER_W2, bat, &plan, why, sizeof(why)), 0);
+	assert_string_equal(plan->application, "C:\\Windows\\System32\\cmd.exe");
+	assert_string_equal(plan->cmdline, "\"C:\\Windows\\System32\\cmd.exe\" /d /e:on /v:off /s "
+					   "/c \"\"C:\\ws\\run.bat\" \"x y\"\"");
+	plan = win_plan_free(plan);
+	/* ...or refused when cmd.exe would expand one. */
+	bat_bad[0] = "C:\\ws\\run.bat";
+	assert_int_equal(build(p, WIN_TIER_W2, bat_bad, &plan, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "'%'"));
+	ps1[0] = "C:\\ws\\script.ps1";
+	assert_int_equal(build(p, WIN_TIER_W2, ps1, &plan, why, sizeof(why)), -EINVAL);
+	assert_int_equal(build(p, WIN_TIER_W2, none, &plan, why, sizeof(why)), -ENOENT);
+	/* A relative path with a separator is relative to the workspace. */
+	none[0] = ".\\tool.exe";
+	assert_int_equal(build(p, WIN_TIER_W2, none, &plan, why, sizeof(why)), 0);
+	assert_string_equal(plan->application, "C:\\ws\\tool.exe");
+	plan = win_plan_free(plan);
+	policy_free(p);
+}
+
+static void test_win_plan_w0_and_limits(void **state)
+{
+	WardPolicy *p = policy();
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	WinPlan *plan = NULL;
+	char why[512], *d;
+
+	p->pids = 64;
+	p->memory_mb = 512;
+	p->tmp_mb = 10;
+	assert_int_equal(build(p, WIN_TIER_W0, argv, &plan, why, sizeof(why)), 0);
+	d = win_plan_describe(plan);
+	assert_null(strstr(d, "grant "));
+	assert_null(strstr(d, "deny "));
+	assert_null(strstr(d, "label "));
+	assert_true(has_line(d, "mkdir C:\\Users\\me\\AppData\\Local\\ward\\tmp\\run-" RUN_ID));
+	assert_int_equal(plan->job.active_processes, 64);
+	assert_true(plan->job.job_memory == 512ull * 1024 * 1024);
+	assert_true(plan->job.kill_on_close);
+	assert_int_equal(plan->job.ui_limits, 0);
+	assert_int_equal(strv_length(plan->degraded), 3);
+	free(d);
+	win_plan_free(plan);
+	policy_free(p);
+}
+
+static void test_win_plan_workspace_checks(void **state)
+{
+	WardPolicy *p = policy();
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	WinPlan *plan = NULL;
+	char why[512];
+	WinPlanInput in = {
+		.policy = p, .tier = WIN_TIER_W2, .workspace = "C:\\", .state_dir = "C:\\st",
+		.run_id = RUN_ID, .argv = argv, .envp = envp, .host = &fake_host,
+	};
+
+	assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), -EINVAL);
+	in.workspace = "C:\\nonexistent";
+	assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), -EINVAL);
+	in.workspace = "C:\\ws";
+	in.run_id = "../x";
+	assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), -EINVAL);
+	in.run_id = RUN_ID;
+	in.state_dir = "C:\\";
+	assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), -EINVAL);
+	assert_null(plan);
+	policy_free(p);
+}
+
+static void test_win_token_check(void **state)
+{
+	WinTokenPlan t = { 0 };
+	char *ok_rs[] = { "S-1-1-0", "S-1-5-5-0-123", NULL };
+	char why[256];
+	WinTokenObserved o = { 0 };
+
+	assert_int_equal(win_token_plan(WIN_TIER_W1_WRITE, RUN_ID, false, &t), 0);
+	{
+		char *rs[] = { t.restricting_sids[2], "S-1-5-5-0-123", "S-1-1-0", NULL };
+		char *privs[] = { "SeChangeNotifyPrivilege", NULL };
+
+		o = (WinTokenObserved){ .integrity_rid = 8192, .restricting_sids = rs,
+					.write_restricted = true, .privileges = privs };
+		assert_int_equal(win_token_check(&t, "S-1-5-5-0-123", &o, why, sizeof(why)), 0);
+		/* Wine: "success", and the token is not restricted at all. */
+		o.restricting_sids = NULL;
+		assert_int_equal(win_token_check(&t, "S-1-5-5-0-123", &o, why, sizeof(why)), -EPERM);
+		o.restricting_sids = ok_rs;
+		assert_int_equal(win_token_check(&t, "S-1-5-5-0-123", &o, why, sizeof(why)), -EPERM);
+		o.restricting_sids = rs;
+		o.write_restricted = false;
+		assert_int_equal(win_token_check(&t, "S-1-5-5-0-123", &o, why, sizeof(why)), -EPERM);
+		o.write_restricted = true;
+		o.integrity_rid = 12288; /* ward running elevated */
+		assert_int_equal(win_token_check(&t, "S-1-5-5-0-123", &o, why, sizeof(why)), -EPERM);
+		o.integrity_rid = 8192;
+		privs[0] = "SeDebugPrivilege";
+		assert_int_equal(win_token_check(&t, "S-1-5-5-0-123", &o, why, sizeof(why)), -EPERM);
+		assert_non_null(strstr(why, "SeDebugPrivilege"));
+		/* The logon SID must be the one the plan resolved. */
+		privs[0] = "SeChangeNotifyPrivilege";
+		assert_int_equal(win_token_check(&t, "S-1-5-5-0-999", &o, why, sizeof(why)), -EPERM);
+	}
+	win_token_plan_done(&t);
+
+	assert_int_equal(win_token_plan(WIN_TIER_W2, RUN_ID, false, &t), 0);
+	{
+		char *caps[] = { "S-1-15-3-1", NULL };
+
+		o = (WinTokenObserved){ .appcontainer = true, .package_sid = t.package_sid,
+					.integrity_rid = 4096 };
+		assert_int_equal(win_token_check(&t, NULL, &o, why, sizeof(why)), 0);
+		o.capability_sids = caps; /* internetClient slipped in */
+		assert_int_equal(win_token_check(&t, NULL, &o, why, sizeof(why)), -EPERM);
+		o.capability_sids = NULL;
+		o.package_sid = "S-1-15-2-1-2-3-4-5-6-7";
+		assert_int_equal(win_token_check(&t, NULL, &o, why, sizeof(why)), -EPERM);
+		o.package_sid = t.package_sid;
+		o.appcontainer = false;
+		assert_int_equal(win_token_check(&t, NULL, &o, why, sizeof(why)), -EPERM);
+		o.appcontainer = true;
+		o.integrity_rid = 8192;
+		assert_int_equal(win_token_check(&t, NULL, &o, why, sizeof(why)), -EPERM);
+	}
+	win_token_plan_done(&t);
+	assert_int_equal(win_token_plan(WIN_TIER_W2, RUN_ID, true, &t), 0);
+	assert_string_equal(t.capability_sids[0], "S-1-15-3-1");
+	win_token_plan_done(&t);
+}
+
+static void test_win_journal_format_parse(void **state)
+{
+	char *l1 = NULL, *l2 = NULL, *l3 = NULL, *l4 = NULL, *text = NULL;
+	WinJournal j = { 0 };
+
+	assert_int_equal(win_journal_line(WIN_JOURNAL_SIDS, "S-1-15-2-1 S-1-15-3-9", NULL, &l1), 0);
+	assert_int_equal(win_journal_line(WIN_JOURNAL_MKDIR, "C:\\ws\\.git", NULL, &l2), 0);
+	assert_int_equal(win_journal_line(WIN_JOURNAL_LABEL, "C:\\ws", NULL, &l3), 0);
+	assert_int_equal(win_journal_line(WIN_JOURNAL_LABEL, "C:\\ws\\a", "S:(ML;;NW;;;ME)", &l4), 0);
+	assert_string_equal(l3, "label\tC:\\ws\t-\n");
+	assert_int_equal(asprintf(&text, "%s%s%s%s%sacl\tC:\\cut-sh", WIN_JOURNAL_HEADER, l1, l2, l3,
+				  l4), (int)(strlen(WIN_JOURNAL_HEADER) + strlen(l1) + strlen(l2) +
+					     strlen(l3) + strlen(l4) + strlen("acl\tC:\\cut-sh")));
+	/* The truncated last line is ignored: its change never began. */
+	assert_int_equal(win_journal_parse(text, &j), 0);
+	assert_int_equal(j.n, 4);
+	assert_int_equal(j.entries[0].kind, WIN_JOURNAL_SIDS);
+	assert_int_equal(j.entries[1].kind, WIN_JOURNAL_MKDIR);
+	assert_string_equal(j.entries[1].arg, "C:\\ws\\.git");
+	assert_null(j.entries[2].arg2);
+	assert_string_equal(j.entries[3].arg2, "S:(ML;;NW;;;ME)");
+	win_journal_done(&j);
+	free(text);
+
+	assert_int_equal(win_journal_line(WIN_JOURNAL_ACL, "C:\\a\nb", NULL, &text), -EINVAL);
+	assert_int_equal(win_journal_parse("garbage\n", &j), -EINVAL);
+	assert_int_equal(win_journal_parse("ward-windows-journal 1\nbogus\tx\n", &j), -EINVAL);
+	assert_int_equal(win_journal_parse("ward-windows-journal 1\nacl\n", &j), -EINVAL);
+	free(l1);
+	free(l2);
+	free(l3);
+	free(l4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_win_plan_w2_appcontainer),
+		cmocka_unit_test(test_win_plan_w2_refuses_proxy_and_unknown),
+		cmocka_unit_test(test_win_plan_refuses_bad_paths),
+		cmocka_unit_test(test_win_plan_system_paths_need_helper),
+		cmocka_unit_test(test_win_plan_w1_labels),
+		cmocka_unit_test(test_win_plan_w1_write_sid),
+		cmocka_unit_test(test_win_plan_program_lookup),
+		cmocka_unit_test(test_win_plan_w0_and_limits),
+		cmocka_unit_test(test_win_plan_workspace_checks),
+		cmocka_unit_test(test_win_token_check),
+		cmocka_unit_test(test_win_journal_format_parse),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
