@@ -23,5 +23,10 @@
 	})
 
 #define _unused_ __attribute__((unused))
+#ifdef __MINGW32__
+/* ward.exe uses mingw's C99 printf (__USE_MINGW_ANSI_STDIO): %zu, %jd. */
+#define _printf_(a, b) __attribute__((format(gnu_printf, a, b)))
+#else
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
+#endif
 #define _noreturn_ __attribute__((noreturn))

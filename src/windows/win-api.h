@@ -8,7 +8,7 @@
  *
  * Every function returns 0 or a negative errno; @why (where given) gets
  * the Win32 error for a human. Handles are opaque void pointers that
- * close() releases. */
+ * close_proc() and close_job() release. */
 #pragma once
 
 #include <stdbool.h>
@@ -60,5 +60,7 @@ typedef struct WinApi {
 	/* -ETIMEDOUT after @timeout_ms (0: no timeout). */
 	int (*wait)(void *ctx, void *proc, uint64_t timeout_ms, uint32_t *ret_code);
 	int (*terminate)(void *ctx, void *proc, uint32_t code);
-	void (*close)(void *ctx, void *handle);
+	void (*close_proc)(void *ctx, void *proc);
+	/* Closing the job's last handle kills what is left in it. */
+	void (*close_job)(void *ctx, void *job);
 } WinApi;

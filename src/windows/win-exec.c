@@ -421,10 +421,10 @@ kill:
 out:
 	win_token_observed_done(&seen);
 	if (proc)
-		api->close(api->ctx, proc);
+		api->close_proc(api->ctx, proc);
 	/* The job's last handle: kill-on-close ends every process in it. */
 	if (job)
-		api->close(api->ctx, job);
+		api->close_job(api->ctx, job);
 	return r;
 }
 

@@ -1,0 +1,20 @@
+/* What the portable sources use from POSIX that mingw-w64's C library
+ * lacks. Force-included (-include) by the Windows build only, so no Linux
+ * file needs an #ifdef. */
+#pragma once
+
+#include <stdlib.h>
+#include <string.h>
+
+static inline char *ward_strndup(const char *s, size_t n)
+{
+	size_t l = strnlen(s, n);
+	char *d = malloc(l + 1);
+
+	if (d) {
+		memcpy(d, s, l);
+		d[l] = '\0';
+	}
+	return d;
+}
+#define strndup ward_strndup

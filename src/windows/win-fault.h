@@ -1,0 +1,25 @@
+/* Test builds only (ward-test.exe, -DWARD_TEST_HOOKS=1): wrap the real
+ * WinApi so that one step fails or lies the way a broken or partial Win32
+ * does, to show under Wine that the executor refuses. Chosen by
+ * WARD_TEST_WIN_FAULT:
+ *   userenv-missing   profile_create: -ENOSYS, as when userenv.dll lacks
+ *                     CreateAppContainerProfile
+ *   attr-rejected     spawn: -EINVAL, as when UpdateProcThreadAttribute
+ *                     rejects an attribute
+ *   token-lie         token_read: reports an unrestricted medium token
+ *   acl-lie           set_sddl: reports success, changes nothing
+ *   job-lie           job_read: reports no kill-on-close
+ *   job-echo          job_read: reports the limits ward asked for. Wine's
+ *                     QueryInformationJobObject returns zeros, so the real
+ *                     ward.exe refuses every run there (job-readback); the
+ *                     plumbing tests use this to get past it and then check
+ *                     kill-on-close by its effect (a grandchild dies)
+ * Several are given comma-separated ("job-echo,token-lie").
+ * Portable: the wrapper only calls through the table. */
+#pragma once
+
+#include "windows/win-api.h"
+
+/* Replace entries of @api per @fault (NULL or "": no change). -EINVAL for
+ * an unknown name. */
+int win_fault_install(WinApi *api, const char *fault);

@@ -1,0 +1,99 @@
+/* Conversions between the portable layer's conventions and Win32's. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "windows/win32-util.h"
+
+wchar_t *win32_wide(const char *s)
+{
+	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
+	wchar_t *w;
+
+	if (n <= 0)
+		return NULL;
+	w = calloc((size_t)n, sizeof(wchar_t));
+	if (w && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) != n) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+char *win32_utf8(const wchar_t *w)
+{
+	int n = WideCharToMultiByte(CP_UTF8, 0, w, -1, NULL, 0, NULL, NULL);
+	char *s;
+
+	if (n <= 0)
+		return NULL;
+	s = calloc((size_t)n, 1);
+	if (s && WideCharToMultiByte(CP_UTF8, 0, w, -1, s, n, NULL, NULL) != n) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+wchar_t *win32_wide_block(const char *s, size_t len)
+{
+	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, (int)len, NULL, 0);
+	wchar_t *w;
+
+	if (n <= 0)
+		return NULL;
+	w = calloc((size_t)n, sizeof(wchar_t));
+	if (w && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, (int)len, w, n) != n) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+int win32_errno(DWORD e)
+{
+	switch (e) {
+	case ERROR_FILE_NOT_FOUND:
+	case ERROR_PATH_NOT_FOUND:
+		return -ENOENT;
+	case ERROR_ACCESS_DENIED:
+	case ERROR_PRIVILEGE_NOT_HELD:
+		return -EACCES;
+	case ERROR_ALREADY_EXISTS:
+	case ERROR_FILE_EXISTS:
+		return -EEXIST;
+	case ERROR_DIR_NOT_EMPTY:
+		return -ENOTEMPTY;
+	case ERROR_NOT_ENOUGH_MEMORY:
+	case ERROR_OUTOFMEMORY:
+		return -ENOMEM;
+	case ERROR_INVALID_PARAMETER:
+	case ERROR_INVALID_SID:
+	case ERROR_INVALID_ACL:
+		return -EINVAL;
+	case ERROR_CALL_NOT_IMPLEMENTED:
+	case ERROR_PROC_NOT_FOUND:
+	case ERROR_NOT_SUPPORTED:
+		return -ENOSYS;
+	case ERROR_SHARING_VIOLATION:
+	case ERROR_LOCK_VIOLATION:
+		return -EBUSY;
+	default:
+		return -EIO;
+	}
+}
+
+void win32_strerror(DWORD e, char *buf, size_t n)
+{
+	wchar_t msg[256];
+	char *u = NULL;
+	DWORD l = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, e,
+				 0, msg, 256, NULL);
+
+	while (l > 0 && (msg[l - 1] == L'\n' || msg[l - 1] == L'\r' || msg[l - 1] == L'.'))
+		msg[--l] = 0;
+	if (l > 0)
+		u = win32_utf8(msg);
+	snprintf(buf, n, "%s (error %lu)", u ? u : "unknown error", (unsigned long)e);
+	free(u);
+}

@@ -1,0 +1,18 @@
+/* UTF-8 <-> UTF-16 and Win32 error -> errno for the Win32 layer: the
+ * portable code speaks UTF-8 and -errno, Windows speaks UTF-16 and
+ * GetLastError(). Windows-only. */
+#pragma once
+
+#include <stddef.h>
+#include <windows.h>
+
+/* New UTF-16 string (caller frees), NULL on OOM or invalid UTF-8. */
+wchar_t *win32_wide(const char *s);
+/* New UTF-8 string (caller frees), NULL on OOM. */
+char *win32_utf8(const wchar_t *s);
+/* UTF-16 of a UTF-8 block of @len bytes holding NULs (an environment). */
+wchar_t *win32_wide_block(const char *s, size_t len);
+/* -errno for a Win32 error code (ERROR_ACCESS_DENIED -> -EACCES, ...). */
+int win32_errno(DWORD e);
+/* "message (code N)" for @e into @buf. */
+void win32_strerror(DWORD e, char *buf, size_t n);

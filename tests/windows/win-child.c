@@ -1,0 +1,113 @@
+/* The child the Wine plumbing tests (test-wine.sh) run through ward.exe:
+ *   argv FILE          write each argv[i] (i >= 1, as the C runtime split
+ *                      the command line) hex-encoded, one a line
+ *   env FILE           write the environment block, one entry a line
+ *   cwd FILE           write the current directory
+ *   exit N             exit with N
+ *   sleep              wait forever
+ *   spawn-grandchild FILE   start "win-child sleep" (in the same job), write
+ *                      its pid to FILE, exit 0 leaving it running
+ *   alive PID          exit 0 if process PID still runs, 1 if not
+ *   kill PID           terminate process PID
+ *   write FILE         create FILE with "x" (for the fail-closed tests: it
+ *                      must not exist afterwards when ward refused) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <windows.h>
+
+static FILE *out(const char *path)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f)
+		exit(90);
+	return f;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	if (strcmp(argv[1], "argv") == 0 && argc >= 3) {
+		FILE *f = out(argv[2]);
+
+		for (int i = 3; i < argc; i++) {
+			for (const unsigned char *p = (const unsigned char *)argv[i]; *p; p++)
+				fprintf(f, "%02x", *p);
+			fputc('\n', f);
+		}
+		fclose(f);
+		return 0;
+	}
+	if (strcmp(argv[1], "env") == 0 && argc >= 3) {
+		FILE *f = out(argv[2]);
+		char *block = GetEnvironmentStringsA();
+
+		for (char *p = block; p && *p; p += strlen(p) + 1)
+			fprintf(f, "%s\n", p);
+		fclose(f);
+		return 0;
+	}
+	if (strcmp(argv[1], "cwd") == 0 && argc >= 3) {
+		FILE *f = out(argv[2]);
+		char buf[MAX_PATH];
+
+		GetCurrentDirectoryA(MAX_PATH, buf);
+		fprintf(f, "%s\n", buf);
+		fclose(f);
+		return 0;
+	}
+	if (strcmp(argv[1], "exit") == 0 && argc >= 3)
+		return atoi(argv[2]);
+	if (strcmp(argv[1], "sleep") == 0) {
+		Sleep(INFINITE);
+		return 0;
+	}
+	if (strcmp(argv[1], "write") == 0 && argc >= 3) {
+		FILE *f = out(argv[2]);
+
+		fputs("x", f);
+		fclose(f);
+		return 0;
+	}
+	if (strcmp(argv[1], "spawn-grandchild") == 0 && argc >= 3) {
+		char self[MAX_PATH], cmd[MAX_PATH + 16];
+		STARTUPINFOA si = { .cb = sizeof(si) };
+		PROCESS_INFORMATION pi;
+		FILE *f;
+
+		GetModuleFileNameA(NULL, self, MAX_PATH);
+		snprintf(cmd, sizeof(cmd), "\"%s\" sleep", self);
+		if (!CreateProcessA(self, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi))
+			return 91;
+		f = out(argv[2]);
+		fprintf(f, "%lu\n", (unsigned long)pi.dwProcessId);
+		fclose(f);
+		return 0;
+	}
+	if (strcmp(argv[1], "kill") == 0 && argc >= 3) {
+		HANDLE h = OpenProcess(PROCESS_TERMINATE, FALSE, (DWORD)strtoul(argv[2], NULL, 10));
+
+		return h && TerminateProcess(h, 9) ? 0 : 1;
+	}
+	if (strcmp(argv[1], "alive") == 0 && argc >= 3) {
+		HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE,
+				       (DWORD)strtoul(argv[2], NULL, 10));
+		DWORD code = 0;
+
+		if (!h)
+			return 1;
+		/* A process being torn down by its job: give it the moment the
+		 * kernel needs, then look (no timing is asserted: dead or not). */
+		(void)WaitForSingleObject(h, 2000);
+		if (!GetExitCodeProcess(h, &code)) {
+			CloseHandle(h);
+			return 1;
+		}
+		CloseHandle(h);
+		return code == STILL_ACTIVE ? 0 : 1;
+	}
+	return 2;
+}
