@@ -7,9 +7,14 @@ BUILD_DEPS := gcc pkg-config meson ninja-build libcjson-dev libcmocka-dev libssl
 TEST_DEPS := bubblewrap curl socat python3 openssl openssh-server openssh-client \
 	iproute2 netcat-openbsd tmux vim-tiny util-linux bsdutils passwd procps psmisc less
 
+# ward.exe: the cross compiler, and Wine for its tests. Only `make windows`
+# and `make windows-test` install them.
+WINDOWS_DEPS := gcc-mingw-w64-x86-64 meson ninja-build
+WINDOWS_TEST_DEPS := wine wine64
+
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all deps test-deps build demo test bench clean install uninstall
+.PHONY: all deps test-deps build demo test bench clean install uninstall windows windows-test
 
 all: build
 
@@ -72,5 +77,19 @@ bench: test-deps build-bench/build.ninja
 	ninja -C build-bench
 	bash bench/startup.sh build-bench/ward
 
+# ward.exe, cross-compiled with mingw-w64, -Werror (docs/windows.md).
+build-win/build.ninja:
+	meson setup build-win --cross-file src/windows/cross-mingw64.ini -Dwerror=true
+
+windows:
+	$(call install_missing,$(WINDOWS_DEPS))
+	@$(MAKE) --no-print-directory build-win/build.ninja
+	ninja -C build-win
+
+# The plan layer's unit tests and the plumbing and fail-closed tests, under Wine.
+windows-test: windows
+	$(call install_missing,$(WINDOWS_TEST_DEPS))
+	bash tests/windows/run-wine-tests.sh build-win
+
 clean:
-	rm -rf build build-asan build-bench build-clang
+	rm -rf build build-asan build-bench build-clang build-win

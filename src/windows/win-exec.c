@@ -115,6 +115,11 @@ static int undo_journal(const WinApi *api, const char *text, WardError *err)
 			break;
 		case WIN_JOURNAL_PROFILE:
 			r = api->profile_delete(api->ctx, e->arg);
+			/* Journaled before the create: a profile that was never
+			 * made (no such profile, or no userenv function to make
+			 * one) is undone already. */
+			if (r == -ENOENT || r == -ENOSYS)
+				r = 0;
 			if (r < 0)
 				ward_error_set(err, "undo", r, "Failed to delete AppContainer profile %s",
 					       e->arg);

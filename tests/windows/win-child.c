@@ -1,6 +1,6 @@
 /* The child the Wine plumbing tests (test-wine.sh) run through ward.exe:
- *   argv FILE          write each argv[i] (i >= 1, as the C runtime split
- *                      the command line) hex-encoded, one a line
+ *   argv FILE          write each argv[i] (i >= 3, as the C runtime split
+ *                      the UTF-16 command line: wmain), UTF-8, hex, one a line
  *   env FILE           write the environment block, one entry a line
  *   cwd FILE           write the current directory
  *   exit N             exit with N
@@ -26,7 +26,7 @@ static FILE *out(const char *path)
 	return f;
 }
 
-int main(int argc, char **argv)
+static int child_main(int argc, char **argv, wchar_t **wargv)
 {
 	if (argc < 2)
 		return 2;
@@ -34,7 +34,10 @@ int main(int argc, char **argv)
 		FILE *f = out(argv[2]);
 
 		for (int i = 3; i < argc; i++) {
-			for (const unsigned char *p = (const unsigned char *)argv[i]; *p; p++)
+			char u[4096] = "";
+
+			WideCharToMultiByte(CP_UTF8, 0, wargv[i], -1, u, sizeof(u), NULL, NULL);
+			for (const unsigned char *p = (const unsigned char *)u; *p; p++)
 				fprintf(f, "%02x", *p);
 			fputc('\n', f);
 		}
@@ -43,10 +46,14 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "env") == 0 && argc >= 3) {
 		FILE *f = out(argv[2]);
-		char *block = GetEnvironmentStringsA();
+		wchar_t *block = GetEnvironmentStringsW();
 
-		for (char *p = block; p && *p; p += strlen(p) + 1)
-			fprintf(f, "%s\n", p);
+		for (wchar_t *p = block; p && *p; p += wcslen(p) + 1) {
+			char u[8192] = "";
+
+			WideCharToMultiByte(CP_UTF8, 0, p, -1, u, sizeof(u), NULL, NULL);
+			fprintf(f, "%s\n", u);
+		}
 		fclose(f);
 		return 0;
 	}
@@ -110,4 +117,18 @@ int main(int argc, char **argv)
 		return code == STILL_ACTIVE ? 0 : 1;
 	}
 	return 2;
+}
+
+int wmain(int argc, wchar_t **wargv);
+int wmain(int argc, wchar_t **wargv)
+{
+	char **argv = calloc((size_t)argc + 1, sizeof(char *));
+
+	for (int i = 0; argv && i < argc; i++) {
+		argv[i] = calloc(4096, 1);
+		if (!argv[i])
+			return 92;
+		WideCharToMultiByte(CP_UTF8, 0, wargv[i], -1, argv[i], 4096, NULL, NULL);
+	}
+	return argv ? child_main(argc, argv, wargv) : 92;
 }

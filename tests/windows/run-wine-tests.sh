@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `make windows-test`: the Windows build's tests under Wine.
+#  1. the plan layer's unit tests, cross-compiled (meson test -C build-win,
+#     Wine as the cross file's exe_wrapper), in a throwaway WINEPREFIX;
+#  2. test-wine.sh (plumbing and fail-closed through ward.exe), as the
+#     invoking user and, when that is root, again as the unprivileged user
+#     of tests/integration/run-unpriv.sh (Wine runs unprivileged on a
+#     developer's machine; CI runs as root).
+# Wine that cannot start here is a skip with the reason, not a failure.
+set -eu
+cd "$(dirname "$0")/../.."
+build=${1:-build-win}
+stage=$(mktemp -d /tmp/ward-winbin.XXXXXX)
+export WINEPREFIX=$stage/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+cleanup() {
+	wineserver -k >/dev/null 2>&1 || true
+	rm -rf "$stage"
+}
+trap cleanup EXIT
+status=0
+
+if ! wineboot -i >"$stage/boot.log" 2>&1; then
+	echo "windows-test: SKIP: wine cannot start here: $(tail -1 "$stage/boot.log")"
+	exit 0
+fi
+echo "== plan-layer unit tests under wine"
+meson test -C "$build" --suite windows-unit --print-errorlogs || status=1
+wineserver -k >/dev/null 2>&1 || true
+
+mkdir -p "$stage/bin"
+cp "$build/src/windows/ward.exe" "$build/src/windows/ward-test.exe" \
+	"$build/tests/windows/win-child.exe" "$stage/bin/"
+chmod -R a+rX "$stage"
+echo "== test-wine.sh as $(id -un)"
+WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine.sh || status=1
+if [ "$(id -u)" -eq 0 ]; then
+	echo "== test-wine.sh as the unprivileged user"
+	WARD=$stage/bin/ward.exe WARD_HELPERS=$stage/bin \
+		bash tests/integration/run-unpriv.sh tests/windows/test-wine.sh || status=1
+fi
+exit $status

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# ward.exe under Wine: the plumbing Wine implements and the fail-closed
+# paths. Wine enforces none of the Windows security mechanisms (tokens,
+# integrity levels, AppContainer, DACLs for arbitrary SIDs), so nothing
+# here claims isolation: the isolation checks are that ward.exe REFUSES
+# (exit 125, the command never ran) wherever Wine cannot prove a tier.
+#
+# Needs WARD_WIN_BIN: a directory with ward.exe, ward-test.exe and
+# win-child.exe (`make windows-test` stages it; run-unpriv.sh passes it as
+# WARD_HELPERS). Skips, with the reason, when Wine cannot start.
+set -u
+bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
+check() { local d=$1; shift; if "$@" >&2; then ok "$d"; else not_ok "$d"; fi; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+[ -n "$bin" ] && [ -f "$bin/ward.exe" ] || skip_all "no ward.exe (make windows)"
+command -v wine >/dev/null || skip_all "wine is not installed (make windows-test installs wine64)"
+
+T=$(mktemp -d /tmp/ward-wine.XXXXXX)
+# Wine decodes the Unix argv with the Unix locale: UTF-8, whoever runs us.
+export LANG=C.UTF-8
+export WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+cleanup() {
+	wineserver -k >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+if ! wineboot -i >"$T/boot.log" 2>&1 || ! wine cmd /c exit 0 >/dev/null 2>&1; then
+	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
+fi
+
+# The workspace and the programs, as Windows paths (Z: is Wine's /).
+ws=$T/ws
+mkdir -p "$ws" "$T/bin"
+cp "$bin/ward.exe" "$bin/ward-test.exe" "$bin/win-child.exe" "$T/bin/"
+cp "$bin/win-child.exe" "$ws/"
+winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
+WS=$(winpath "$ws")
+cd "$ws" || exit 1
+ward() { wine "$T/bin/ward.exe" "$@"; }
+# ward-test.exe: WARD_TEST_WIN_FAULT=job-echo gets past Wine's
+# QueryInformationJobObject, which returns zeros (see the W0 test below).
+wardt() { WARD_TEST_WIN_FAULT=${FAULT:-job-echo} wine "$T/bin/ward-test.exe" "$@"; }
+child() { wine "$T/bin/win-child.exe" "$@"; }
+strip_cr() { tr -d '\r'; }
+
+echo "1..24"
+
+out=$(ward --version 2>&1 | strip_cr)
+check "ward.exe starts under wine ($out)" test "$out" = "ward 0.1.0 (Windows)"
+
+# Never pretend: Wine gives no tier that isolates, and probe must say so.
+ward probe >"$T/probe" 2>&1
+strip_cr <"$T/probe" | sed 's/^/# /'
+check "probe: W2 unavailable under wine" grep -q '^W2 .*unavailable' "$T/probe"
+check "probe: W1 unavailable under wine (the read-back sees the token unchanged)" \
+	grep -q '^W1 .*unavailable: .*integrity level' "$T/probe"
+check "probe: W1-write unavailable under wine" grep -q '^W1-write .*unavailable' "$T/probe"
+check "probe: no default tier under wine" grep -q '^default tier: none' "$T/probe"
+
+# Fail closed, natural: each tier ward.exe cannot prove is refused, and
+# the command never ran (its marker file is absent, on the host side).
+refused() { # DESC EXPECTED-STEP ward-args...
+	local d=$1 step=$2 rc
+	shift 2
+	rm -f "$ws/marker"
+	"$@" -- "$WS\\win-child.exe" write "$WS\\marker" >"$T/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q "$step" "$T/out"; then
+		ok "$d"
+	else
+		not_ok "$d (exit $rc)"
+		strip_cr <"$T/out" | sed 's/^/# /'
+	fi
+}
+refused "default W2 refused: userenv has no CreateAppContainerProfile" \
+	"appcontainer: .*CreateAppContainerProfile" ward run
+refused "W1 refused: wine cannot read the label back, or the token" \
+	"label\\|token-readback" ward run --tier W1
+refused "W1-write refused: the DACL or token reads back wrong" \
+	"readback" ward run --tier W1-write
+refused "W0 refused by ward.exe: wine cannot prove the job's kill-on-close" \
+	"job-readback" ward run --tier W0
+check "a refused run leaves no ACE, placeholder or journal behind" \
+	test ! -e "$ws/.git" -a ! -e "$ws/.codex" -a ! -e "$T/prefix/drive_c/users/$(id -un)/AppData/Local/ward/journal"
+
+# Fail closed, injected: the launcher refuses when a read-back disagrees,
+# when a userenv function is missing, when the process attribute is
+# rejected; in each case the child was never resumed.
+FAULT=job-echo,token-lie refused "token read back disagrees: refused before resume" \
+	"token-readback" wardt run --tier W0
+FAULT=userenv-missing refused "userenv function missing: refused" \
+	"CreateAppContainerProfile (injected)" wardt run
+FAULT=job-echo,attr-rejected refused "process attribute rejected: refused" \
+	"UpdateProcThreadAttribute" wardt run --tier W0
+FAULT=job-lie refused "job read back without kill-on-close: refused" \
+	"job-readback" wardt run --tier W0
+
+# Plumbing (W0 + job-echo: no isolation claimed).
+wardt run --tier W0 -- "$WS\\win-child.exe" exit 7 2>/dev/null
+check "the command's exit code is ward's (7)" test $? -eq 7
+
+# A grandchild dies with the job: first the control (without ward it
+# survives its parent), then through ward.
+child spawn-grandchild "$WS\\gc0" 2>/dev/null
+gc0=$(strip_cr <"$ws/gc0")
+check "control: a grandchild outlives its parent without a job" child alive "$gc0"
+child kill "$gc0" >/dev/null 2>&1
+wardt run --tier W0 -- "$WS\\win-child.exe" spawn-grandchild "$WS\\gc1" 2>/dev/null
+gc1=$(strip_cr <"$ws/gc1")
+if [ -n "$gc1" ] && ! child alive "$gc1"; then
+	ok "the grandchild died with the job (kill-on-close)"
+else
+	not_ok "the grandchild $gc1 outlived the run"
+	child kill "$gc1" >/dev/null 2>&1
+fi
+
+# Command lines through a real child's C runtime.
+args=('a b' '' 'q"uote' 'back\slash' 'trail\' 'x\"y' '\\"' 'tab	x' '%PATH%' 'ünï' ' lead')
+wardt run --tier W0 -- "$WS\\win-child.exe" argv "$WS\\argv" "${args[@]}" 2>/dev/null
+want=$(for a in "${args[@]}"; do printf '%s' "$a" | od -An -tx1 | tr -d ' \n'; echo; done)
+got=$(strip_cr <"$ws/argv" 2>/dev/null)
+check "argv round-trips through CreateProcessW and the child's C runtime" test "$want" = "$got"
+
+# The environment block: filtered as on Linux, case-insensitively.
+# (Wine adds its own WINE* variables and SystemRoot to every process.)
+gh_token=leak my_secret_key=leak tz=UTC-3 Foo=bar \
+	wardt run --tier W0 -e Foo -- "$WS\\win-child.exe" env "$WS\\env" 2>/dev/null
+strip_cr <"$ws/env" >"$T/env"
+check "env: gh_token and my_secret_key stripped whatever their case" \
+	bash -c "! grep -qi -e '^gh_token=' -e '^my_secret_key=' '$T/env'"
+check "env: tz passed as TZ (env.pass is case-insensitive), FOO added by --env" \
+	bash -c "grep -qx 'TZ=UTC-3' '$T/env' && grep -qx 'FOO=bar' '$T/env'"
+check "env: TEMP is the run's own directory" grep -q '^TEMP=.*\\ward\\tmp\\run-[0-9a-f]\{16\}$' "$T/env"
+
+# PATHEXT resolution: a bare name is found on the PATH the command gets,
+# with PATHEXT's extensions; the workspace is not searched implicitly.
+PATH_W="$(winpath "$T/bin")"
+Path="$PATH_W;C:\\windows\\system32" wardt run --tier W0 -- win-child cwd "$WS\\cwd" 2>/dev/null
+check "bare 'win-child' resolved through PATH and PATHEXT; cwd is the workspace" \
+	bash -c "[ \"\$(strip_cr() { tr -d '\r'; }; strip_cr <'$ws/cwd')\" = '$WS' ]"
+mv "$T/bin/win-child.exe" "$T/bin/hidden.exe"
+Path="C:\\windows\\system32" wardt run --tier W0 -- win-child cwd "$WS\\cwd2" >"$T/out" 2>&1
+rc=$?
+check "the workspace's own win-child.exe is not found by a bare name (exit $rc)" \
+	bash -c "[ $rc -eq 125 ] && [ ! -e '$ws/cwd2' ]"
+mv "$T/bin/hidden.exe" "$T/bin/win-child.exe"
+
+# Batch files: cmd.exe's own expansion makes % arguments unsafe: refused.
+printf '@echo %%1> "%s\\\\bat.out"\r\n' "$WS" >"$ws/b.bat"
+wardt run --tier W0 -- "$WS\\b.bat" '%USERNAME%' >"$T/out" 2>&1
+rc=$?
+check "a batch file with a % argument is refused, not run (exit $rc)" \
+	bash -c "[ $rc -eq 125 ] && [ ! -e '$ws/bat.out' ] && grep -q \"holds a '%'\" '$T/out'"
+
+[ "$fails" -eq 0 ]
