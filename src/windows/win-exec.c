@@ -433,38 +433,67 @@ out:
 	return r;
 }
 
+int win_exec_acquire(const WinPlan *plan, const WinApi *api, WardError *err)
+{
+	int r = win_exec_recover(api, err);
+
+	if (r < 0)
+		return r;
+	if (plan->needs_helper && plan->needs_helper[0])
+		return ward_error_set(err, "helper", EPERM,
+				      "'%s' (and %zu more) can only be changed by ward's privileged "
+				      "helper, which is not available yet",
+				      plan->needs_helper[0], strv_length(plan->needs_helper) - 1);
+	return prepare_host(plan, api, err);
+}
+
+int win_exec_child(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err)
+{
+	WinExecResult res = { .exit_code = WARD_EXIT_SETUP };
+	int r = run_child(plan, api, &res, err);
+
+	if (r < 0)
+		res.exit_code = WARD_EXIT_SETUP;
+	*ret = res;
+	return r;
+}
+
+int win_exec_release(const WinApi *api, WardError *err)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = api->journal_read(api->ctx, &text);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r >= 0)
+		r = undo_journal(api, text, err);
+	if (r >= 0)
+		r = api->journal_remove(api->ctx);
+	return r;
+}
+
 int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err)
 {
 	WinExecResult res = { .exit_code = WARD_EXIT_SETUP };
 	WardError undo_err = { 0 };
-	_cleanup_free_ char *text = NULL;
 	int r, u;
 
+	/* A stale journal that cannot be undone stops here: undoing it again
+	 * below would fail the same way, and it stays for the next run. */
 	r = win_exec_recover(api, err);
 	if (r < 0) {
 		*ret = res;
 		return r;
 	}
-	if (plan->needs_helper && plan->needs_helper[0]) {
-		*ret = res;
-		return ward_error_set(err, "helper", EPERM,
-				      "'%s' (and %zu more) can only be changed by ward's privileged "
-				      "helper, which is not available yet",
-				      plan->needs_helper[0], strv_length(plan->needs_helper) - 1);
-	}
-	r = prepare_host(plan, api, err);
+	r = win_exec_acquire(plan, api, err);
 	if (r >= 0)
-		r = run_child(plan, api, &res, err);
+		r = win_exec_child(plan, api, &res, err);
 	if (r < 0)
 		res.exit_code = WARD_EXIT_SETUP;
 
 	/* Undo whatever was journaled, however the run ended. */
-	u = api->journal_read(api->ctx, &text);
-	if (u >= 0)
-		u = undo_journal(api, text, r < 0 ? &undo_err : err);
-	if (u >= 0)
-		u = api->journal_remove(api->ctx);
-	if (u < 0 && u != -ENOENT) {
+	u = win_exec_release(api, r < 0 ? &undo_err : err);
+	if (u < 0) {
 		res.undo_failed = true;
 		if (r >= 0) {
 			res.exit_code = WARD_EXIT_SETUP;

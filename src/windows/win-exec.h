@@ -20,7 +20,18 @@ typedef struct WinExecResult {
 	bool undo_failed;    /* the journal is kept for the next run */
 } WinExecResult;
 
-/* Run @plan. 0 when the command ran (whatever its status), else -errno
+/* The phases, for a run module that drives acquire / run / release
+ * itself (src/run/backend.h's shape):
+ *   win_exec_acquire   recover a stale journal, refuse helper-only paths,
+ *                      then journal, create and read back every change;
+ *   win_exec_child     job, suspended child, token read-back, resume, wait;
+ *   win_exec_release   undo the journal (also after a failed acquire).
+ * Each returns 0 or -errno with @err filled. */
+int win_exec_acquire(const WinPlan *plan, const WinApi *api, WardError *err);
+int win_exec_child(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err);
+int win_exec_release(const WinApi *api, WardError *err);
+
+/* All three: run @plan. 0 when the command ran (whatever its status), else -errno
  * with @err filled (step and reason) and exit_code 125. */
 int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err);
 /* Replay a journal left by a run that did not finish; 0 if there was none

@@ -320,9 +320,16 @@ static int f_terminate(void *ctx, void *proc, uint32_t code)
 	return 0;
 }
 
-static void f_close(void *ctx, void *h)
+static void f_close_proc(void *ctx, void *h)
 {
-	call("close %s", h == &job_token ? "job" : "proc");
+	assert_ptr_equal(h, &proc_token);
+	call("close proc");
+}
+
+static void f_close_job(void *ctx, void *h)
+{
+	assert_ptr_equal(h, &job_token);
+	call("close job");
 }
 
 static const WinApi fake_api = {
@@ -332,7 +339,8 @@ static const WinApi fake_api = {
 	.logon_sid = f_logon_sid, .profile_create = f_profile_create,
 	.profile_delete = f_profile_delete, .job_create = f_job_create, .job_read = f_job_read,
 	.spawn_suspended = f_spawn, .job_assign = f_job_assign, .token_read = f_token_read,
-	.resume = f_resume, .wait = f_wait, .terminate = f_terminate, .close = f_close,
+	.resume = f_resume, .wait = f_wait, .terminate = f_terminate, .close_proc = f_close_proc,
+	.close_job = f_close_job,
 };
 
 #define WS_DACL "D:AI(A;OICI;FA;;;SY)(A;OICIID;FA;;;BA)"
