@@ -37,10 +37,19 @@ typedef struct WinApi {
 	/* The object's DACL ("D:...") or mandatory label ("S:..."), as SDDL. */
 	int (*get_sddl)(void *ctx, const char *path, bool label, char **ret);
 	int (*set_sddl)(void *ctx, const char *path, bool label, const char *sddl);
-	/* The undo journal: appended lines are on disk before it returns. */
+	/* The undo journals, one per run, in ward's state dir. @id NULL is
+	 * this run's own. Appended lines are on disk before it returns. */
 	int (*journal_append)(void *ctx, const char *text);
-	int (*journal_read)(void *ctx, char **ret);         /* -ENOENT: none */
-	int (*journal_remove)(void *ctx);
+	int (*journal_read)(void *ctx, const char *id, char **ret); /* -ENOENT: none */
+	int (*journal_remove)(void *ctx, const char *id);
+	/* The ids of journals whose runs are gone (their liveness handle is
+	 * closed: they crashed or were killed). New strv in @ret. */
+	int (*journal_stale)(void *ctx, char ***ret);
+	/* ward's lock around DACL read-modify-write: held while a run changes
+	 * or restores ACLs (not while the command runs), so that two runs
+	 * never write one DACL at once. */
+	int (*lock)(void *ctx);
+	void (*unlock)(void *ctx);
 	/* The logon SID of ward's own token. */
 	int (*logon_sid)(void *ctx, char ret[WIN_SID_STRING_MAX]);
 	/* CreateAppContainerProfile (an existing profile: its SID); the SID

@@ -1,8 +1,11 @@
 /* The Windows executor. Order, and why:
- *   recover   a journal left by a crashed run is undone first, so stale
- *             ACEs never pile up and a protected placeholder never lingers;
  *   refuse    paths only the privileged helper may change: refused before
  *             any change, so nothing is half-applied;
+ *   lock      ward's ACL lock, held while ACLs change (acquire, release),
+ *             not while the command runs: runs go on side by side, and
+ *             two never rewrite one DACL at once;
+ *   recover   journals of runs that died are undone first, so stale ACEs
+ *             never pile up and a protected placeholder never lingers;
  *   journal   the header and ward's SIDs, then before each change its undo;
  *   profile   W2: the AppContainer profile, and its SID compared with the
  *             plan's derivation (a mismatch means the ACEs would name
@@ -138,19 +141,47 @@ static int undo_journal(const WinApi *api, const char *text, WardError *err)
 	return first;
 }
 
-int win_exec_recover(const WinApi *api, WardError *err)
+/* Undo the journal @id (NULL: this run's) and remove it. */
+static int undo_one(const WinApi *api, const char *id, WardError *err)
 {
 	_cleanup_free_ char *text = NULL;
-	int r = api->journal_read(api->ctx, &text);
+	int r = api->journal_read(api->ctx, id, &text);
 
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
-		return ward_error_set(err, "recover", r, "Failed to read the undo journal");
+		return ward_error_set(err, "undo", r, "Failed to read the undo journal");
 	r = undo_journal(api, text, err);
 	if (r < 0)
 		return r;
-	return api->journal_remove(api->ctx);
+	return api->journal_remove(api->ctx, id);
+}
+
+/* Under the lock: the journals of runs that died. */
+static int recover_locked(const WinApi *api, WardError *err)
+{
+	_cleanup_strv_ char **ids = NULL;
+	int r = api->journal_stale(api->ctx, &ids), first = 0;
+
+	if (r < 0)
+		return ward_error_set(err, "recover", r, "Failed to look for unfinished runs");
+	STRV_FOREACH(id, ids) {
+		r = undo_one(api, *id, err);
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	return first;
+}
+
+int win_exec_recover(const WinApi *api, WardError *err)
+{
+	int r = api->lock(api->ctx);
+
+	if (r < 0)
+		return ward_error_set(err, "lock", r, "Failed to take ward's ACL lock");
+	r = recover_locked(api, err);
+	api->unlock(api->ctx);
+	return r;
 }
 
 /* mkdir -p, journaling each directory before creating it. */
@@ -435,16 +466,22 @@ out:
 
 int win_exec_acquire(const WinPlan *plan, const WinApi *api, WardError *err)
 {
-	int r = win_exec_recover(api, err);
+	int r;
 
-	if (r < 0)
-		return r;
+	/* Refused before any change: nothing is half-applied. */
 	if (plan->needs_helper && plan->needs_helper[0])
 		return ward_error_set(err, "helper", EPERM,
 				      "'%s' (and %zu more) can only be changed by ward's privileged "
 				      "helper, which is not available yet",
 				      plan->needs_helper[0], strv_length(plan->needs_helper) - 1);
-	return prepare_host(plan, api, err);
+	r = api->lock(api->ctx);
+	if (r < 0)
+		return ward_error_set(err, "lock", r, "Failed to take ward's ACL lock");
+	r = recover_locked(api, err);
+	if (r >= 0)
+		r = prepare_host(plan, api, err);
+	api->unlock(api->ctx);
+	return r;
 }
 
 int win_exec_child(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err)
@@ -460,15 +497,12 @@ int win_exec_child(const WinPlan *plan, const WinApi *api, WinExecResult *ret, W
 
 int win_exec_release(const WinApi *api, WardError *err)
 {
-	_cleanup_free_ char *text = NULL;
-	int r = api->journal_read(api->ctx, &text);
+	int r = api->lock(api->ctx);
 
-	if (r == -ENOENT)
-		return 0;
-	if (r >= 0)
-		r = undo_journal(api, text, err);
-	if (r >= 0)
-		r = api->journal_remove(api->ctx);
+	if (r < 0)
+		return ward_error_set(err, "lock", r, "Failed to take ward's ACL lock");
+	r = undo_one(api, NULL, err);
+	api->unlock(api->ctx);
 	return r;
 }
 
@@ -478,13 +512,6 @@ int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, War
 	WardError undo_err = { 0 };
 	int r, u;
 
-	/* A stale journal that cannot be undone stops here: undoing it again
-	 * below would fail the same way, and it stays for the next run. */
-	r = win_exec_recover(api, err);
-	if (r < 0) {
-		*ret = res;
-		return r;
-	}
 	r = win_exec_acquire(plan, api, err);
 	if (r >= 0)
 		r = win_exec_child(plan, api, &res, err);

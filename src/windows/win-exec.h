@@ -22,10 +22,11 @@ typedef struct WinExecResult {
 
 /* The phases, for a run module that drives acquire / run / release
  * itself (src/run/backend.h's shape):
- *   win_exec_acquire   recover a stale journal, refuse helper-only paths,
- *                      then journal, create and read back every change;
+ *   win_exec_acquire   refuse helper-only paths, then under ward's ACL lock
+ *                      recover dead runs' journals and journal, make and
+ *                      read back every change;
  *   win_exec_child     job, suspended child, token read-back, resume, wait;
- *   win_exec_release   undo the journal (also after a failed acquire).
+ *   win_exec_release   undo this run's journal (also after a failed acquire).
  * Each returns 0 or -errno with @err filled. */
 int win_exec_acquire(const WinPlan *plan, const WinApi *api, WardError *err);
 int win_exec_child(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err);
@@ -34,6 +35,6 @@ int win_exec_release(const WinApi *api, WardError *err);
 /* All three: run @plan. 0 when the command ran (whatever its status), else -errno
  * with @err filled (step and reason) and exit_code 125. */
 int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err);
-/* Replay a journal left by a run that did not finish; 0 if there was none
- * or it was undone, else -errno (and the journal stays). */
+/* Undo the journals of runs that died (crashed, killed); 0 if there were
+ * none or all were undone, else -errno (and those journals stay). */
 int win_exec_recover(const WinApi *api, WardError *err);

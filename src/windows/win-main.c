@@ -201,7 +201,7 @@ static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(policy_freep) WardPolicy *p = win_policy_defaults();
 	_cleanup_strv_ char **envp = environment(), **extra = NULL, **cmd = NULL;
-	_cleanup_free_ char *workspace = NULL, *config = NULL, *state = NULL, *journal = NULL,
+	_cleanup_free_ char *workspace = NULL, *config = NULL, *state = NULL,
 			    *appdata = getenv_utf8(L"APPDATA"),
 			    *local = getenv_utf8(L"LOCALAPPDATA"), *reterr = NULL;
 	CliParsed parsed = { 0 };
@@ -305,21 +305,21 @@ static int cmd_run(int argc, char **argv)
 	if (!appdata || !local)
 		return die("run: APPDATA or LOCALAPPDATA is not set; ward's config and state dirs "
 			   "live there");
-	if (asprintf(&config, "%s\\ward", appdata) < 0 || asprintf(&state, "%s\\ward", local) < 0 ||
-	    asprintf(&journal, "%s\\ward\\journal", local) < 0)
+	if (asprintf(&config, "%s\\ward", appdata) < 0 || asprintf(&state, "%s\\ward", local) < 0)
 		return die("out of memory");
 
 	win32_api_init(&api, &ctx);
-	ctx.journal_path = journal;
+	ctx.state_dir = state;
 #if WARD_TEST_HOOKS
 	if (win_fault_install(&api, getenv("WARD_TEST_WIN_FAULT")) < 0)
 		return die("WARD_TEST_WIN_FAULT: unknown fault");
 #endif
 	if (host_init(&host, &api) < 0 || make_run_id(run_id) < 0)
 		return die("run: cannot read the host's directories or make a run id");
-	/* ward's own state dir holds the journal: made before the plan. */
-	if (!dry && mkdir_p(state) < 0)
-		return die("run: cannot create '%s'", state);
+	memcpy(ctx.run_id, run_id, sizeof(run_id));
+	/* ward's own state dir holds the journals: made before the plan. */
+	if (!dry && (mkdir_p(state) < 0 || win32_run_alive(&ctx) < 0))
+		return die("run: cannot create '%s' or mark the run alive there", state);
 
 	in = (WinPlanInput){ .policy = p, .tier = tier, .workspace = workspace,
 			     .config_dir = config, .state_dir = state, .run_id = run_id,
@@ -357,8 +357,8 @@ static int cmd_run(int argc, char **argv)
 	if (r < 0)
 		die("run: %s%s%s", err.step, *err.step ? ": " : "", err.detail);
 	if (res.undo_failed)
-		die("warning: undoing the run's changes failed; the journal '%s' stays and the next "
-		    "run finishes it", journal);
+		die("warning: undoing the run's changes failed; its journal stays in '%s' and the "
+		    "next run finishes it", state);
 	win_plan_free(plan);
 	strv_free(host.system_dirs);
 	free(host.comspec);

@@ -114,10 +114,20 @@ static int w_set_sddl(void *ctx, const char *path, bool label, const char *sddl)
 	return e == ERROR_SUCCESS ? 0 : win32_errno(e);
 }
 
+static char *state_file(const Win32Ctx *c, const char *kind, const char *id)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "%s\\%s%s%s", c->state_dir, kind, id ? "-" : "", id ? id : "") < 0)
+		return NULL;
+	return p;
+}
+
 static int w_journal_append(void *ctx, const char *text)
 {
 	Win32Ctx *c = ctx;
-	_cleanup_free_ wchar_t *w = win32_wide(c->journal_path);
+	_cleanup_free_ char *path = state_file(c, "journal", c->run_id);
+	_cleanup_free_ wchar_t *w = path ? win32_wide(path) : NULL;
 	HANDLE h;
 	DWORD n = 0, len = (DWORD)strlen(text);
 	BOOL ok;
@@ -134,10 +144,11 @@ static int w_journal_append(void *ctx, const char *text)
 	return ok ? 0 : -EIO;
 }
 
-static int w_journal_read(void *ctx, char **ret)
+static int w_journal_read(void *ctx, const char *id, char **ret)
 {
 	Win32Ctx *c = ctx;
-	_cleanup_free_ wchar_t *w = win32_wide(c->journal_path);
+	_cleanup_free_ char *path = state_file(c, "journal", id ? id : c->run_id);
+	_cleanup_free_ wchar_t *w = path ? win32_wide(path) : NULL;
 	HANDLE h;
 	LARGE_INTEGER size;
 	char *buf;
@@ -164,14 +175,116 @@ static int w_journal_read(void *ctx, char **ret)
 	return 0;
 }
 
-static int w_journal_remove(void *ctx)
+static int w_journal_remove(void *ctx, const char *id)
 {
 	Win32Ctx *c = ctx;
-	_cleanup_free_ wchar_t *w = win32_wide(c->journal_path);
+	_cleanup_free_ char *path = state_file(c, "journal", id ? id : c->run_id);
+	_cleanup_free_ wchar_t *w = path ? win32_wide(path) : NULL;
 
 	if (!w)
 		return -ENOMEM;
 	return DeleteFileW(w) ? 0 : win32_errno(GetLastError());
+}
+
+/* Open (creating) @kind-@id without sharing, deleted on close. */
+static HANDLE open_exclusive(const Win32Ctx *c, const char *kind, const char *id, DWORD *ret_err)
+{
+	_cleanup_free_ char *path = state_file(c, kind, id);
+	_cleanup_free_ wchar_t *w = path ? win32_wide(path) : NULL;
+	HANDLE h;
+
+	if (!w) {
+		*ret_err = ERROR_NOT_ENOUGH_MEMORY;
+		return INVALID_HANDLE_VALUE;
+	}
+	h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE | DELETE, 0, NULL, OPEN_ALWAYS,
+			FILE_ATTRIBUTE_NORMAL | FILE_FLAG_DELETE_ON_CLOSE, NULL);
+	*ret_err = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+	return h;
+}
+
+int win32_run_alive(Win32Ctx *c)
+{
+	DWORD e;
+	HANDLE h = open_exclusive(c, "alive", c->run_id, &e);
+
+	if (h == INVALID_HANDLE_VALUE)
+		return win32_errno(e);
+	c->alive = h;
+	return 0;
+}
+
+static int w_journal_stale(void *ctx, char ***ret)
+{
+	Win32Ctx *c = ctx;
+	_cleanup_free_ char *pattern = state_file(c, "journal", "*");
+	_cleanup_free_ wchar_t *w = pattern ? win32_wide(pattern) : NULL;
+	_cleanup_strv_ char **ids = calloc(1, sizeof(char *));
+	WIN32_FIND_DATAW fd;
+	HANDLE f;
+
+	if (!w || !ids)
+		return -ENOMEM;
+	f = FindFirstFileW(w, &fd);
+	if (f == INVALID_HANDLE_VALUE) {
+		*ret = TAKE_PTR(ids);
+		return 0;
+	}
+	do {
+		_cleanup_free_ char *name = win32_utf8(fd.cFileName);
+		const char *id;
+		DWORD e;
+		HANDLE h;
+
+		if (!name || strncmp(name, "journal-", 8) != 0)
+			continue;
+		id = name + 8;
+		if (strlen(id) != 16 || strspn(id, "0123456789abcdef") != 16 ||
+		    strcmp(id, c->run_id) == 0)
+			continue;
+		/* Its run holds alive-<id> open without sharing while it lives. */
+		h = open_exclusive(c, "alive", id, &e);
+		if (h == INVALID_HANDLE_VALUE)
+			continue;
+		CloseHandle(h);
+		if (strv_extend(&ids, id) < 0) {
+			FindClose(f);
+			return -ENOMEM;
+		}
+	} while (FindNextFileW(f, &fd));
+	FindClose(f);
+	*ret = TAKE_PTR(ids);
+	return 0;
+}
+
+static int w_lock(void *ctx)
+{
+	Win32Ctx *c = ctx;
+
+	/* Held only while ACLs change: seconds at most. Wait for it up to
+	 * two minutes, then refuse rather than hang. */
+	for (int i = 0; i < 2400; i++) {
+		DWORD e;
+		HANDLE h = open_exclusive(c, "acl.lock", NULL, &e);
+
+		if (h != INVALID_HANDLE_VALUE) {
+			c->lock = h;
+			return 0;
+		}
+		if (e != ERROR_SHARING_VIOLATION && e != ERROR_ACCESS_DENIED)
+			return win32_errno(e);
+		Sleep(50);
+	}
+	return -EBUSY;
+}
+
+static void w_unlock(void *ctx)
+{
+	Win32Ctx *c = ctx;
+
+	if (c->lock)
+		CloseHandle(c->lock);
+	c->lock = NULL;
 }
 
 static int sid_string(PSID sid, char *ret, size_t n)
@@ -682,7 +795,8 @@ void win32_api_init(WinApi *api, Win32Ctx *ctx)
 		.ctx = ctx, .stat = w_stat, .mkdir = w_mkdir, .rmdir = w_rmdir,
 		.get_sddl = w_get_sddl, .set_sddl = w_set_sddl,
 		.journal_append = w_journal_append, .journal_read = w_journal_read,
-		.journal_remove = w_journal_remove, .logon_sid = w_logon_sid,
+		.journal_remove = w_journal_remove, .journal_stale = w_journal_stale,
+		.lock = w_lock, .unlock = w_unlock, .logon_sid = w_logon_sid,
 		.profile_create = w_profile_create, .profile_delete = w_profile_delete,
 		.job_create = w_job_create, .job_read = w_job_read, .spawn_suspended = w_spawn,
 		.job_assign = w_job_assign, .token_read = w_token_read, .resume = w_resume,

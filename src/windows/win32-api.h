@@ -5,8 +5,15 @@
 #include "windows/win-api.h"
 
 typedef struct Win32Ctx {
-	char *journal_path;   /* the undo journal, in ward's state dir */
+	const char *state_dir;  /* ward's state dir: journals, liveness files, the lock */
+	char run_id[17];
+	void *alive;            /* this run's liveness handle (alive-<id>), held to exit */
+	void *lock;             /* the ACL lock's handle while held */
 } Win32Ctx;
 
 /* The table, with @ctx (not owned) as its context. */
 void win32_api_init(WinApi *api, Win32Ctx *ctx);
+/* Mark run @ctx->run_id alive: a file in the state dir opened without
+ * sharing and deleted on close, which a crash or kill closes too; its
+ * journal is stale exactly when that file can be opened. */
+int win32_run_alive(Win32Ctx *ctx);

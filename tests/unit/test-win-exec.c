@@ -34,7 +34,9 @@ typedef struct Fake {
 	FakeObj files[MAX_FILES];
 	size_t n;
 	char **calls;
-	char *journal;           /* NULL: none */
+	char *journal;           /* this run's; NULL: none */
+	char *stale_journal;     /* a dead run's, id "dead" */
+	bool locked;
 	const char *fail_at;     /* call name that returns fail_with */
 	int fail_with;
 	const char *lie_at;      /* "set_sddl": report success, change nothing;
@@ -145,6 +147,7 @@ static int f_set_sddl(void *ctx, const char *path, bool label, const char *sddl)
 	int r;
 
 	call("set_%s %s", label ? "label" : "dacl", path);
+	assert_true(F->locked); /* no DACL is rewritten outside ward's lock */
 	if (fails("set_sddl", &r))
 		return r;
 	if (!o)
@@ -173,20 +176,52 @@ static int f_journal_append(void *ctx, const char *text)
 	return 0;
 }
 
-static int f_journal_read(void *ctx, char **ret)
+static int f_journal_read(void *ctx, const char *id, char **ret)
 {
-	if (!F->journal)
+	char *j = id ? F->stale_journal : F->journal;
+
+	if (!j)
 		return -ENOENT;
-	*ret = strdup(F->journal);
+	*ret = strdup(j);
 	return 0;
 }
 
-static int f_journal_remove(void *ctx)
+static int f_journal_remove(void *ctx, const char *id)
 {
-	call("journal_remove");
-	free(F->journal);
-	F->journal = NULL;
+	call("journal_remove %s", id ? id : "own");
+	if (id) {
+		free(F->stale_journal);
+		F->stale_journal = NULL;
+	} else {
+		free(F->journal);
+		F->journal = NULL;
+	}
 	return 0;
+}
+
+static int f_journal_stale(void *ctx, char ***ret)
+{
+	*ret = NULL;
+	return F->stale_journal ? strv_extend(ret, "dead") : 0;
+}
+
+static int f_lock(void *ctx)
+{
+	int r;
+
+	assert_false(F->locked);
+	call("lock");
+	if (fails("lock", &r))
+		return r;
+	F->locked = true;
+	return 0;
+}
+
+static void f_unlock(void *ctx)
+{
+	assert_true(F->locked);
+	call("unlock");
+	F->locked = false;
 }
 
 static int f_logon_sid(void *ctx, char ret[WIN_SID_STRING_MAX])
@@ -336,6 +371,7 @@ static const WinApi fake_api = {
 	.stat = f_stat, .mkdir = f_mkdir, .rmdir = f_rmdir, .get_sddl = f_get_sddl,
 	.set_sddl = f_set_sddl, .journal_append = f_journal_append,
 	.journal_read = f_journal_read, .journal_remove = f_journal_remove,
+	.journal_stale = f_journal_stale, .lock = f_lock, .unlock = f_unlock,
 	.logon_sid = f_logon_sid, .profile_create = f_profile_create,
 	.profile_delete = f_profile_delete, .job_create = f_job_create, .job_read = f_job_read,
 	.spawn_suspended = f_spawn, .job_assign = f_job_assign, .token_read = f_token_read,
@@ -368,6 +404,7 @@ static int teardown(void **state)
 	}
 	strv_free(F->calls);
 	free(F->journal);
+	free(F->stale_journal);
 	free(F);
 	return 0;
 }
@@ -583,7 +620,9 @@ static void test_win_exec_needs_helper_refuses_before_changes(void **state)
 	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EPERM);
 	assert_string_equal(err.step, "helper");
 	assert_non_null(strstr(err.detail, "C:\\Program Files\\x"));
-	assert_null(F->calls);
+	assert_true(index_of("profile_create") == SIZE_MAX);
+	assert_true(index_of("set_dacl") == SIZE_MAX);
+	assert_true(index_of("mkdir") == SIZE_MAX);
 	assert_null(F->journal);
 	win_plan_free(plan);
 }
@@ -615,15 +654,22 @@ static void test_win_exec_recovers_crashed_run(void **state)
 	obj("C:\\ws")->dacl = strdup("D:AI(A;OICI;0x1301bf;;;S-1-15-2-9-9-9-9-9-9-9)"
 				     "(A;OICI;FA;;;SY)(A;OICIID;FA;;;BA)");
 	add("C:\\ws\\.agents", WIN_FILE_DIRECTORY, "D:AI(A;OICIID;FA;;;SY)");
-	F->journal = strdup("ward-windows-journal 1\nsids\tS-1-15-2-9-9-9-9-9-9-9\n"
-			    "mkdir\tC:\\ws\\.agents\nacl\tC:\\ws\n");
+	F->stale_journal = strdup("ward-windows-journal 1\nsids\tS-1-15-2-9-9-9-9-9-9-9\n"
+				  "mkdir\tC:\\ws\\.agents\nacl\tC:\\ws\n");
 	assert_int_equal(win_exec_recover(&fake_api, &err), 0);
+	assert_null(F->stale_journal);
 	assert_null(obj("C:\\ws\\.agents"));
 	assert_string_equal(obj("C:\\ws")->dacl, "D:AI(A;OICI;0x1f01ff;;;S-1-5-18)"
 						 "(A;OICIID;0x1f01ff;;;S-1-5-32-544)");
 	assert_null(F->journal);
-	F->fail_at = NULL;
+
+	/* A run recovers on its own, under the lock, before its changes. */
+	add("C:\\ws\\.agents", WIN_FILE_DIRECTORY, "D:AI(A;OICIID;FA;;;SY)");
+	F->stale_journal = strdup("ward-windows-journal 1\nmkdir\tC:\\ws\\.agents\n");
 	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), 0);
+	assert_null(obj("C:\\ws\\.agents"));
+	assert_true(index_of("journal_remove dead") < index_of("profile_create"));
+	assert_host_restored();
 	win_plan_free(plan);
 }
 
@@ -644,7 +690,10 @@ static void test_win_exec_undo_failure_keeps_journal(void **state)
 	assert_int_equal(res.exit_code, 125);
 	assert_non_null(F->journal);
 	assert_non_null(strstr(obj("C:\\ws")->dacl, "S-1-15-2-"));
+	/* ward.exe exits; its journal is now a dead run's, undone by the next. */
 	F->fail_at = NULL;
+	F->stale_journal = F->journal;
+	F->journal = NULL;
 	assert_int_equal(win_exec_recover(&fake_api, &err), 0);
 	assert_host_restored();
 	win_plan_free(plan);

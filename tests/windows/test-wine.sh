@@ -48,7 +48,7 @@ wardt() { WARD_TEST_WIN_FAULT=${FAULT:-job-echo} wine "$T/bin/ward-test.exe" "$@
 child() { wine "$T/bin/win-child.exe" "$@"; }
 strip_cr() { tr -d '\r'; }
 
-echo "1..24"
+echo "1..25"
 
 out=$(ward --version 2>&1 | strip_cr)
 check "ward.exe starts under wine ($out)" test "$out" = "ward 0.1.0 (Windows)"
@@ -85,8 +85,9 @@ refused "W1-write refused: the DACL or token reads back wrong" \
 	"readback" ward run --tier W1-write
 refused "W0 refused by ward.exe: wine cannot prove the job's kill-on-close" \
 	"job-readback" ward run --tier W0
-check "a refused run leaves no ACE, placeholder or journal behind" \
-	test ! -e "$ws/.git" -a ! -e "$ws/.codex" -a ! -e "$T/prefix/drive_c/users/$(id -un)/AppData/Local/ward/journal"
+state=$(echo "$T"/prefix/drive_c/users/*/AppData/Local/ward)
+check "a refused run leaves no placeholder, journal or lock behind" \
+	bash -c "[ ! -e '$ws/.git' ] && [ ! -e '$ws/.codex' ] && ! ls '$state' | grep -q -e journal -e lock"
 
 # Fail closed, injected: the launcher refuses when a read-back disagrees,
 # when a userenv function is missing, when the process attribute is
@@ -149,6 +150,14 @@ rc=$?
 check "the workspace's own win-child.exe is not found by a bare name (exit $rc)" \
 	bash -c "[ $rc -eq 125 ] && [ ! -e '$ws/cwd2' ]"
 mv "$T/bin/hidden.exe" "$T/bin/win-child.exe"
+
+# A run that died left its journal (its liveness file is gone): the next
+# run undoes it first: here, the placeholder it had made.
+mkdir "$ws/.agents"
+printf 'ward-windows-journal 1\nmkdir\t%s\\.agents\n' "$WS" >"$state/journal-00000000deadbeef"
+wardt run --tier W0 -- "$WS\\win-child.exe" exit 0 2>/dev/null
+check "a dead run's journal is undone by the next run (placeholder removed, journal gone)" \
+	bash -c "[ ! -e '$ws/.agents' ] && [ ! -e '$state/journal-00000000deadbeef' ]"
 
 # Batch files: cmd.exe's own expansion makes % arguments unsafe: refused.
 printf '@echo %%1> "%s\\\\bat.out"\r\n' "$WS" >"$ws/b.bat"
