@@ -78,7 +78,6 @@ static int undo_journal(const WinApi *api, const char *text, WardError *err)
 		return ward_error_set(err, "undo", r, "Failed to read the undo journal");
 	for (size_t i = 0; i < j.n; i++)
 		if (j.entries[i].kind == WIN_JOURNAL_SIDS) {
-			_cleanup_strv_ char **l = NULL;
 			char *save = NULL, *s = strdup(j.entries[i].arg);
 
 			if (!s) {
@@ -93,7 +92,6 @@ static int undo_journal(const WinApi *api, const char *text, WardError *err)
 	/* Backwards, and on: one failure does not stop the other undos. */
 	for (size_t i = j.n; i-- > 0 && first != -ENOMEM;) {
 		const WinJournalEntry *e = &j.entries[i];
-		_cleanup_free_ char *label = NULL;
 
 		switch (e->kind) {
 		case WIN_JOURNAL_ACL:

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "common/macro.h"
 #include "common/strv.h"
 #include "policy/policy.h"
 #include "windows/win-exec.h"
@@ -51,7 +52,7 @@ typedef struct Fake {
 
 static Fake *F;
 
-static void call(const char *fmt, ...)
+_printf_(1, 2) static void call(const char *fmt, ...)
 {
 	va_list ap;
 
