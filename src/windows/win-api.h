@@ -34,6 +34,9 @@ typedef struct WinApi {
 	WinFileKind (*stat)(void *ctx, const char *path);
 	int (*mkdir)(void *ctx, const char *path);          /* one level */
 	int (*rmdir)(void *ctx, const char *path);          /* only when empty: -ENOTEMPTY */
+	/* Move @path (a file or a whole tree) out of the workspace into ward's
+	 * quarantine (<state>\quarantine\<run id>\); the new place in @ret. */
+	int (*quarantine)(void *ctx, const char *path, char **ret);
 	/* The object's DACL ("D:...") or mandatory label ("S:..."), as SDDL. */
 	int (*get_sddl)(void *ctx, const char *path, bool label, char **ret);
 	int (*set_sddl)(void *ctx, const char *path, bool label, const char *sddl);

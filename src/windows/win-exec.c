@@ -5,7 +5,8 @@
  *             not while the command runs: runs go on side by side, and
  *             two never rewrite one DACL at once;
  *   recover   journals of runs that died are undone first, so stale ACEs
- *             never pile up and a protected placeholder never lingers;
+ *             never pile up and a protected path created meanwhile is
+ *             quarantined;
  *   journal   the header and ward's SIDs, then before each change its undo;
  *   profile   W2: the AppContainer profile, and its SID compared with the
  *             plan's derivation (a mismatch means the ACEs would name
@@ -17,7 +18,10 @@
  *             have done anything);
  *   wait      with the policy's timeout; the job's last handle closing
  *             kills every process left;
- *   undo      the journal, backwards; a failure keeps it for next time. */
+ *   undo      the journal, backwards: ACEs and labels off, ward's
+ *             directories removed, protected paths that were absent and
+ *             now exist moved into the quarantine; a failure keeps the
+ *             journal for next time. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +72,7 @@ static int undo_acl(const WinApi *api, const char *path, char **sids, WardError 
 	return 0;
 }
 
-static int undo_journal(const WinApi *api, const char *text, WardError *err)
+static int undo_journal(const WinApi *api, const char *text, unsigned *moved, WardError *err)
 {
 	WinJournal j = { 0 };
 	_cleanup_strv_ char **sids = NULL;
@@ -108,7 +112,8 @@ static int undo_journal(const WinApi *api, const char *text, WardError *err)
 			break;
 		case WIN_JOURNAL_MKDIR:
 			r = api->rmdir(api->ctx, e->arg);
-			/* A placeholder the command filled stays: it is the user's now. */
+			/* A directory ward made that is not empty now (TEMP the
+			 * command left files in) stays. */
 			if (r == -ENOENT || r == -ENOTEMPTY)
 				r = 0;
 			if (r < 0)
@@ -125,6 +130,25 @@ static int undo_journal(const WinApi *api, const char *text, WardError *err)
 				ward_error_set(err, "undo", r, "Failed to delete AppContainer profile %s",
 					       e->arg);
 			break;
+		case WIN_JOURNAL_ABSENT: {
+			_cleanup_free_ char *to = NULL;
+
+			/* Absent when the run began: anything there now the run made
+			 * (the command, or something racing it), and host tools would
+			 * trust it. Moved out, never deleted: the user decides. */
+			if (api->stat(api->ctx, e->arg) == WIN_FILE_NONE) {
+				r = 0;
+				break;
+			}
+			r = api->quarantine(api->ctx, e->arg, &to);
+			if (r < 0)
+				ward_error_set(err, "quarantine", r,
+					       "Failed to move '%s', created during the run, out of the "
+					       "workspace", e->arg);
+			else if (moved)
+				(*moved)++;
+			break;
+		}
 		case WIN_JOURNAL_SIDS:
 		case _WIN_JOURNAL_KIND_MAX:
 		case _WIN_JOURNAL_KIND_INVALID:
@@ -140,7 +164,7 @@ static int undo_journal(const WinApi *api, const char *text, WardError *err)
 }
 
 /* Undo the journal @id (NULL: this run's) and remove it. */
-static int undo_one(const WinApi *api, const char *id, WardError *err)
+static int undo_one(const WinApi *api, const char *id, unsigned *moved, WardError *err)
 {
 	_cleanup_free_ char *text = NULL;
 	int r = api->journal_read(api->ctx, id, &text);
@@ -149,7 +173,7 @@ static int undo_one(const WinApi *api, const char *id, WardError *err)
 		return 0;
 	if (r < 0)
 		return ward_error_set(err, "undo", r, "Failed to read the undo journal");
-	r = undo_journal(api, text, err);
+	r = undo_journal(api, text, moved, err);
 	if (r < 0)
 		return r;
 	return api->journal_remove(api->ctx, id);
@@ -164,7 +188,7 @@ static int recover_locked(const WinApi *api, WardError *err)
 	if (r < 0)
 		return ward_error_set(err, "recover", r, "Failed to look for unfinished runs");
 	STRV_FOREACH(id, ids) {
-		r = undo_one(api, *id, err);
+		r = undo_one(api, *id, NULL, err);
 		if (r < 0 && first == 0)
 			first = r;
 	}
@@ -351,6 +375,8 @@ static int prepare_host(const WinPlan *plan, const WinApi *api, WardError *err)
 	for (size_t i = 0; i < plan->n_paths; i++) {
 		const WinPathPlan *pp = &plan->paths[i];
 
+		if (pp->absent && (r = journal(api, WIN_JOURNAL_ABSENT, pp->path, NULL)) < 0)
+			return ward_error_set(err, "journal", r, "Failed to write the undo journal");
 		if (pp->create_dir && (r = ensure_dir(api, pp->path, err)) < 0)
 			return r;
 		if (pp->n_add && (r = apply_acl(plan, pp, api, err)) < 0)
@@ -493,15 +519,20 @@ int win_exec_child(const WinPlan *plan, const WinApi *api, WinExecResult *ret, W
 	return r;
 }
 
-int win_exec_release(const WinApi *api, WardError *err)
+int win_exec_release_count(const WinApi *api, unsigned *ret_quarantined, WardError *err)
 {
 	int r = api->lock(api->ctx);
 
 	if (r < 0)
 		return ward_error_set(err, "lock", r, "Failed to take ward's ACL lock");
-	r = undo_one(api, NULL, err);
+	r = undo_one(api, NULL, ret_quarantined, err);
 	api->unlock(api->ctx);
 	return r;
+}
+
+int win_exec_release(const WinApi *api, WardError *err)
+{
+	return win_exec_release_count(api, NULL, err);
 }
 
 int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err)
@@ -517,7 +548,7 @@ int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, War
 		res.exit_code = WARD_EXIT_SETUP;
 
 	/* Undo whatever was journaled, however the run ended. */
-	u = win_exec_release(api, r < 0 ? &undo_err : err);
+	u = win_exec_release_count(api, &res.quarantined, r < 0 ? &undo_err : err);
 	if (u < 0) {
 		res.undo_failed = true;
 		if (r >= 0) {

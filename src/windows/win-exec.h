@@ -18,6 +18,7 @@ typedef struct WinExecResult {
 	bool started;        /* the child was resumed */
 	bool timed_out;
 	bool undo_failed;    /* the journal is kept for the next run */
+	unsigned quarantined; /* protected paths the run created, moved out */
 } WinExecResult;
 
 /* The phases, for a run module that drives acquire / run / release
@@ -31,6 +32,8 @@ typedef struct WinExecResult {
 int win_exec_acquire(const WinPlan *plan, const WinApi *api, WardError *err);
 int win_exec_child(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err);
 int win_exec_release(const WinApi *api, WardError *err);
+/* As win_exec_release, counting the protected paths it moved out. */
+int win_exec_release_count(const WinApi *api, unsigned *ret_quarantined, WardError *err);
 
 /* All three: run @plan. 0 when the command ran (whatever its status), else -errno
  * with @err filled (step and reason) and exit_code 125. */

@@ -11,7 +11,7 @@ const char WIN_JOURNAL_HEADER[] = "ward-windows-journal 1\n";
 static const char *const kinds[_WIN_JOURNAL_KIND_MAX] = {
 	[WIN_JOURNAL_SIDS] = "sids",   [WIN_JOURNAL_PROFILE] = "profile",
 	[WIN_JOURNAL_MKDIR] = "mkdir", [WIN_JOURNAL_ACL] = "acl",
-	[WIN_JOURNAL_LABEL] = "label",
+	[WIN_JOURNAL_LABEL] = "label", [WIN_JOURNAL_ABSENT] = "absent",
 };
 
 int win_journal_line(WinJournalKind kind, const char *arg, const char *arg2, char **ret)

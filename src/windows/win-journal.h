@@ -10,6 +10,8 @@
  *   mkdir	C:\ws\.git           a directory ward created (removed if empty)
  *   acl	C:\ws                the DACL ward changed: remove ward's SIDs' ACEs
  *   label	C:\ws	S:(ML;;NW;;;ME)   the label to put back ("-": none)
+ *   absent	C:\ws\.git          a protected path that did not exist: moved
+ *                               into the quarantine if it exists at undo
  *
  * Undoing an ACL removes every explicit ACE for ward's SIDs, not a saved
  * copy: whatever the user changed meanwhile stays. */
@@ -23,6 +25,7 @@ typedef enum WinJournalKind {
 	WIN_JOURNAL_MKDIR,
 	WIN_JOURNAL_ACL,
 	WIN_JOURNAL_LABEL,
+	WIN_JOURNAL_ABSENT,
 	_WIN_JOURNAL_KIND_MAX,
 	_WIN_JOURNAL_KIND_INVALID = -22,
 } WinJournalKind;

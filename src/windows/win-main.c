@@ -356,6 +356,11 @@ static int cmd_run(int argc, char **argv)
 	r = win_exec_run(plan, &api, &res, &err);
 	if (r < 0)
 		die("run: %s%s%s", err.step, *err.step ? ": " : "", err.detail);
+	if (res.quarantined)
+		fprintf(stderr,
+			"ward: %u protected path(s) the run created were moved out of the workspace "
+			"into '%s\\quarantine\\%s'\n",
+			res.quarantined, state, run_id);
 	if (res.undo_failed)
 		die("warning: undoing the run's changes failed; its journal stays in '%s' and the "
 		    "next run finishes it", state);

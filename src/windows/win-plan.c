@@ -387,9 +387,17 @@ static int plan_files(WinPlan *plan, const WinPlanInput *in, char *why, size_t n
 				    *s);
 		if (asprintf(&label, "protected %s", *s) < 0)
 			return -ENOMEM;
-		/* A protected path that does not exist yet is created empty, so
-		 * that the command cannot create it (the ACE needs an object). */
-		r = plan_access(plan, pp, label, ACCESS_DENY_WRITE, !exists(in, pp));
+		/* What does not exist yet has no object to hold an ACE: the
+		 * after-run quarantine covers it (as on Linux, quarantine.h). */
+		if (!exists(in, pp)) {
+			WinPathPlan *e = path_entry(plan, pp, label);
+
+			if (!e)
+				return -ENOMEM;
+			e->absent = true;
+			continue;
+		}
+		r = plan_access(plan, pp, label, ACCESS_DENY_WRITE, false);
 		if (r < 0)
 			return r;
 	}
@@ -594,6 +602,8 @@ char *win_plan_describe(const WinPlan *plan)
 
 		if (pp->create_dir)
 			LINE("mkdir %s", pp->path);
+		if (pp->absent)
+			LINE("quarantine-if-created %s (%s)", pp->path, pp->why);
 		for (size_t j = 0; j < pp->n_add; j++)
 			LINE("%s %s %s (%s)%s", pp->add[j].type == WIN_ACE_DENY ? "deny" : "grant",
 			     pp->path, mask_name(pp->add[j].mask), pp->why,

@@ -65,7 +65,12 @@ typedef struct WinPlanInput {
 typedef struct WinPathPlan {
 	char *path;
 	char *why;              /* "workspace", "fs.read", "protected .git", ... */
-	bool create_dir;        /* the executor creates it (placeholder, temp) */
+	bool create_dir;        /* the executor creates it (temp, state) */
+	/* A protected path that does not exist when the run starts: whatever
+	 * sits there after the run was made by the command (or during it), and
+	 * host tools would trust it: it is moved out of the workspace into
+	 * <state>\quarantine\ (journaled, so a crash cannot skip it). */
+	bool absent;
 	WinAce *add;            /* explicit ACEs for ward's SIDs (others for them go) */
 	size_t n_add;
 	uint32_t label_rid;     /* 0: no label change; else ML;OICI;NW at this RID */

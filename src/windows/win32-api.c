@@ -56,6 +56,52 @@ static int w_rmdir(void *ctx, const char *path)
 	return RemoveDirectoryW(w) ? 0 : win32_errno(GetLastError());
 }
 
+static char *state_file(const Win32Ctx *c, const char *kind, const char *id);
+
+static int mkdir_one(const char *path)
+{
+	_cleanup_free_ wchar_t *w = win32_wide(path);
+
+	if (!w)
+		return -ENOMEM;
+	if (!CreateDirectoryW(w, NULL) && GetLastError() != ERROR_ALREADY_EXISTS)
+		return win32_errno(GetLastError());
+	return 0;
+}
+
+static int w_quarantine(void *ctx, const char *path, char **ret)
+{
+	Win32Ctx *c = ctx;
+	_cleanup_free_ char *q = state_file(c, "quarantine", NULL), *dir = NULL;
+	const char *base = strrchr(path, '\\');
+	_cleanup_free_ wchar_t *from = win32_wide(path);
+	int r;
+
+	if (!q || !from || !base || asprintf(&dir, "%s\\%s", q, c->run_id) < 0)
+		return -ENOMEM;
+	if ((r = mkdir_one(q)) < 0 || (r = mkdir_one(dir)) < 0)
+		return r;
+	for (int i = 0; i < 100; i++) {
+		_cleanup_free_ char *to = NULL;
+		_cleanup_free_ wchar_t *wto = NULL;
+
+		if ((i ? asprintf(&to, "%s%s.%d", dir, base, i) : asprintf(&to, "%s%s", dir, base)) < 0)
+			return -ENOMEM;
+		wto = win32_wide(to);
+		if (!wto)
+			return -ENOMEM;
+		/* Same volume (the state dir may not be): copy+delete for a tree
+		 * is not done; a cross-volume move fails and is reported. */
+		if (MoveFileExW(from, wto, 0)) {
+			*ret = TAKE_PTR(to);
+			return 0;
+		}
+		if (GetLastError() != ERROR_ALREADY_EXISTS && GetLastError() != ERROR_FILE_EXISTS)
+			return win32_errno(GetLastError());
+	}
+	return -EEXIST;
+}
+
 static SECURITY_INFORMATION info_for(bool label)
 {
 	return label ? LABEL_SECURITY_INFORMATION : DACL_SECURITY_INFORMATION;
@@ -793,6 +839,7 @@ void win32_api_init(WinApi *api, Win32Ctx *ctx)
 {
 	*api = (WinApi){
 		.ctx = ctx, .stat = w_stat, .mkdir = w_mkdir, .rmdir = w_rmdir,
+		.quarantine = w_quarantine,
 		.get_sddl = w_get_sddl, .set_sddl = w_set_sddl,
 		.journal_append = w_journal_append, .journal_read = w_journal_read,
 		.journal_remove = w_journal_remove, .journal_stale = w_journal_stale,

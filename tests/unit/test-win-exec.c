@@ -46,7 +46,9 @@ typedef struct Fake {
 	bool resumed, terminated;
 	uint32_t exit_code;
 	bool timeout;
-	bool fail_once_resumed;  /* fail_at applies only after the resume (the undo) */
+	bool fail_once_resumed;
+	const char *create_on_wait;  /* the "command" creates this directory */
+	char quarantined[128];  /* fail_at applies only after the resume (the undo) */
 	char profile_sid[WIN_SID_STRING_MAX]; /* "" : derive as Windows does */
 } Fake;
 
@@ -340,8 +342,24 @@ static int f_resume(void *ctx, void *proc)
 	return 0;
 }
 
+static int f_quarantine(void *ctx, const char *path, char **ret)
+{
+	FakeObj *o = obj(path);
+
+	call("quarantine %s", path);
+	assert_non_null(o);
+	snprintf(F->quarantined, sizeof(F->quarantined), "%s", path);
+	free(o->dacl);
+	free(o->label);
+	*o = F->files[--F->n];
+	*ret = strdup("C:\\q\\x");
+	return 0;
+}
+
 static int f_wait(void *ctx, void *proc, uint64_t timeout_ms, uint32_t *ret)
 {
+	if (F->create_on_wait)
+		add(F->create_on_wait, WIN_FILE_DIRECTORY, "D:AI(A;OICIID;FA;;;SY)");
 	call("wait %llu", (unsigned long long)timeout_ms);
 	if (F->timeout)
 		return -ETIMEDOUT;
@@ -369,7 +387,8 @@ static void f_close_job(void *ctx, void *h)
 }
 
 static const WinApi fake_api = {
-	.stat = f_stat, .mkdir = f_mkdir, .rmdir = f_rmdir, .get_sddl = f_get_sddl,
+	.stat = f_stat, .mkdir = f_mkdir, .rmdir = f_rmdir, .quarantine = f_quarantine,
+	.get_sddl = f_get_sddl,
 	.set_sddl = f_set_sddl, .journal_append = f_journal_append,
 	.journal_read = f_journal_read, .journal_remove = f_journal_remove,
 	.journal_stale = f_journal_stale, .lock = f_lock, .unlock = f_unlock,
@@ -500,13 +519,44 @@ static void test_win_exec_w2_runs_and_undoes(void **state)
 	assert_true(index_of("job_assign") < index_of("token_read"));
 	assert_true(index_of("token_read") < index_of("resume"));
 	assert_true(index_of("wait 7000") < index_of("profile_delete"));
-	assert_true(index_of("mkdir C:\\ws\\.codex") != SIZE_MAX);
-	assert_true(index_of("rmdir C:\\ws\\.codex") != SIZE_MAX);
+	/* .codex did not exist: nothing is made for it, nothing moved. */
+	assert_true(index_of("mkdir C:\\ws\\.codex") == SIZE_MAX);
+	assert_true(index_of("quarantine") == SIZE_MAX);
+	assert_int_equal(res.quarantined, 0);
 	/* A protected DACL stays protected after the change and the undo. */
 	assert_same_dacl(obj("C:\\Users\\me\\cache")->dacl, "D:P(A;OICI;FA;;;S-1-5-21-1-2-3-1001)");
 	assert_true(env_has("TEMP=C:\\Users\\me\\AppData\\Local\\ward\\tmp\\run-"));
 	assert_host_restored();
 	win_plan_free(plan);
+}
+
+static void test_win_exec_quarantines_created_protected(void **state)
+{
+	WinPlan *plan = plan_for(WIN_TIER_W2, NULL);
+	WinExecResult res;
+	WardError err = { 0 };
+
+	/* The command creates .codex (absent at the start): after the run it
+	 * is moved out; .git existed and is left where it is. */
+	F->create_on_wait = "C:\\ws\\.codex";
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), 0);
+	assert_int_equal(res.quarantined, 1);
+	assert_string_equal(F->quarantined, "C:\\ws\\.codex");
+	assert_non_null(obj("C:\\ws\\.git"));
+	assert_host_restored();
+	win_plan_free(plan);
+}
+
+static void test_win_exec_crashed_run_quarantines(void **state)
+{
+	WardError err = { 0 };
+
+	/* ward.exe killed mid-run: the next run's recovery does the check. */
+	add("C:\\ws\\.codex", WIN_FILE_DIRECTORY, "D:AI(A;OICIID;FA;;;SY)");
+	F->stale_journal = strdup("ward-windows-journal 1\nabsent\tC:\\ws\\.codex\n");
+	assert_int_equal(win_exec_recover(&fake_api, &err), 0);
+	assert_null(obj("C:\\ws\\.codex"));
+	assert_null(F->stale_journal);
 }
 
 static void test_win_exec_userenv_missing_refuses(void **state)
@@ -719,6 +769,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_win_exec_w2_runs_and_undoes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_quarantines_created_protected, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_crashed_run_quarantines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_userenv_missing_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_profile_sid_mismatch_refuses, setup,
 						teardown),

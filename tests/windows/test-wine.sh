@@ -48,7 +48,7 @@ wardt() { WARD_TEST_WIN_FAULT=${FAULT:-job-echo} wine "$T/bin/ward-test.exe" "$@
 child() { wine "$T/bin/win-child.exe" "$@"; }
 strip_cr() { tr -d '\r'; }
 
-echo "1..25"
+echo "1..26"
 
 out=$(ward --version 2>&1 | strip_cr)
 check "ward.exe starts under wine ($out)" test "$out" = "ward 0.1.0 (Windows)"
@@ -86,7 +86,7 @@ refused "W1-write refused: the DACL or token reads back wrong" \
 refused "W0 refused by ward.exe: wine cannot prove the job's kill-on-close" \
 	"job-readback" ward run --tier W0
 state=$(echo "$T"/prefix/drive_c/users/*/AppData/Local/ward)
-check "a refused run leaves no placeholder, journal or lock behind" \
+check "a refused run leaves no protected path, journal or lock behind" \
 	bash -c "[ ! -e '$ws/.git' ] && [ ! -e '$ws/.codex' ] && ! ls '$state' | grep -q -e journal -e lock"
 
 # Fail closed, injected: the launcher refuses when a read-back disagrees,
@@ -158,6 +158,12 @@ printf 'ward-windows-journal 1\nmkdir\t%s\\.agents\n' "$WS" >"$state/journal-000
 wardt run --tier W0 -- "$WS\\win-child.exe" exit 0 2>/dev/null
 check "a dead run's journal is undone by the next run (placeholder removed, journal gone)" \
 	bash -c "[ ! -e '$ws/.agents' ] && [ ! -e '$state/journal-00000000deadbeef' ]"
+
+# A protected path the command creates (.codex did not exist) is moved
+# out of the workspace after the run, into ward's quarantine.
+wardt run --tier W0 -- "$WS\\win-child.exe" write "$WS\\.codex" 2>"$T/out"
+check "a protected path created by the command is quarantined after the run" \
+	bash -c "[ ! -e '$ws/.codex' ] && ls '$state'/quarantine/*/.codex >/dev/null && grep -q quarantine '$T/out'"
 
 # Batch files: cmd.exe's own expansion makes % arguments unsafe: refused.
 printf '@echo %%1> "%s\\\\bat.out"\r\n' "$WS" >"$ws/b.bat"
