@@ -11,6 +11,8 @@ typedef struct Win32Ctx {
 	void *lock;             /* the ACL lock's handle while held */
 } Win32Ctx;
 
+/* The process entries of the table (win32-proc.c). */
+void win32_proc_init(WinApi *api);
 /* The table, with @ctx (not owned) as its context. */
 void win32_api_init(WinApi *api, Win32Ctx *ctx);
 /* Mark run @ctx->run_id alive: a file in the state dir opened without
