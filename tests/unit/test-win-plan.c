@@ -14,7 +14,9 @@
 
 #include "common/strv.h"
 #include "policy/policy.h"
+#include "windows/win-defaults.h"
 #include "windows/win-journal.h"
+#include "windows/win-env.h"
 #include "windows/win-plan.h"
 #include "windows/win-token.h"
 #include "win-test-host.h"
@@ -455,6 +457,32 @@ static void test_win_journal_format_parse(void **state)
 	free(l4);
 }
 
+static void test_win_policy_defaults(void **state)
+{
+	WardPolicy *p = win_policy_defaults();
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	WinPlan *plan = NULL;
+	char why[512];
+
+	assert_non_null(p);
+	/* The shared defaults, without Linux's file lists. */
+	assert_null(p->fs_read);
+	assert_null(p->fs_read_exec);
+	assert_null(p->fs_deny);
+	assert_true(strv_contains(p->fs_protected, ".git"));
+	assert_true(strv_contains(p->fs_protected, ".harness"));
+	assert_true(strv_contains(p->env_strip, "*_TOKEN"));
+	assert_true(strv_contains(p->env_pass, "SYSTEMROOT"));
+	assert_int_equal(p->net_mode, NET_MODE_NONE);
+	/* And it plans on W2 with nothing degraded. */
+	assert_int_equal(build(p, WIN_TIER_W2, argv, &plan, why, sizeof(why)), 0);
+	assert_null(plan->degraded);
+	assert_null(win_env_get(plan->env, "GH_TOKEN"));
+	assert_non_null(win_env_get(plan->env, "SystemRoot"));
+	win_plan_free(plan);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_win_plan_workspace_checks),
 		cmocka_unit_test(test_win_token_check),
 		cmocka_unit_test(test_win_journal_format_parse),
+		cmocka_unit_test(test_win_policy_defaults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
