@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -541,61 +540,6 @@ int limits_cgroup_v1_find(const char *controller, char *ret, size_t n)
 	return 0;
 }
 
-/* A cgroup v1 migration waits for an RCU grace period (the kernel's
- * cgroup_threadgroup_rwsem leaves its fast path), 8-20 ms on the
- * development VM, and init pays it in its self-join right before the
- * command (limits_cgroup_join_self). Once a writer has waited, the next
- * ones within about a grace period do not: so while the rest of the plan
- * is built, a thread moves ward into the cgroup it is already in (@own,
- * ward's own v1 cgroup: the kernel moves nothing) and the wait overlaps
- * the plan, the clone and the mounts. Nothing is weakened: init still
- * joins, fail-closed, before it forks the command. Best effort: a failure
- * only loses the overlap. */
-static char warm_path[4096 + 16];
-
-static void *warm_thread(void *arg)
-{
-	int fd = open(warm_path, O_WRONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		(void)!write(fd, "0", 1);
-		close(fd);
-	}
-	/* Parked, never exiting: a thread's exit takes libc's (and ASan's)
-	 * locks, which a clone3() of init at that moment would inherit held.
-	 * It blocks every signal, so signals keep reaching the main thread
-	 * and its signalfd. exit_group() ends it with ward. */
-	for (;;)
-		pause();
-	return arg;
-}
-
-void limits_cgroup_v1_warm(const char *own)
-{
-	static bool started;
-	sigset_t all, saved;
-	pthread_attr_t attr;
-	pthread_t t;
-
-	if (started)
-		return;
-	started = true;
-	if ((size_t)snprintf(warm_path, sizeof(warm_path), "%s/cgroup.procs", own) >=
-	    sizeof(warm_path))
-		return;
-	if (pthread_attr_init(&attr) != 0)
-		return;
-	/* The thread inherits this mask: all blocked. */
-	sigfillset(&all);
-	if (pthread_sigmask(SIG_SETMASK, &all, &saved) == 0) {
-		if (pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-		    pthread_attr_setstacksize(&attr, 256 * 1024) == 0)
-			(void)pthread_create(&t, &attr, warm_thread, NULL);
-		(void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	}
-	pthread_attr_destroy(&attr);
-}
-
 int limits_cgroup_v1_create(LimitsCgroup *cg, CgroupV1 which, const char *session,
 			    uint64_t value)
 {
@@ -668,13 +612,22 @@ int limits_cgroup_join_self(const LimitsCgroup *cg)
 	 * parent's limits_cgroup_attach raced with. The v2 cgroup is joined
 	 * by clone3(CLONE_INTO_CGROUP) already, and writing cgroup.procs from
 	 * inside a user namespace may be refused by the delegation rules, so
-	 * only v1 (root, no clone3 path) fails closed here. */
+	 * only v1 (root, no clone3 path) fails closed here.
+	 *
+	 * v1 through "tasks", not "cgroup.procs": moving a whole thread group
+	 * takes cgroup_threadgroup_rwsem for writing, which waits for an RCU
+	 * grace period (8-20 ms on the development VM, per run); moving the
+	 * writing thread itself ("0" to tasks) does not take it (kernel
+	 * cgroup_procs_write_start, since Linux 5.2). The caller is init, a
+	 * clone3() child with one thread that starts none, so its only thread
+	 * is the process: the command it forks next is born in the cgroup,
+	 * and memory v1 charges its mm's owner, that same thread. */
 	for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
 		int fd, r;
 
 		if (fds[i] < 0)
 			continue;
-		fd = openat(fds[i], "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		fd = openat(fds[i], i == 0 ? "cgroup.procs" : "tasks", O_WRONLY | O_CLOEXEC);
 		r = fd < 0 ? -errno : write(fd, "0", 1) == 1 ? 0 : -errno;
 		if (fd >= 0)
 			(void)close(fd);

@@ -50,18 +50,12 @@ int limits_cgroup_v2_create(LimitsCgroup *cg, const char *session, const CgroupW
  * lacks the file. */
 int limits_cgroup_v1_create(LimitsCgroup *cg, CgroupV1 which, const char *session,
 			    uint64_t value);
-/* Root's v1 fallback: start moving ward into @own, the v1 cgroup it is in
- * already (the kernel moves nothing, creates nothing), in a parked thread,
- * so that the migration's RCU grace period overlaps the plan rather than
- * init's join. While it waits it holds the cgroup mutex: a cgroup mkdir
- * then waits too (sandbox_acquire makes the cgroup last). Once per
- * process; best effort. */
-void limits_cgroup_v1_warm(const char *own);
 /* Move @pid into every cgroup of the set. */
 int limits_cgroup_attach(LimitsCgroup *cg, pid_t pid);
 /* Child side: move the calling process into every cgroup of the set,
- * through the directory fds (paths are gone after pivot_root). No
- * allocation. */
+ * through the directory fds (paths are gone after pivot_root); the caller
+ * must have one thread (v1 moves the writing thread: no RCU grace period).
+ * No allocation. */
 int limits_cgroup_join_self(const LimitsCgroup *cg);
 /* Kill what is left in the set's cgroups and remove them. */
 void limits_cgroup_destroy(LimitsCgroup *cg);

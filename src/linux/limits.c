@@ -221,9 +221,6 @@ static void predict_cgroups(LimitsPlan *p)
 		if (limits_cgroup_v1_find(v1_names[limit_info[id].v1], path, sizeof(path)) < 0)
 			continue;
 		p->mech[id] = MECH_CGROUP_V1;
-		/* Starts the wait for the migration's grace period now, so
-		 * that it overlaps the rest of the plan (limits-cgroup.h). */
-		limits_cgroup_v1_warm(path);
 	}
 }
 

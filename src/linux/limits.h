@@ -19,8 +19,7 @@ typedef struct LimitsPlan LimitsPlan;
 
 /* Decide the mechanism for each limit as the host offers them now; creates
  * nothing (a cgroup is only predicted: a usable base, writable v1
- * hierarchies). On root's cgroup v1 fallback, starts a thread that warms
- * the migration (limits_cgroup_v1_warm). */
+ * hierarchies). */
 int limits_plan_new(const WardPolicy *p, const char *session_id, LimitsPlan **ret);
 /* Create the run's cgroup (named after the session id), before the run;
  * what the kernel refuses falls back as the plan would have (rlimit, or

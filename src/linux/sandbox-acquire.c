@@ -34,10 +34,6 @@ int sandbox_acquire(SandboxPlan *plan, SandboxError *reterr)
 			return sandbox_error_set(reterr, SANDBOX_STEP_ROOT_VIEW, r,
 						 "preparing the view for a root caller (idmapped trees, masks)");
 	}
-	/* The cgroup last: on root's v1 fallback its mkdir waits for the
-	 * cgroup mutex while the plan's warm-up migration (limits-cgroup.h)
-	 * waits for its grace period; the trees and the scan above overlap
-	 * that wait instead of following it. */
 	r = limits_acquire(plan->limits);
 	if (r < 0)
 		return sandbox_error_set(reterr, SANDBOX_STEP_LIMITS, r,

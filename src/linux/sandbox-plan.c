@@ -4,10 +4,9 @@
  * filter, the limits' mechanisms, the listeners, and the lists of enforced
  * and degraded protections the start event records. It creates nothing on
  * the host: the cgroup, git staging layers, missing caches and a root
- * caller's idmapped trees are sandbox-acquire.c's. Threads it starts only
- * read (root's /sys and /proc scan) or move ward into the v1 cgroup it is
- * in already (limits_cgroup_v1_warm): they overlap planning with work the
- * run pays later. */
+ * caller's idmapped trees are sandbox-acquire.c's. The thread it starts
+ * only reads (root's /sys and /proc scan): it overlaps planning with work
+ * the run pays later. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -119,9 +118,6 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	/* uid 0: the scan of /sys and /proc overlaps the rest of the plan. */
 	if (getuid() == 0)
 		plan->root_scan = root_view_scan_start();
-	/* Limits first: on root's cgroup v1 fallback this starts the wait
-	 * for the migration's grace period, which then overlaps the rest of
-	 * the plan (limits-cgroup.h, limits_cgroup_v1_warm). */
 	r = limits_plan_new(opt->policy, opt->session_id, &plan->limits);
 	if (r < 0)
 		FAIL(r, SANDBOX_STEP_LIMITS, "setting up resource limits");
