@@ -28,6 +28,7 @@
 #include "linux/deny-split.h"
 #include "linux/limits.h"
 #include "linux/mount-plan.h"
+#include "linux/netns.h"
 #include "linux/root-view.h"
 #include "linux/workspace-scan.h"
 
@@ -483,6 +484,30 @@ static int add_sanitized(Builder *b, const WardPolicy *pol)
 	return 0;
 }
 
+/* Transparent capture (mode proxy, network.capture): names resolve through
+ * the DNS stub (netns.h), so /etc/resolv.conf points at it, and /etc/hosts
+ * holds only the loopback names: a name the host's /etc/hosts maps goes
+ * through the stub and the policy too (the proxy resolves it on the host,
+ * with the host's /etc/hosts). Where /etc/resolv.conf is a symlink (to
+ * systemd-resolved's file), the file it points at is replaced. */
+static int add_capture_files(Builder *b, const WardPolicy *pol)
+{
+	static const char resolv[] = "# ward: the sandbox's DNS stub (docs/network.md)\n"
+				     "nameserver " NETNS_DNS_STUB_ADDR "\n";
+	static const char hosts[] = "127.0.0.1\tlocalhost ward\n"
+				    "::1\tlocalhost ip6-localhost ip6-loopback\n";
+	_cleanup_free_ char *real = NULL;
+	int r;
+
+	if (pol->net_mode != NET_MODE_PROXY || pol->net_no_capture)
+		return 0;
+	real = realpath("/etc/resolv.conf", NULL);
+	r = add_spec(b, MOUNT_FILE_DATA, NULL, real ? real : "/etc/resolv.conf", resolv, true);
+	if (r >= 0)
+		r = add_spec(b, MOUNT_FILE_DATA, NULL, "/etc/hosts", hosts, true);
+	return r;
+}
+
 /* fs.cache: an overlay whose lower layer is the host's cache and whose
  * upper layer is in a tmpfs of the sandbox's own (mount-setup.c): the
  * command reads the cache and writes a private copy that ends with the run,
@@ -673,7 +698,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	if (r < 0)
 		goto fail;
 
-	if ((r = add_sanitized(&b, pol)) < 0)
+	if ((r = add_capture_files(&b, pol)) < 0 || (r = add_sanitized(&b, pol)) < 0)
 		goto fail;
 	STRV_FOREACH(p, pol->fs_read_write)
 	if ((r = add_policy_path(&b, *p, MOUNT_BIND_RW, LANDLOCK_CLASS_READ_WRITE, in->home)) < 0)

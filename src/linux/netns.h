@@ -4,6 +4,7 @@
  * supervisor (outside) over a unix socket. Child side, no allocation. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,3 +19,17 @@ int netns_loopback_up(void);
 int netns_send_listeners(int sock, const uint16_t *ports, size_t n);
 /* Supervisor side: receive exactly @n fds into @ret_fds. */
 int netns_recv_listeners(int sock, int *ret_fds, size_t n);
+
+/* Transparent capture (network.capture, docs/network.md). */
+#define NETNS_CAPTURE_MAX 16 /* POLICY_CAPTURE_PORTS_MAX */
+#define NETNS_DNS_STUB_ADDR "127.0.0.53"
+
+/* Route every IPv4 and IPv6 address to this namespace itself (rtnetlink:
+ * "local 0.0.0.0/0 dev lo table local", and ::/0). *ret_v6 says whether
+ * the IPv6 route went in (a namespace without IPv6 is not an error). */
+int netns_route_all_local(bool *ret_v6);
+/* The local routes, then a listener on the wildcard address for each of
+ * @ports ([::] dual-stack, or 0.0.0.0 without IPv6), then the DNS stub's
+ * UDP socket and TCP listener on NETNS_DNS_STUB_ADDR:53: n + 2 fds sent in
+ * that order over @sock (one message after the listeners'), closed here. */
+int netns_send_capture(int sock, const uint16_t *ports, size_t n);

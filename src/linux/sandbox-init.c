@@ -137,6 +137,10 @@ static int step_proxy_listeners(SandboxPlan *plan, const char **detail)
 	if (plan->n_listen == 0)
 		return 0;
 	r = netns_send_listeners(plan->proxy_sock, plan->listen_ports, plan->n_listen);
+	if (r >= 0 && plan->n_capture > 0) {
+		*detail = "transparent capture (local route, listeners, DNS stub)";
+		r = netns_send_capture(plan->proxy_sock, plan->capture_ports, plan->n_capture);
+	}
 	close(plan->proxy_sock);
 	plan->proxy_sock = -EBADF;
 	return r;

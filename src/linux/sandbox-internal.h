@@ -40,6 +40,10 @@ struct SandboxPlan {
 	 * (when proxy), then network.host_ports. */
 	uint16_t listen_ports[NETNS_LISTENERS_MAX];
 	size_t n_listen, n_host;
+	/* Transparent capture (proxy, network.capture): its ports; the
+	 * listeners and the DNS stub's sockets follow in a second message. */
+	uint16_t capture_ports[NETNS_CAPTURE_MAX];
+	size_t n_capture;
 	bool has_report;
 	int report_fd;
 	int log_level;

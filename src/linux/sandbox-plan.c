@@ -136,6 +136,29 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		plan->listen_ports[plan->n_listen++] = port;
 		plan->n_host++;
 	}
+	/* Transparent capture: on by default with mode proxy; 80 and 443
+	 * when the policy names no ports (docs/network.md). */
+	if (plan->proxy && !opt->policy->net_no_capture) {
+		static const uint16_t dflt[] = { 80, 443 };
+		const WardPolicy *pol = opt->policy;
+		const uint16_t *cp = pol->n_net_capture_ports ? pol->net_capture_ports : dflt;
+		size_t ncp = pol->n_net_capture_ports ? pol->n_net_capture_ports : ELEMENTSOF(dflt);
+
+		if (ncp > NETNS_CAPTURE_MAX)
+			FAIL(-E2BIG, SANDBOX_STEP_CAPTURE, "network.capture_ports: at most %d ports",
+			     NETNS_CAPTURE_MAX);
+		for (size_t i = 0; i < ncp; i++) {
+			for (size_t j = 0; j < plan->n_listen; j++)
+				if (cp[i] == plan->listen_ports[j])
+					FAIL(-EADDRINUSE, SANDBOX_STEP_CAPTURE,
+					     "network.capture_ports: port %u is also %s inside the sandbox",
+					     cp[i], j < 2 && plan->proxy ? "the proxy's port" : "a network.host_ports relay");
+			if (cp[i] == 53)
+				FAIL(-EADDRINUSE, SANDBOX_STEP_CAPTURE,
+				     "network.capture_ports: port 53 is the DNS stub's inside the sandbox");
+			plan->capture_ports[plan->n_capture++] = cp[i];
+		}
+	}
 	plan->workspace = strdup(opt->workspace);
 	if (opt->cow_upper && opt->policy->git_mode == GIT_MODE_COMMIT)
 		FAIL(-EINVAL, SANDBOX_STEP_GIT,

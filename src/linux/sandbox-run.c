@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fd-pass.h"
 #include "common/macro.h"
 #include "common/time-util.h"
 #include "linux/netns-stats.h"
@@ -264,13 +265,24 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		if (RETRY_EINTR(poll(pw, 2, deadline ? (int)(deadline - monotonic_ms()) : -1)) > 0 &&
 		    (pw[0].revents & POLLIN) &&
 		    netns_recv_listeners(proxy_parent, fds, plan->n_listen) == 0) {
-			size_t nh = plan->proxy ? 2 : 0;
+			size_t nh = plan->proxy ? 2 : 0, nc = plan->n_capture;
+			int cfds[NETNS_CAPTURE_MAX + 2];
 			ProxyConfig pc = { .policy = plan->policy, .program = plan->program,
 					   .audit = plan->audit, .host_fds = fds + nh,
 					   .host_ports = plan->listen_ports + nh, .n_host = plan->n_host,
-					   .has_report = plan->has_report, .report_fd = plan->report_fd };
-			ok = proxy_spawn(&pc, plan->proxy ? fds[0] : -EBADF,
-					 plan->proxy ? fds[1] : -EBADF, &proxy_pid) >= 0;
+					   .has_report = plan->has_report, .report_fd = plan->report_fd,
+					   .capture = nc > 0, .capture_fds = cfds, .n_capture = nc,
+					   .dns_udp_fd = -EBADF, .dns_tcp_fd = -EBADF };
+			/* The capture's sockets come right after (init sends both
+			 * messages in one step, or dies). */
+			if (nc == 0 || fd_pass_recv(proxy_parent, cfds, nc + 2, 0) == 0) {
+				pc.dns_udp_fd = nc ? cfds[nc] : -EBADF;
+				pc.dns_tcp_fd = nc ? cfds[nc + 1] : -EBADF;
+				ok = proxy_spawn(&pc, plan->proxy ? fds[0] : -EBADF,
+						 plan->proxy ? fds[1] : -EBADF, &proxy_pid) >= 0;
+				for (size_t i = 0; nc && i < nc + 2; i++)
+					close(cfds[i]);
+			}
 			for (size_t i = 0; i < plan->n_listen; i++)
 				close(fds[i]);
 		}

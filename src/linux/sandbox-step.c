@@ -11,6 +11,7 @@ static const char *const step_names[_SANDBOX_STEP_MAX] = {
 	[SANDBOX_STEP_PLAN]            = "plan",
 	[SANDBOX_STEP_LIMITS]          = "limits",
 	[SANDBOX_STEP_HOST_PORTS]      = "host-ports",
+	[SANDBOX_STEP_CAPTURE]         = "capture",
 	[SANDBOX_STEP_GIT]             = "git",
 	[SANDBOX_STEP_PROTECTED]       = "protected",
 	[SANDBOX_STEP_WORKSPACE]       = "workspace",

@@ -16,6 +16,7 @@ typedef enum SandboxStep {
 	SANDBOX_STEP_PLAN,            /* "plan" */
 	SANDBOX_STEP_LIMITS,          /* "limits" */
 	SANDBOX_STEP_HOST_PORTS,      /* "host-ports" */
+	SANDBOX_STEP_CAPTURE,         /* "capture" (network.capture_ports) */
 	SANDBOX_STEP_GIT,             /* "git" */
 	SANDBOX_STEP_PROTECTED,       /* "protected" */
 	SANDBOX_STEP_WORKSPACE,       /* "workspace" */

@@ -391,6 +391,21 @@ void net_match(const NetMatcher *m, const char *host, uint16_t port, NetDecision
 	}
 }
 
+bool net_name_allowed(const NetMatcher *m, const char *host)
+{
+	Pattern p;
+
+	STRV_FOREACH(s, m->deny) {
+		if (pattern_parse(*s, &p) == 0 && p.port == 0 && pattern_host_matches(&p, host))
+			return false;
+	}
+	STRV_FOREACH(s, m->allow) {
+		if (pattern_parse(*s, &p) == 0 && !p.literal && pattern_host_matches(&p, host))
+			return true;
+	}
+	return false;
+}
+
 const char *net_pinned_address(const NetMatcher *m, const char *host)
 {
 	char n[NET_HOST_MAX];

@@ -73,6 +73,12 @@ typedef struct NetDecision {
  * 443. IP literals match only entries with the same address. */
 void net_match(const NetMatcher *m, const char *host, uint16_t port, NetDecision *ret);
 
+/* Is normalized name @host allowed on some port (the capture's DNS stub
+ * answers only for these)? False when a deny entry without a port
+ * matches; a deny entry for one port leaves the name to the connection's
+ * own check. IP literal entries allow no name. */
+bool net_name_allowed(const NetMatcher *m, const char *host);
+
 /* The network.hosts pin for normalized @host, or NULL. */
 const char *net_pinned_address(const NetMatcher *m, const char *host);
 

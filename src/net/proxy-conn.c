@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/macro.h"
+#include "net/capture-sniff.h"
 #include "net/proxy-internal.h"
 
 static const char *kind_to_string(ConnKind k)
@@ -25,6 +26,8 @@ static const char *kind_to_string(ConnKind k)
 		return "socks5";
 	case CONN_KIND_HOST_PORT:
 		return "host-port";
+	case CONN_KIND_CAPTURE:
+		return "capture";
 	case CONN_KIND_HTTP:
 	case CONN_KIND_HTTP_FORWARD:
 		break;
@@ -34,6 +37,8 @@ static const char *kind_to_string(ConnKind k)
 
 static bool is_http(const Conn *c)
 {
+	if (c->kind == CONN_KIND_CAPTURE)
+		return c->sniffed == SNIFF_HTTP;
 	return c->kind != CONN_KIND_SOCKS5 && c->kind != CONN_KIND_HOST_PORT;
 }
 
@@ -57,6 +62,7 @@ Conn *conn_new(Proxy *p, int fd, ConnKind kind)
 	c->client = (Endpoint){ .w.kind = WATCH_CLIENT, .fd = fd };
 	c->upstream = (Endpoint){ .w.kind = WATCH_UPSTREAM, .fd = -1 };
 	c->verdict = NET_VERDICT_ERROR;
+	c->sniffed = -1;
 	snprintf(c->rule, sizeof(c->rule), "closed before a request");
 	c->start_ms = c->active_ms = p->now_ms;
 	c->deadline_ms = p->now_ms + p->header_ms;
@@ -102,6 +108,11 @@ static void write_audit(Conn *c)
 	cJSON_AddStringToObject(o, "rule", c->rule);
 	if (c->decision.rule && strcmp(c->rule, c->decision.rule) == 0)
 		cJSON_AddStringToObject(o, "list", c->decision.list);
+	if (c->kind == CONN_KIND_CAPTURE) {
+		cJSON_AddStringToObject(o, "destination", c->dest);
+		if (c->sniffed >= 0)
+			cJSON_AddStringToObject(o, "protocol", sniff_kind_to_string(c->sniffed));
+	}
 	cJSON_AddNumberToObject(o, "bytes_up", (double)c->up.bytes);
 	cJSON_AddNumberToObject(o, "bytes_down", (double)c->down.bytes);
 	cJSON_AddNumberToObject(o, "duration_ms", (double)(proxy_now_ms() - c->start_ms));
@@ -201,6 +212,13 @@ void conn_refuse(Conn *c, NetVerdict verdict, int http_status, uint8_t socks_rep
 			conn_close(c);
 			return;
 		}
+	} else if (c->kind == CONN_KIND_CAPTURE && c->sniffed == SNIFF_TLS) {
+		/* A fatal access_denied alert: the client says why it failed. */
+		static const uint8_t alert[] = { 0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x31 };
+		if (conn_set_pending(&c->down, alert, sizeof(alert)) < 0) {
+			conn_close(c);
+			return;
+		}
 	} else if (c->kind == CONN_KIND_SOCKS5 && socks_rep != 0xff) {
 		size_t rn = socks5_format_reply(socks_rep, NULL, rep);
 		if (conn_set_pending(&c->down, rep, rn) < 0) {
@@ -256,7 +274,7 @@ static void failed(Conn *c, int err, const char *why)
 					    : SOCKS5_REP_HOST_UNREACHABLE;
 
 	snprintf(c->rule, sizeof(c->rule), "%s", why);
-	if (c->kind == CONN_KIND_HOST_PORT) {
+	if (c->kind == CONN_KIND_HOST_PORT || (c->kind == CONN_KIND_CAPTURE && !is_http(c))) {
 		/* The connect inside already succeeded (the kernel accepted it
 		 * on the relay's listener): a reset is the nearest thing to the
 		 * refusal the host's port gave. */
@@ -376,7 +394,9 @@ static void connected(Conn *c)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	uint8_t rep[SOCKS5_REPLY_MAX];
-	size_t consumed = c->kind == CONN_KIND_SOCKS5 ? 0 : c->http.head_len;
+	/* SOCKS5 and capture: every byte after the handshake (all of them,
+	 * for capture) is the client's and goes upstream. */
+	size_t consumed = c->kind == CONN_KIND_SOCKS5 || c->kind == CONN_KIND_CAPTURE ? 0 : c->http.head_len;
 	size_t leftover = c->head_len - consumed;
 	int one = 1, r = 0;
 

@@ -116,7 +116,7 @@ void conn_read_head(Conn *c)
 			return;
 		}
 		c->head_len += (size_t)n;
-		r = c->kind == CONN_KIND_SOCKS5 ? socks_step(c) : http_step(c);
+		r = c->inspect ? c->inspect(c) : c->kind == CONN_KIND_SOCKS5 ? socks_step(c) : http_step(c);
 		if (r < 0)
 			return;
 		if (r > 0) {

@@ -23,6 +23,10 @@ enum {
 	WATCH_UPSTREAM = 5,
 	WATCH_LISTEN_HOST = 6,
 	/* PROXY_WATCH_RESOLVER (7) is resolve.c's */
+	WATCH_LISTEN_CAPTURE = 8,
+	WATCH_DNS_UDP = 9,
+	WATCH_DNS_TCP_LISTEN = 10,
+	WATCH_DNS_TCP = 11,
 };
 
 typedef struct Watch {
@@ -44,6 +48,7 @@ typedef enum ConnKind {
 	CONN_KIND_HTTP_FORWARD,
 	CONN_KIND_SOCKS5,
 	CONN_KIND_HOST_PORT,    /* network.host_ports: a byte relay to the host's loopback */
+	CONN_KIND_CAPTURE,      /* a transparently captured connection (proxy-capture.c) */
 } ConnKind;
 
 /* One socket of a connection. The loop registers it edge-triggered and keeps
@@ -76,7 +81,28 @@ typedef struct HostListen {
 } HostListen;
 
 
-typedef struct Conn {
+/* A DNS-over-TCP client of the stub (dns-stub.c). */
+typedef struct DnsTcp {
+	Watch w;
+	int fd;
+	struct DnsTcp *next;
+	int64_t deadline_ms;
+	size_t len;
+	uint8_t buf[2 + 4096]; /* DNS_QUERY_MAX */
+} DnsTcp;
+
+typedef struct Conn Conn;
+
+/* What a connection does with its first client bytes before anything
+ * reaches upstream, while in CONN_HEAD (set at accept; NULL: the HTTP or
+ * SOCKS5 parser). Called with c->head / c->head_len after each read:
+ * returns 1 when the connection may go on (c->host, c->port, c->literal
+ * set: conn_decide() follows, and the bytes read are sent upstream first),
+ * 0 for more bytes, -1 when it refused (and answered) already. The capture
+ * path uses it for its SNI / Host check; TLS inspection can hook here. */
+typedef int (*ConnInspect)(Conn *c);
+
+struct Conn {
 	Proxy *proxy;
 	struct Conn *prev, *next; /* all open connections */
 	struct Conn *ready_next;  /* more to do without a new event */
@@ -109,7 +135,14 @@ typedef struct Conn {
 	ResolveQuery *query;
 
 	int64_t start_ms, deadline_ms, active_ms;
-} Conn;
+
+	ConnInspect inspect;
+	/* Capture: the name the destination stands for (c->host after the
+	 * check), what the first bytes were, and the TLS alert / HTTP page
+	 * a refusal answers with. */
+	int sniffed;      /* SniffKind, -1 before */
+	char dest[64];    /* the captured destination address */
+};
 
 struct Proxy {
 	ProxyConfig cfg;
@@ -120,6 +153,15 @@ struct Proxy {
 	int http_fd, socks_fd, sigfd;
 	HostListen *hosts;
 	size_t n_hosts;
+	/* Capture (proxy-capture.c, dns-stub.c). */
+	HostListen *captures;
+	size_t n_captures;
+	bool capture_v6;  /* the capture listeners take IPv6: the stub answers AAAA */
+	struct SynthMap *synth;
+	Watch dns_udp, dns_tcp;
+	int dns_udp_fd, dns_tcp_fd;
+	DnsTcp *dns_conns;
+	size_t n_dns_conns;
 	/* host:port already reported as refused (proxy-report.c). */
 	char reported[PROXY_REPORT_DISTINCT][NET_HOST_MAX + 8];
 	size_t n_reported;
@@ -161,6 +203,19 @@ void conn_start_host_port(Conn *c, uint16_t port);
 
 /* proxy-report.c: tell the supervisor about a refusal by policy. */
 void proxy_report_refusal(Proxy *p, const Conn *c);
+
+/* proxy-capture.c: a connection accepted on a capture listener. */
+void capture_start(Conn *c);
+
+/* dns-stub.c */
+void dns_stub_udp(Proxy *p);
+void dns_stub_accept(Proxy *p);
+void dns_stub_tcp_event(Proxy *p, DnsTcp *t, uint32_t events);
+void dns_stub_sweep(Proxy *p);
+void dns_stub_close_all(Proxy *p);
+/* The answer to query @q (@qlen bytes) into @out (DNS_REPLY_MAX): its
+ * length, or -1 when the query gets no answer at all. */
+int dns_stub_answer(Proxy *p, const uint8_t *q, size_t qlen, uint8_t *out, size_t outsz);
 
 /* proxy-head.c */
 void conn_read_head(Conn *c);

@@ -18,6 +18,7 @@
 #include "common/cleanup.h"
 #include "common/macro.h"
 #include "net/proxy-internal.h"
+#include "net/synth-map.h"
 
 #define MAX_EVENTS 256
 #define OVERFLOW_SLACK 256 /* answered-and-lingering connections over the limit */
@@ -55,6 +56,10 @@ static void listeners_set(Proxy *p, bool on)
 		ev.data.ptr = &p->hosts[i].w;
 		(void)epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->hosts[i].fd, &ev);
 	}
+	for (size_t i = 0; i < p->n_captures; i++) {
+		ev.data.ptr = &p->captures[i].w;
+		(void)epoll_ctl(p->epfd, EPOLL_CTL_MOD, p->captures[i].fd, &ev);
+	}
 	p->accept_paused = !on;
 }
 
@@ -87,12 +92,14 @@ static void do_accept(Proxy *p, int lfd, ConnKind kind, uint16_t host_port)
 			continue;
 		}
 		if (p->n_active > p->max_conns) {
-			if (kind == CONN_KIND_HOST_PORT)
+			if (kind == CONN_KIND_HOST_PORT || kind == CONN_KIND_CAPTURE)
 				conn_close(c); /* a raw stream: no way to say why */
 			else
 				conn_overflow(c);
 		} else if (kind == CONN_KIND_HOST_PORT)
 			conn_start_host_port(c, host_port);
+		else if (kind == CONN_KIND_CAPTURE)
+			capture_start(c);
 	}
 }
 
@@ -104,6 +111,7 @@ static void sweep(Proxy *p)
 		if (p->now_ms >= deadline)
 			conn_on_timeout(c);
 	}
+	dns_stub_sweep(p);
 }
 
 static void run_ready(Proxy *p)
@@ -179,6 +187,18 @@ static int loop(Proxy *p)
 				do_accept(p, h->fd, CONN_KIND_HOST_PORT, h->port);
 				break;
 			}
+			case WATCH_LISTEN_CAPTURE:
+				do_accept(p, ((HostListen *)w)->fd, CONN_KIND_CAPTURE, 0);
+				break;
+			case WATCH_DNS_UDP:
+				dns_stub_udp(p);
+				break;
+			case WATCH_DNS_TCP_LISTEN:
+				dns_stub_accept(p);
+				break;
+			case WATCH_DNS_TCP:
+				dns_stub_tcp_event(p, (DnsTcp *)w, evs[i].events);
+				break;
 			case WATCH_SIGNAL: {
 				struct signalfd_siginfo si;
 				if (read(p->sigfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo == SIGTERM)
@@ -223,10 +243,46 @@ static int add_watch(Proxy *p, int fd, Watch *w, int kind)
 	return epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
+/* The capture listeners and the DNS stub's sockets, and the name map they
+ * share. IPv6 capture (and AAAA answers) only when the listeners are IPv6
+ * (dual-stack): netns.c falls back to IPv4 where the namespace has none. */
+static int capture_setup(Proxy *p, const ProxyConfig *cfg)
+{
+	int r;
+
+	if (cfg->n_capture == 0 || cfg->n_capture > PROXY_CAPTURE_FDS_MAX || cfg->dns_udp_fd < 0 ||
+	    cfg->dns_tcp_fd < 0)
+		return -EINVAL;
+	p->synth = synth_map_new(0);
+	p->captures = calloc(cfg->n_capture, sizeof(*p->captures));
+	if (!p->synth || !p->captures)
+		return -ENOMEM;
+	p->n_captures = cfg->n_capture;
+	p->capture_v6 = true;
+	for (size_t i = 0; i < cfg->n_capture; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+
+		p->captures[i] = (HostListen){ .fd = cfg->capture_fds[i] };
+		if (getsockname(p->captures[i].fd, (struct sockaddr *)&ss, &len) < 0)
+			return -errno;
+		if (ss.ss_family != AF_INET6)
+			p->capture_v6 = false;
+		if ((r = set_nonblock(p->captures[i].fd)) < 0)
+			return r;
+	}
+	p->dns_udp_fd = cfg->dns_udp_fd;
+	p->dns_tcp_fd = cfg->dns_tcp_fd;
+	if ((r = set_nonblock(p->dns_udp_fd)) < 0 || (r = set_nonblock(p->dns_tcp_fd)) < 0)
+		return r;
+	return 0;
+}
+
 int proxy_serve(const ProxyConfig *cfg, int http_fd, int socks_fd)
 {
 	_cleanup_close_ int epfd = -EBADF, sigfd = -EBADF;
 	sigset_t mask, old;
+	bool masked = false;
 	Proxy p = { 0 };
 	int r;
 
@@ -265,10 +321,17 @@ int proxy_serve(const ProxyConfig *cfg, int http_fd, int socks_fd)
 		}
 	}
 
+	p.dns_udp_fd = p.dns_tcp_fd = -EBADF;
+	if (cfg->capture && (r = capture_setup(&p, cfg)) < 0)
+		goto out;
+
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0)
-		return -errno;
+	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0) {
+		r = -errno;
+		goto out;
+	}
+	masked = true;
 	sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sigfd < 0) {
 		r = -errno;
@@ -281,6 +344,13 @@ int proxy_serve(const ProxyConfig *cfg, int http_fd, int socks_fd)
 	for (size_t i = 0; i < p.n_hosts; i++)
 		if ((r = add_watch(&p, p.hosts[i].fd, &p.hosts[i].w, WATCH_LISTEN_HOST)) < 0)
 			goto out;
+	for (size_t i = 0; i < p.n_captures; i++)
+		if ((r = add_watch(&p, p.captures[i].fd, &p.captures[i].w, WATCH_LISTEN_CAPTURE)) < 0)
+			goto out;
+	if (p.dns_udp_fd >= 0 &&
+	    ((r = add_watch(&p, p.dns_udp_fd, &p.dns_udp, WATCH_DNS_UDP)) < 0 ||
+	     (r = add_watch(&p, p.dns_tcp_fd, &p.dns_tcp, WATCH_DNS_TCP_LISTEN)) < 0))
+		goto out;
 	if ((r = add_watch(&p, sigfd, &p.sig, WATCH_SIGNAL)) < 0)
 		goto out;
 
@@ -289,11 +359,15 @@ int proxy_serve(const ProxyConfig *cfg, int http_fd, int socks_fd)
 	 * writes its audit event, then let go of the resolver. */
 	while (p.conns)
 		conn_close(p.conns);
+	dns_stub_close_all(&p);
 	collect(&p);
 	p.resolver = resolver_free(p.resolver);
 out:
-	(void)sigprocmask(SIG_SETMASK, &old, NULL);
+	if (masked)
+		(void)sigprocmask(SIG_SETMASK, &old, NULL);
 	free(p.hosts);
+	free(p.captures);
+	p.synth = synth_map_free(p.synth);
 	return r;
 }
 
@@ -337,12 +411,14 @@ static int close_other_fds(int *keep, size_t n)
 int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pid)
 {
 	pid_t parent = getpid(), pid;
-	int keep[5 + PROXY_HOST_FDS_MAX], r;
+	/* http, socks, audit, events, report, the DNS stub's two */
+	int keep[7 + PROXY_HOST_FDS_MAX + PROXY_CAPTURE_FDS_MAX], r;
 	size_t n = 0;
 	sigset_t none;
 
 	if (!cfg || !cfg->policy || (http_fd < 0) != (socks_fd < 0) ||
-	    (http_fd < 0 && cfg->n_host == 0) || cfg->n_host > PROXY_HOST_FDS_MAX || !ret_pid)
+	    (http_fd < 0 && cfg->n_host == 0) || cfg->n_host > PROXY_HOST_FDS_MAX || !ret_pid ||
+	    (cfg->capture && (cfg->n_capture > PROXY_CAPTURE_FDS_MAX || http_fd < 0)))
 		return -EINVAL;
 	pid = fork();
 	if (pid < 0)
@@ -374,6 +450,12 @@ int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pi
 	}
 	for (size_t i = 0; i < cfg->n_host; i++)
 		keep[n++] = cfg->host_fds[i];
+	if (cfg->capture) {
+		for (size_t i = 0; i < cfg->n_capture; i++)
+			keep[n++] = cfg->capture_fds[i];
+		keep[n++] = cfg->dns_udp_fd;
+		keep[n++] = cfg->dns_tcp_fd;
+	}
 	if (cfg->audit && audit_fd(cfg->audit) >= 0)
 		keep[n++] = audit_fd(cfg->audit);
 	/* The live copy for --events-fd: refusals reach the harness at once. */

@@ -26,6 +26,16 @@ typedef struct ProxyConfig {
 	const int *host_fds;
 	const uint16_t *host_ports;
 	size_t n_host;
+	/* Transparent capture (network.capture): listeners bound to
+	 * [::]:PORT (or 0.0.0.0:PORT) inside a namespace whose local route
+	 * covers every address, so a connection to any address on PORT lands
+	 * there and getsockname() is its destination; and the DNS stub's UDP
+	 * socket and TCP listener (127.0.0.53:53 inside). Used only when
+	 * capture is set. docs/network.md "Transparent capture". */
+	bool capture;
+	const int *capture_fds;
+	size_t n_capture;
+	int dns_udp_fd, dns_tcp_fd;
 	/* Refusals by policy go to report_fd as ProxyRefusal records
 	 * (net/proxy-report.h) when has_report is set. */
 	bool has_report;
@@ -39,6 +49,9 @@ typedef struct ProxyConfig {
 
 #define PROXY_DEFAULT_MAX_CONNECTIONS 1024
 #define PROXY_HOST_FDS_MAX 32 /* POLICY_HOST_PORTS_MAX */
+#define PROXY_CAPTURE_FDS_MAX 16 /* POLICY_CAPTURE_PORTS_MAX */
+/* The DNS stub's address inside the sandbox (/etc/resolv.conf there). */
+#define WARD_DNS_STUB_ADDR "127.0.0.53"
 
 /* Fork the proxy process serving @http_fd and @socks_fd (listening,
  * non-blocking not required; both -EBADF when only cfg->host_fds are

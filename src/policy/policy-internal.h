@@ -31,6 +31,7 @@ int policy_set_host(WardPolicy *p, const char *name, const char *address);
 int policy_add_local_port(WardPolicy *p, uint16_t port);
 /* network.host_ports: each is a listener and a relay; a few are plenty. */
 #define POLICY_HOST_PORTS_MAX 32
+#define POLICY_CAPTURE_PORTS_MAX 16
 /* Append @port to the list (@l, @n) unless present. */
 int policy_add_port(uint16_t **l, size_t *n, uint16_t port);
 

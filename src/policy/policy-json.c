@@ -88,6 +88,9 @@ static cJSON *build(const WardPolicy *p)
 		return NULL;
 	if (!add_limit(net, "max_connections", p->max_connections))
 		return NULL;
+	if (!add(net, "capture", cJSON_CreateBool(!p->net_no_capture)) ||
+	    !add(net, "capture_ports", ports_array(p->net_capture_ports, p->n_net_capture_ports)))
+		return NULL;
 
 	if (!add(root, "env", env = cJSON_CreateObject()) ||
 	    !add(env, "pass", json_strv_array(p->env_pass)) ||

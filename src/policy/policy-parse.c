@@ -478,6 +478,23 @@ static int on_net_host_ports(Parser *ps, const char *path, cJSON *v)
 	return r;
 }
 
+static int on_net_capture(Parser *ps, const char *path, cJSON *v)
+{
+	if (!cJSON_IsBool(v))
+		return fail_type(ps, path, "true or false", v);
+	ps->p->net_no_capture = !cJSON_IsTrue(v);
+	return 0;
+}
+
+static int on_net_capture_ports(Parser *ps, const char *path, cJSON *v)
+{
+	int r = parse_ports(ps, path, v, 1, &ps->p->net_capture_ports, &ps->p->n_net_capture_ports);
+
+	if (r >= 0 && ps->p->n_net_capture_ports > POLICY_CAPTURE_PORTS_MAX)
+		return fail(ps, path, "at most %d capture ports", POLICY_CAPTURE_PORTS_MAX);
+	return r;
+}
+
 static int on_net_max_connections(Parser *ps, const char *path, cJSON *v)
 {
 	const PolicyLimitRange *l = policy_limit_range("max_connections");
@@ -493,6 +510,8 @@ static const KeyHandler network_keys[] = {
 	{ "local_ports", on_net_local_ports },
 	{ "host_ports", on_net_host_ports },
 	{ "max_connections", on_net_max_connections },
+	{ "capture", on_net_capture },
+	{ "capture_ports", on_net_capture_ports },
 };
 
 static int on_network(Parser *ps, const char *path, cJSON *v)

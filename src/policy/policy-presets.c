@@ -196,6 +196,10 @@ WardPolicy *policy_new_defaults(void)
 	p->memory_mb = 0;
 	p->timeout_s = 0;
 	p->max_connections = 1024;
+	/* Captured by default (with mode proxy): HTTP and HTTPS. */
+	if (policy_add_port(&p->net_capture_ports, &p->n_net_capture_ports, 80) < 0 ||
+	    policy_add_port(&p->net_capture_ports, &p->n_net_capture_ports, 443) < 0)
+		return policy_free(p);
 	return p;
 }
 

@@ -144,6 +144,7 @@ static void free_contents(WardPolicy *p)
 	free(p->net_hosts);
 	free(p->net_local_ports);
 	free(p->net_host_ports);
+	free(p->net_capture_ports);
 	strv_free(p->env_pass);
 	strv_free(p->env_strip);
 	strv_free(p->env_set);
@@ -194,6 +195,8 @@ WardPolicy *policy_copy(const WardPolicy *p)
 	c->n_net_local_ports = 0;
 	c->net_host_ports = NULL;
 	c->n_net_host_ports = 0;
+	c->net_capture_ports = NULL;
+	c->n_net_capture_ports = 0;
 	c->fs_read = c->fs_read_exec = c->fs_read_write = c->fs_deny = c->fs_protected = NULL;
 	c->fs_cache = c->fs_sanitize = NULL;
 	c->net_allow = c->net_deny = NULL;
@@ -232,6 +235,10 @@ WardPolicy *policy_copy(const WardPolicy *p)
 	for (size_t i = 0; i < p->n_net_host_ports; i++)
 		if (policy_add_port(&c->net_host_ports, &c->n_net_host_ports,
 				    p->net_host_ports[i]) < 0)
+			return policy_free(c);
+	for (size_t i = 0; i < p->n_net_capture_ports; i++)
+		if (policy_add_port(&c->net_capture_ports, &c->n_net_capture_ports,
+				    p->net_capture_ports[i]) < 0)
 			return policy_free(c);
 	return c;
 }

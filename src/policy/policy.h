@@ -80,6 +80,13 @@ typedef struct WardPolicy {
 	uint16_t *net_host_ports;
 	size_t n_net_host_ports;
 	uint64_t max_connections; /* network.max_connections, for the proxy */
+	/* network.capture (default true; stored negated so that every way of
+	 * making a policy starts with it on) and network.capture_ports: with
+	 * mode proxy, connections to these ports of any address are captured
+	 * and a DNS stub answers inside. docs/network.md */
+	bool net_no_capture;
+	uint16_t *net_capture_ports;
+	size_t n_net_capture_ports;
 
 	char **env_pass;    /* names or trailing-* patterns (LC_*) */
 	char **env_strip;   /* glob patterns (*_TOKEN, *SECRET*) */

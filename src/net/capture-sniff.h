@@ -1,0 +1,38 @@
+/* What a captured connection's first bytes say: a TLS ClientHello (and its
+ * server name), a plain HTTP/1.x request head (and its Host), or something
+ * else. Pure. The proxy's capture path (proxy-capture.c) checks the name
+ * against the one the synthetic destination stands for. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/net-match.h"
+
+typedef enum SniffKind {
+	SNIFF_TLS,
+	SNIFF_HTTP,
+	SNIFF_OTHER,
+	_SNIFF_KIND_MAX,
+	_SNIFF_KIND_INVALID = -22,
+} SniffKind;
+
+const char *sniff_kind_to_string(SniffKind k);
+
+typedef struct SniffResult {
+	SniffKind kind;
+	/* TLS: the SNI; HTTP: the Host header's host. Normalized
+	 * (net_normalize_host); empty when there is none. */
+	char name[NET_HOST_MAX];
+	bool literal;  /* name is an IP literal */
+	uint16_t port; /* HTTP: the Host header's port, 0 when it has none */
+	bool ech;      /* TLS: an encrypted ClientHello extension was sent */
+} SniffResult;
+
+/* Classify the bytes at @buf. Returns 1 with @ret filled when decided, 0
+ * when more bytes are needed, -EBADMSG when they start like TLS or HTTP
+ * but are malformed (a missing or repeated Host, a name that does not
+ * normalize, an absolute-form target...), -E2BIG when a head does not end
+ * within HTTP_HEAD_MAX bytes. @reterr_reason is a static text. */
+int sniff_client_bytes(const uint8_t *buf, size_t len, SniffResult *ret, const char **reterr_reason);
