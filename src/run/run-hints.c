@@ -205,7 +205,17 @@ static void hint_network(const WardPolicy *pol, const BackendResult *res, cJSON 
 				   "the proxy reaches out (HTTP_PROXY, ALL_PROXY); a client that "
 				   "ignores the proxy variables cannot connect",
 				   what);
-	if (c->tcp_refused)
+	if (c->tcp_refused && pol->net_mode == NET_MODE_PROXY && !pol->net_no_capture)
+		/* Every address is the namespace's own with capture: a refused
+		 * connect was to a port that is neither captured nor listened
+		 * on inside. */
+		(void)strv_extendf(lines,
+				   "Hint: %llu connection%s refused inside the sandbox: only the ports "
+				   "in network.capture_ports of other hosts are captured (others go "
+				   "through HTTP_PROXY / ALL_PROXY), and localhost is the sandbox's own: "
+				   "a service on the host's 127.0.0.1:PORT needs --allow-host-port PORT",
+				   (unsigned long long)c->tcp_refused, c->tcp_refused == 1 ? "" : "s");
+	else if (c->tcp_refused)
 		(void)strv_extendf(lines,
 				   "Hint: %llu connection%s to a loopback port where nothing listened "
 				   "inside the sandbox; localhost is the sandbox's own: a service on the "

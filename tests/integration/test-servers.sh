@@ -146,9 +146,13 @@ err=$("$WARD" run -- python3 -c "$talk
 sys.exit(1)" "$HA" 2>&1 >/dev/null)
 check "a refused connect to a loopback port hints at --allow-host-port" \
 	grep -q "^ward: Hint: 1 connection to a loopback port where nothing listened inside the sandbox.*--allow-host-port PORT" <<<"$err"
-err=$("$WARD" run --allow-domain example.org -- curl -sS --noproxy '*' --max-time 5 http://192.0.2.1/ 2>&1 >/dev/null)
-check "--net proxy: a failed direct connect hints that only the proxy reaches out" \
+printf '{"version":1,"network":{"mode":"proxy","allow":["example.org"],"capture":false}}\n' >"$T/nocap.json"
+err=$("$WARD" run -p "$T/nocap.json" -- curl -sS --noproxy '*' --max-time 5 http://192.0.2.1/ 2>&1 >/dev/null)
+check "--net proxy, capture off: a failed direct connect hints that only the proxy reaches out" \
 	grep -q "^ward: Hint: the command tried to resolve or connect directly" <<<"$err"
+err=$("$WARD" run --allow-domain example.org -- curl -sS --noproxy '*' --max-time 5 http://192.0.2.1/ 2>&1 >/dev/null)
+check "--net proxy: a captured direct connect to an address not allowed names the refusal" \
+	grep -q "^ward: the proxy refused 1 destination: 192.0.2.1:80 (not in network.allow)" <<<"$err"
 
 # --- PATH entries the sandbox does not show -----------------------------------
 mkdir -p "$HOME/.pyenv/shims" "$HOME/.cargo/bin"
