@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Egress proxy benchmark, one run, printing ratios against direct loopback:
 #   1. throughput of a BYTES transfer (default 1 GiB) through SOCKS5 and HTTP
-#      CONNECT vs the same transfer direct (best of RUNS each; target >= 0.8)
+#      CONNECT vs the same transfer direct (best of RUNS each; target >= 0.9),
+#      and the same through the copy relay (ProxyConfig.relay_copy) that the
+#      splice relay replaced
 #   2. connection setup latency (connect + handshake + 1-byte echo) through
 #      the proxy vs direct
 #   3. CONNS (default 1000) concurrent connections held through the proxy,
-#      then closed: errors and the proxy's descriptors before/while/after
+#      then closed: errors and the proxy's descriptors before/while/after;
+#      the proxy's memory (VmRSS) before and after MEM_N (default 10,000)
+#      sequential connections, twice: the second round must not grow it
 #   4. `ward run` startup with network.mode proxy vs none (when it works)
 #
 #   bench/proxy.sh [BUILD_DIR]    (default: build; use a release build)
-# Env: BENCH_BYTES, BENCH_RUNS, BENCH_CONNS, BENCH_LAT_N, BENCH_STARTUP_N.
+# Env: BENCH_BYTES, BENCH_RUNS, BENCH_CONNS, BENCH_LAT_N, BENCH_MEM_N, BENCH_STARTUP_N.
 set -eu
 
 BUILD=${1:-build}
@@ -20,6 +24,7 @@ RUNS=${BENCH_RUNS:-3}
 CONNS=${BENCH_CONNS:-1000}
 LAT_N=${BENCH_LAT_N:-1000}
 STARTUP_N=${BENCH_STARTUP_N:-200}
+MEM_N=${BENCH_MEM_N:-10000}
 
 for b in "$H/proxy-bench" "$H/proxy-harness"; do
 	[ -x "$b" ] || { echo "missing $b (build with -Dtests=true)" >&2; exit 1; }
@@ -43,6 +48,11 @@ pids+=("$HAR")
 for _ in $(seq 50); do [ -s "$T/proxy" ] && break; sleep 0.1; done
 PH=$(sed -n 's/.*http=\([0-9]*\).*/\1/p' "$T/proxy")
 PS=$(sed -n 's/.*socks=\([0-9]*\).*/\1/p' "$T/proxy")
+# The same proxy with the copy relay, for comparison.
+"$H/proxy-harness" --copy --allow "src.test:$BP" --host src.test=127.0.0.1 >"$T/proxy-copy" &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$T/proxy-copy" ] && break; sleep 0.1; done
+PC=$(sed -n 's/.*socks=\([0-9]*\).*/\1/p' "$T/proxy-copy")
 DIRECT="direct:$BP"
 SOCKS="socks:$PS:src.test:$BP"
 HTTPC="http:$PH:src.test:$BP"
@@ -53,17 +63,19 @@ best() { sort -g | head -1; }
 echo "# ward egress proxy benchmark ($(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg))"
 
 # 1. throughput: interleave the three so that load changes hit all alike
-: >"$T/d"; : >"$T/s"; : >"$T/h"
+: >"$T/d"; : >"$T/s"; : >"$T/h"; : >"$T/c"
 for _ in $(seq "$RUNS"); do
 	"$H/proxy-bench" fetch "$DIRECT" "$BYTES" >>"$T/d"
 	"$H/proxy-bench" fetch "$SOCKS" "$BYTES" >>"$T/s"
 	"$H/proxy-bench" fetch "$HTTPC" "$BYTES" >>"$T/h"
+	"$H/proxy-bench" fetch "socks:$PC:src.test:$BP" "$BYTES" >>"$T/c"
 done
-td=$(best <"$T/d"); ts=$(best <"$T/s"); th=$(best <"$T/h")
+td=$(best <"$T/d"); ts=$(best <"$T/s"); th=$(best <"$T/h"); tc=$(best <"$T/c")
 gbs() { awk -v b="$BYTES" -v t="$1" 'BEGIN { printf "%.2f", b / t / 1e9 }'; }
 echo "throughput ($BYTES bytes, best of $RUNS): direct $(gbs "$td") GB/s," \
 	"socks5 $(gbs "$ts") GB/s, http-connect $(gbs "$th") GB/s"
-echo "throughput ratio (proxy/direct): socks5 $(ratio "$td" "$ts"), http-connect $(ratio "$td" "$th")  (target >= 0.8)"
+echo "throughput ratio (proxy/direct): socks5 $(ratio "$td" "$ts"), http-connect $(ratio "$td" "$th")  (target >= 0.9)"
+echo "copy relay (socks5, relay_copy): $(gbs "$tc") GB/s, ratio $(ratio "$td" "$tc")"
 # A reference relay: socat with 1 MiB buffers (read/write), the same path
 # minus policy, to tell the cost of any user-space hop on this machine
 # (three busy processes instead of two) from the proxy's own.
@@ -90,7 +102,7 @@ ls_=$("$H/proxy-bench" latency "$SOCKS" "$LAT_N")
 lh=$("$H/proxy-bench" latency "$HTTPC" "$LAT_N")
 echo "setup latency (connect + handshake + 1-byte echo, mean of $LAT_N): direct ${ld} us," \
 	"socks5 ${ls_} us, http-connect ${lh} us"
-echo "setup latency ratio (proxy/direct): socks5 $(ratio "$ls_" "$ld"), http-connect $(ratio "$lh" "$ld")"
+echo "setup latency ratio (proxy/direct): socks5 $(ratio "$ls_" "$ld"), http-connect $(ratio "$lh" "$ld")  (target <= 1.5)"
 
 # 3. concurrent connections, held then closed
 nfd() { ls "/proc/$HAR/fd" | wc -l; }
@@ -104,6 +116,17 @@ for _ in $(seq 100); do [ "$(nfd)" -le "$base" ] && break; sleep 0.1; done
 after=$(nfd)
 echo "concurrency: $(cat "$T/hold") (exit $hold_rc); proxy fds before $base, while held $during, after $after" \
 	"($([ "$after" -le "$base" ] && echo "no leak" || echo "LEAK"))"
+
+# The proxy's memory over MEM_N sequential connections, twice: the first
+# round may warm allocator caches, the second must not grow it.
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$HAR/status"; }
+m0=$(rss)
+"$H/proxy-bench" latency "$SOCKS" "$MEM_N" >/dev/null
+m1=$(rss)
+"$H/proxy-bench" latency "$SOCKS" "$MEM_N" >/dev/null
+m2=$(rss)
+echo "memory (proxy VmRSS): start ${m0} KiB, after $MEM_N connections ${m1} KiB, after $((MEM_N * 2)) ${m2} KiB" \
+	"($([ $((m2 - m1)) -le 256 ] && echo "no growth" || echo "GROWTH $((m2 - m1)) KiB"))"
 
 # 4. startup cost of mode proxy vs none through the real CLI, and the
 # proxy's own share: proxy_spawn + SIGTERM + waitpid in isolation

@@ -61,6 +61,7 @@ Conn *conn_new(Proxy *p, int fd, ConnKind kind)
 	c->kind = kind;
 	c->client = (Endpoint){ .w.kind = WATCH_CLIENT, .fd = fd };
 	c->upstream = (Endpoint){ .w.kind = WATCH_UPSTREAM, .fd = -1 };
+	c->up.pipe_r = c->up.pipe_w = c->down.pipe_r = c->down.pipe_w = -1;
 	c->verdict = NET_VERDICT_ERROR;
 	c->sniffed = -1;
 	snprintf(c->rule, sizeof(c->rule), "closed before a request");

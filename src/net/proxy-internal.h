@@ -69,6 +69,10 @@ typedef struct Flow {
 	char *buf;
 	size_t buf_cap, buf_len, buf_off;
 	uint64_t bytes;
+	/* A bulk flow moves by splice(2) through this pipe (proxy-relay.c):
+	 * -1 until the flow turns bulk; pipe_len bytes are in it. */
+	int pipe_r, pipe_w;
+	size_t pipe_len;
 } Flow;
 
 typedef struct Proxy Proxy;

@@ -45,6 +45,9 @@ typedef struct ProxyConfig {
 	unsigned header_timeout_ms;  /* whole request head (or SOCKS handshake): 10 s */
 	unsigned idle_timeout_ms;    /* established tunnel without traffic: 300 s */
 	unsigned connect_timeout_ms; /* per upstream address: 10 s */
+	/* Relay bulk flows by copying through user space instead of
+	 * splice(2) (bench/proxy.sh compares the two). */
+	bool relay_copy;
 } ProxyConfig;
 
 #define PROXY_DEFAULT_MAX_CONNECTIONS 1024

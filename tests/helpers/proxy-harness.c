@@ -117,6 +117,10 @@ int main(int argc, char **argv)
 			spawn = true;
 			continue;
 		}
+		if (strcmp(a, "--copy") == 0) {
+			cfg.relay_copy = true;
+			continue;
+		}
 		if (strcmp(a, "--spawn-cost") == 0 && v) {
 			spawn_cost = atoi(v);
 			i++;
