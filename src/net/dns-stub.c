@@ -4,18 +4,56 @@
  * every other name NXDOMAIN. It never forwards a query: nothing a command
  * puts into a name leaves the machine through DNS. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/macro.h"
 #include "net/dns-msg.h"
 #include "net/proxy-internal.h"
 #include "net/synth-map.h"
 
 #define DNS_TCP_MAX 64         /* concurrent TCP clients */
 #define DNS_TCP_TIMEOUT_MS 10000
+
+/* A refused name: one `net` event (kind "dns") and a line in the run's
+ * summary, unless the same name was refused a moment ago. The query
+ * itself went nowhere. */
+static void refused(Proxy *p, const char *name)
+{
+	char why[200];
+	NetDecision d;
+	cJSON *o;
+
+	for (size_t i = 0; i < ELEMENTSOF(p->dns_refused); i++)
+		if (strcmp(p->dns_refused[i], name) == 0)
+			return;
+	snprintf(p->dns_refused[p->dns_refused_next], NET_HOST_MAX, "%s", name);
+	p->dns_refused_next = (p->dns_refused_next + 1) % ELEMENTSOF(p->dns_refused);
+	net_match(&p->matcher, name, 443, &d);
+	if (d.rule && strcmp(d.list, "network.deny") == 0)
+		snprintf(why, sizeof(why), "%s in network.deny; the DNS stub answered NXDOMAIN", d.rule);
+	else
+		snprintf(why, sizeof(why), "not in %s; the DNS stub answered NXDOMAIN", p->matcher.allow_name);
+	proxy_report(p, name, 53, why);
+	if (!p->cfg.audit || !(o = cJSON_CreateObject()))
+		return;
+	cJSON_AddStringToObject(o, "kind", "dns");
+	cJSON_AddStringToObject(o, "host", name);
+	cJSON_AddNumberToObject(o, "port", 53);
+	cJSON_AddStringToObject(o, "address", "");
+	cJSON_AddStringToObject(o, "verdict", "deny");
+	cJSON_AddStringToObject(o, "rule", why);
+	cJSON_AddNumberToObject(o, "bytes_up", 0);
+	cJSON_AddNumberToObject(o, "bytes_down", 0);
+	cJSON_AddNumberToObject(o, "duration_ms", 0);
+	if (p->cfg.program)
+		cJSON_AddStringToObject(o, "program", p->cfg.program);
+	(void)audit_write(p->cfg.audit, "net", o);
+}
 
 int dns_stub_answer(Proxy *p, const uint8_t *q, size_t qlen, uint8_t *out, size_t outsz)
 {
@@ -36,8 +74,10 @@ int dns_stub_answer(Proxy *p, const uint8_t *q, size_t qlen, uint8_t *out, size_
 	/* A name only: an address spelled as a name ("1.2.3.4") is no name
 	 * the policy can allow. */
 	if (!dq.name_ok || net_normalize_host(dq.name, strlen(dq.name), host) != 0 ||
-	    !net_name_allowed(&p->matcher, host))
+	    !net_name_allowed(&p->matcher, host)) {
+		refused(p, dq.name_ok ? dq.name : "(a name with other characters)");
 		return dns_build_reply(&dq, DNS_RCODE_NXDOMAIN, NULL, 0, 0, out, outsz);
+	}
 	r = synth_map_get(p->synth, host, &idx);
 	if (r < 0)
 		return dns_build_reply(&dq, DNS_RCODE_SERVFAIL, NULL, 0, 0, out, outsz);

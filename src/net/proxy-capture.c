@@ -77,6 +77,23 @@ static int capture_inspect(Conn *c)
 	return 1;
 }
 
+/* A literal destination the policy refuses, on 80 or 443 (where the client
+ * speaks first): read its first bytes only to refuse in its terms (a 403
+ * page, a TLS alert) rather than with a bare close. */
+static int refuse_in_kind(Conn *c)
+{
+	const char *reason = NULL;
+	SniffResult s;
+	int r = sniff_client_bytes((const uint8_t *)c->head, c->head_len, &s, &reason);
+
+	if (r == 0)
+		return 0;
+	c->sniffed = r == 1 ? (int)s.kind
+		     : c->head_len > 0 && (uint8_t)c->head[0] == 0x16 ? SNIFF_TLS : SNIFF_HTTP;
+	conn_decide(c); /* refuses, and answers */
+	return -1;
+}
+
 /* @ss as the plain address (IPv4-mapped IPv6 as IPv4). */
 static void dest_to_string(const struct sockaddr_storage *ss, char *buf, size_t n)
 {
@@ -125,5 +142,13 @@ void capture_start(Conn *c)
 		return;
 	}
 	c->literal = true;
+	if (c->port == 80 || c->port == 443) {
+		NetDecision d;
+		net_match(&p->matcher, c->host, c->port, &d);
+		if (!d.allow) {
+			c->inspect = refuse_in_kind;
+			return;
+		}
+	}
 	conn_decide(c);
 }

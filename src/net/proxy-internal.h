@@ -166,6 +166,10 @@ struct Proxy {
 	int dns_udp_fd, dns_tcp_fd;
 	DnsTcp *dns_conns;
 	size_t n_dns_conns;
+	/* Names the stub refused lately (dns-stub.c): a retry or the AAAA
+	 * twin of an A query is not audited again. */
+	char dns_refused[16][NET_HOST_MAX];
+	size_t dns_refused_next;
 	/* host:port already reported as refused (proxy-report.c). */
 	char reported[PROXY_REPORT_DISTINCT][NET_HOST_MAX + 8];
 	size_t n_reported;
@@ -205,8 +209,10 @@ void conn_decide(Conn *c);
 /* Relay a network.host_ports connection to the host's 127.0.0.1:@port. */
 void conn_start_host_port(Conn *c, uint16_t port);
 
-/* proxy-report.c: tell the supervisor about a refusal by policy. */
+/* proxy-report.c: tell the supervisor about a refusal by policy (once per
+ * distinct host:port). */
 void proxy_report_refusal(Proxy *p, const Conn *c);
+void proxy_report(Proxy *p, const char *host, uint16_t port, const char *why);
 
 /* proxy-capture.c: a connection accepted on a capture listener. */
 void capture_start(Conn *c);

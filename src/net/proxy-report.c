@@ -10,12 +10,18 @@ _Static_assert(sizeof(ProxyRefusal) <= 512, "one atomic pipe write per record");
 
 void proxy_report_refusal(Proxy *p, const Conn *c)
 {
-	ProxyRefusal rec = { .port = c->port };
+	if (c->verdict == NET_VERDICT_DENY)
+		proxy_report(p, c->host, c->port, c->refusal[0] ? c->refusal : c->rule);
+}
+
+void proxy_report(Proxy *p, const char *host, uint16_t port, const char *why)
+{
+	ProxyRefusal rec = { .port = port };
 	char key[sizeof(p->reported[0])];
 
-	if (!p->cfg.has_report || c->verdict != NET_VERDICT_DENY)
+	if (!p->cfg.has_report)
 		return;
-	snprintf(key, sizeof(key), "%s:%u", c->host, c->port);
+	snprintf(key, sizeof(key), "%s:%u", host, port);
 	for (size_t i = 0; i < p->n_reported; i++)
 		if (strcmp(p->reported[i], key) == 0)
 			return;
@@ -26,10 +32,9 @@ void proxy_report_refusal(Proxy *p, const Conn *c)
 		rec.overflow = true;
 	} else {
 		snprintf(p->reported[p->n_reported++], sizeof(p->reported[0]), "%s", key);
-		snprintf(rec.host, sizeof(rec.host), "%s", c->host);
+		snprintf(rec.host, sizeof(rec.host), "%s", host);
 		/* The reason the client was given, not only the pattern. */
-		snprintf(rec.rule, sizeof(rec.rule), "%.*s", (int)sizeof(rec.rule) - 1,
-			 c->refusal[0] ? c->refusal : c->rule);
+		snprintf(rec.rule, sizeof(rec.rule), "%.*s", (int)sizeof(rec.rule) - 1, why);
 	}
 	/* Non-blocking pipe: a full pipe loses a line of a summary, never
 	 * stalls the proxy. */

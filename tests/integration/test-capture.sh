@@ -206,6 +206,11 @@ if [ -n "$HOSTIP" ]; then
 else
 	ok_skip "no non-loopback host address"
 fi
+check_eq "an IP literal on port 80 gets a 403 naming why" \
+	"ward: blocked 192.0.2.1:80 (not in network.allow)" \
+	"$(np curl -sS --noproxy '*' --max-time 10 "http://192.0.2.1/lit80")"
+check "an IP literal on port 443 gets a TLS access_denied alert" \
+	grep -qi "alert access denied\|access_denied" <<<"$(np curl -sS --noproxy '*' -k --max-time 10 "https://192.0.2.1/lit443" 2>&1)"
 check_not "a synthetic address the stub never handed out is refused" \
 	"${W[@]}" curl -sS --noproxy '*' --max-time 10 "http://198.18.7.7:$HP/never"
 check_eq "an HTTP Host other than the name is refused (403 with the reason)" \
@@ -278,12 +283,18 @@ wr python3 -c 'import socket; socket.getaddrinfo("leak-by-libc.example", 443)' >
 check_eq "the host's sentinels (TCP, UDP, and 127.0.0.53:53 when free: $RESOLVER) saw nothing" "" \
 	"$(cat "$T/sentinel.log")"
 
+out=$("${W[@]}" sh -c 'getent hosts unlisted.test; getent hosts denied.test; exit 0' 2>&1 >/dev/null)
+check "a refused name is in the end-of-run summary" \
+	grep -q "^ward: the proxy refused 2 destinations: unlisted.test:53 (not in network.allow; the DNS stub answered NXDOMAIN), denied.test:53 (denied.test in network.deny; the DNS stub answered NXDOMAIN)" <<<"$out"
+
 # --- audit ----------------------------------------------------------------
 AUDIT="$XDG_STATE_HOME/ward/audit.jsonl"
 check "audit: an allowed captured TLS connection" \
 	grep -q '"kind":"capture","host":"secure.test","port":'"$SP"',"address":"127.0.0.1","verdict":"allow".*"protocol":"tls"' "$AUDIT"
 check "audit: the refused SNI, with the reason" \
 	grep -q '"kind":"capture","host":"secure.test","port":'"$SP"',"address":"","verdict":"deny","rule":"TLS server name other.test is not the name connected to"' "$AUDIT"
+check "audit: a refused DNS name" \
+	grep -q '"kind":"dns","host":"c2vjcmv0lwrhdge.attacker.example","port":53,"address":"","verdict":"deny"' "$AUDIT"
 check "audit: the refused IP literal" \
 	grep -q '"kind":"capture","host":"127.0.0.1","port":'"$HP"',"address":"","verdict":"deny"' "$AUDIT"
 
