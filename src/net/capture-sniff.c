@@ -4,6 +4,7 @@
  * origin-form target) because the Host it names is what the check is on. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "net/capture-sniff.h"
@@ -143,6 +144,8 @@ static int sniff_http(const char *b, size_t len, SniffResult *ret, const char **
 		for (const char *t = line; t < colon; t++)
 			if (!tchar(*t))
 				return fail(reason, "malformed header name");
+		if (colon - line == 7 && strncasecmp(line, "upgrade", 7) == 0)
+			ret->upgrade = true;
 		if (colon - line != 4 || strncasecmp(line, "host", 4) != 0)
 			continue;
 		if (++hosts > 1)
@@ -157,7 +160,50 @@ static int sniff_http(const char *b, size_t len, SniffResult *ret, const char **
 	if (hosts == 0)
 		return fail(reason, "no Host header");
 	ret->kind = SNIFF_HTTP;
+	ret->head_len = (size_t)(end - b) + 2;
 	return 1;
+}
+
+static bool header_is(const char *line, size_t n, const char *name)
+{
+	size_t l = strlen(name);
+
+	return n > l && line[l] == ':' && strncasecmp(line, name, l) == 0;
+}
+
+int sniff_http_close_head(const char *buf, const SniffResult *s, char **ret, size_t *ret_len)
+{
+	static const char close_hdr[] = "Connection: close\r\n\r\n";
+	const char *end = buf + s->head_len - 2, *line = buf;
+	char *out, *o;
+
+	if (s->kind != SNIFF_HTTP || s->head_len < 4)
+		return -EINVAL;
+	out = malloc(s->head_len + sizeof(close_hdr));
+	if (!out)
+		return -ENOMEM;
+	o = out;
+	while (line < end) {
+		const char *eol = memchr(line, '\n', (size_t)(end - line));
+		size_t n = (size_t)(eol - line) + 1;
+		if (s->upgrade || line == buf ||
+		    !(header_is(line, n, "connection") || header_is(line, n, "keep-alive") ||
+		      header_is(line, n, "proxy-connection"))) {
+			memcpy(o, line, n);
+			o += n;
+		}
+		line = eol + 1;
+	}
+	if (s->upgrade) {
+		memcpy(o, "\r\n", 2);
+		o += 2;
+	} else {
+		memcpy(o, close_hdr, sizeof(close_hdr) - 1);
+		o += sizeof(close_hdr) - 1;
+	}
+	*ret = out;
+	*ret_len = (size_t)(o - out);
+	return 0;
 }
 
 int sniff_client_bytes(const uint8_t *buf, size_t len, SniffResult *ret, const char **reterr_reason)

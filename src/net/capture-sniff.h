@@ -28,6 +28,8 @@ typedef struct SniffResult {
 	bool literal;  /* name is an IP literal */
 	uint16_t port; /* HTTP: the Host header's port, 0 when it has none */
 	bool ech;      /* TLS: an encrypted ClientHello extension was sent */
+	size_t head_len; /* HTTP: bytes of the head, final empty line included */
+	bool upgrade;    /* HTTP: an Upgrade header (WebSocket, h2c) was sent */
 } SniffResult;
 
 /* Classify the bytes at @buf. Returns 1 with @ret filled when decided, 0
@@ -36,3 +38,11 @@ typedef struct SniffResult {
  * normalize, an absolute-form target...), -E2BIG when a head does not end
  * within HTTP_HEAD_MAX bytes. @reterr_reason is a static text. */
 int sniff_client_bytes(const uint8_t *buf, size_t len, SniffResult *ret, const char **reterr_reason);
+
+/* The HTTP head @s was sniffed from (@buf, s->head_len bytes) made the
+ * only request of its connection: Connection, Keep-Alive and
+ * Proxy-Connection dropped, "Connection: close" added, so that a second
+ * request on the connection cannot name another Host (the check is on the
+ * first head only). A request with Upgrade keeps its headers: what
+ * follows an upgrade is a stream to the same host. Caller frees *ret. */
+int sniff_http_close_head(const char *buf, const SniffResult *s, char **ret, size_t *ret_len);

@@ -14,12 +14,35 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "net/capture-sniff.h"
 #include "net/proxy-internal.h"
 #include "net/synth-map.h"
+
+/* One request per captured plain-HTTP connection (sniff_http_close_head):
+ * the head in c->head is replaced by its rewrite, what followed it kept. */
+static int close_after_first(Conn *c, const SniffResult *s)
+{
+	size_t rest = c->head_len - s->head_len, n;
+	char *h, *all;
+	int r = sniff_http_close_head(c->head, s, &h, &n);
+
+	if (r < 0)
+		return r;
+	all = realloc(h, n + rest > 0 ? n + rest : 1);
+	if (!all) {
+		free(h);
+		return -ENOMEM;
+	}
+	memcpy(all + n, c->head + s->head_len, rest);
+	free(c->head);
+	c->head = all;
+	c->head_len = n + rest;
+	return 0;
+}
 
 static int capture_inspect(Conn *c)
 {
@@ -59,6 +82,11 @@ static int capture_inspect(Conn *c)
 		if (strcmp(s.name, c->host) != 0 || (s.port && s.port != c->port)) {
 			snprintf(why, sizeof(why), "Host header %s is not the name connected to", s.name);
 			conn_blocked(c, NULL, why);
+			return -1;
+		}
+		if (close_after_first(c, &s) < 0) {
+			snprintf(c->rule, sizeof(c->rule), "proxy out of resources");
+			conn_refuse(c, NET_VERDICT_ERROR, 503, 0xff, "ward: %s", c->rule);
 			return -1;
 		}
 		break;

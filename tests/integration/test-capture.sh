@@ -242,6 +242,21 @@ except (ssl.SSLError, OSError):
     print('refused')")"
 check_eq "the host servers saw none of the refused attempts" "$before" "$(served)"
 check_not "... and no TLS handshake named another server" grep -q '^sni other.test' "$T/requests.log"
+# A second request on the same connection could name another Host (domain
+# fronting over plain HTTP): the first one is made the only one.
+check_eq "a pipelined second request with another Host never reaches the server" "1 /p1" \
+	"$(np python3 -c "
+import socket
+s = socket.create_connection(('site.test', $HP), timeout=20)
+s.sendall(b'GET /p1 HTTP/1.1\r\nHost: site.test:$HP\r\nConnection: keep-alive\r\n\r\n'
+          b'GET /p2 HTTP/1.1\r\nHost: unlisted.test\r\n\r\n')
+d = b''
+while True:
+    b = s.recv(4096)
+    if not b: break
+    d += b
+print(d.count(b'HTTP/1.1 200'), '/p1')")"
+check_not "... and the server saw only the first" grep -q ' /p2$' "$T/requests.log"
 
 # --- DNS: answered inside, never forwarded --------------------------------
 cat >"$WS/dnsq.py" <<'EOF'

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -188,6 +189,31 @@ static void test_sniff(void **state)
 	assert_int_equal(sniff_client_bytes(b, n, &s, &why), -EBADMSG);
 }
 
+static void test_close_head(void **state)
+{
+	static const char get[] = "GET /a HTTP/1.1\r\nHost: a.test\r\nConnection: keep-alive\r\n"
+				  "Keep-Alive: timeout=5\r\nAccept: */*\r\n\r\nGET /b HTTP/1.1\r\n";
+	static const char up[] = "GET /ws HTTP/1.1\r\nHost: a.test\r\nConnection: Upgrade\r\n"
+				 "Upgrade: websocket\r\n\r\n";
+	const char *why = NULL;
+	SniffResult s;
+	char *h = NULL;
+	size_t n = 0;
+
+	assert_int_equal(sniff_client_bytes((const uint8_t *)get, strlen(get), &s, &why), 1);
+	assert_int_equal(s.head_len, strlen(get) - strlen("GET /b HTTP/1.1\r\n"));
+	assert_int_equal(sniff_http_close_head(get, &s, &h, &n), 0);
+	assert_int_equal(n, strlen("GET /a HTTP/1.1\r\nHost: a.test\r\nAccept: */*\r\nConnection: close\r\n\r\n"));
+	assert_memory_equal(h, "GET /a HTTP/1.1\r\nHost: a.test\r\nAccept: */*\r\nConnection: close\r\n\r\n", n);
+	free(h);
+	assert_int_equal(sniff_client_bytes((const uint8_t *)up, strlen(up), &s, &why), 1);
+	assert_true(s.upgrade);
+	assert_int_equal(sniff_http_close_head(up, &s, &h, &n), 0);
+	assert_int_equal(n, strlen(up));
+	assert_memory_equal(h, up, n);
+	free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_ech_and_no_sni),
 		cmocka_unit_test(test_sniff),
+		cmocka_unit_test(test_close_head),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
