@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "net/capture-sniff.h"
@@ -37,8 +38,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == 1) {
 		assert(s.kind >= 0 && s.kind < _SNIFF_KIND_MAX);
 		assert(memchr(s.name, 0, sizeof(s.name)) != NULL);
-		if (s.kind == SNIFF_HTTP)
-			assert(s.name[0]);
+		if (s.kind == SNIFF_HTTP) {
+			char *out = NULL;
+			size_t n = 0;
+			assert(s.name[0] && s.head_len >= 4 && s.head_len <= size);
+			assert(sniff_http_close_head((const char *)data, &s, &out, &n) == 0);
+			assert(n <= s.head_len + 32 && memcmp(out + n - 4, "\r\n\r\n", 4) == 0);
+			free(out);
+		}
 	}
 	return 0;
 }
