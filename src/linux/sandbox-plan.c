@@ -262,7 +262,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	if (opt->hardening) {
 		uint16_t ports[64];
 		size_t n_ports = 0;
-		uint16_t connect_ports[64 + NETNS_LISTENERS_MAX];
+		uint16_t connect_ports[64 + NETNS_LISTENERS_MAX + NETNS_CAPTURE_MAX + 1];
 		size_t n_connect = 0;
 
 		/* TCP at T2: the network namespace holds only lo, so a bind or
@@ -279,6 +279,11 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 				connect_ports[n_connect++] = ports[i];
 		for (size_t i = 0; i < plan->n_listen; i++)
 			connect_ports[n_connect++] = plan->listen_ports[i];
+		/* Capture: its ports on any address, and the DNS stub. */
+		for (size_t i = 0; i < plan->n_capture; i++)
+			connect_ports[n_connect++] = plan->capture_ports[i];
+		if (plan->n_capture > 0)
+			connect_ports[n_connect++] = 53;
 		LandlockRequest req = {
 			.rules = plan->mounts.ll_rules,
 			.n_rules = plan->mounts.n_ll_rules,

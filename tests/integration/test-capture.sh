@@ -313,6 +313,12 @@ check "audit: a refused DNS name" \
 check "audit: the refused IP literal" \
 	grep -q '"kind":"capture","host":"127.0.0.1","port":'"$HP"',"address":"","verdict":"deny"' "$AUDIT"
 
+# network.local_ports narrows connects with Landlock: the capture's ports
+# and the DNS stub stay reachable.
+sed 's/"capture_ports"/"local_ports": [8000], "capture_ports"/' "$T/pol.json" >"$T/pol-lp.json"
+check_eq "with network.local_ports, capture still works" "hello-ward plain" \
+	"$("$WARD" run -p "$T/pol-lp.json" -- curl -sS --noproxy '*' "http://site.test:$HP/lp" 2>&1)"
+
 # --- capture off ----------------------------------------------------------
 sed 's/"capture_ports"/"capture": false, "capture_ports"/' "$T/pol.json" >"$T/pol-off.json"
 check_not "network.capture false: resolv.conf is the host's again" \
