@@ -319,6 +319,26 @@ sed 's/"capture_ports"/"local_ports": [8000], "capture_ports"/' "$T/pol.json" >"
 check_eq "with network.local_ports, capture still works" "hello-ward plain" \
 	"$("$WARD" run -p "$T/pol-lp.json" -- curl -sS --noproxy '*' "http://site.test:$HP/lp" 2>&1)"
 
+# An address the policy names exactly is reached by address, without DNS.
+if [ -n "$HOSTIP" ]; then
+	python3 -c "
+import socket, sys, os
+s = socket.socket(); s.bind(('$HOSTIP', 0)); s.listen(4)
+open('$T/lit.tmp', 'w').write(str(s.getsockname()[1])); os.rename('$T/lit.tmp', '$T/lit')
+while True:
+    c, _ = s.accept(); c.sendall(b'literal-ok ' + c.recv(100)); c.close()" &
+	at_exit "kill $!"
+	for _ in $(seq 100); do [ -e "$T/lit" ] && break; sleep 0.1; done
+	LP=$(cat "$T/lit")
+	sed "s/\"allow\": \[/\"allow\": [\"$HOSTIP:$LP\", /; s/\"capture_ports\": \[/\"capture_ports\": [$LP, /" "$T/pol.json" >"$T/pol-lit.json"
+	check_eq "an IP literal the policy allows exactly is relayed" "literal-ok hi" \
+		"$("$WARD" run -p "$T/pol-lit.json" -- python3 -c "
+import socket
+s = socket.create_connection(('$HOSTIP', $LP), timeout=20); s.sendall(b'hi'); print(s.recv(100).decode())" 2>&1)"
+else
+	ok_skip "no non-loopback host address"
+fi
+
 # --- capture off ----------------------------------------------------------
 sed 's/"capture_ports"/"capture": false, "capture_ports"/' "$T/pol.json" >"$T/pol-off.json"
 check_not "network.capture false: resolv.conf is the host's again" \
