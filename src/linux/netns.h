@@ -1,7 +1,9 @@
 /* The sandbox's network namespace: only loopback, up. For network.mode
  * "proxy" the two proxy listeners, and for network.host_ports one relay
  * listener per port, are created here, inside, and handed to the
- * supervisor (outside) over a unix socket. Child side, no allocation. */
+ * supervisor (outside) over a unix socket; with transparent capture also
+ * the local routes for every address, the capture listeners and the DNS
+ * stub's sockets. Child side, no allocation. */
 #pragma once
 
 #include <stdbool.h>

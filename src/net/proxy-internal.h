@@ -141,9 +141,8 @@ struct Conn {
 	int64_t start_ms, deadline_ms, active_ms;
 
 	ConnInspect inspect;
-	/* Capture: the name the destination stands for (c->host after the
-	 * check), what the first bytes were, and the TLS alert / HTTP page
-	 * a refusal answers with. */
+	/* Capture (proxy-capture.c): what the first bytes were, which also
+	 * says how a refusal answers (HTTP page, TLS alert, a close). */
 	int sniffed;      /* SniffKind, -1 before */
 	char dest[64];    /* the captured destination address */
 };
