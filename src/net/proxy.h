@@ -64,7 +64,8 @@ typedef struct ProxyConfig {
 int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pid);
 
 /* Run the proxy loop in the calling process until SIGTERM (blocked and read
- * through a signalfd while it runs; the mask is restored on return). Does
+ * through a signalfd while it runs; the mask is restored on return). The
+ * caller ignores SIGPIPE (splice(2) has no MSG_NOSIGNAL). Does
  * not take ownership of the listening fds; sets them non-blocking. Returns
  * 0 after SIGTERM, -errno if the loop could not be set up. proxy_spawn's
  * child runs this; tests and benches call it directly. */
