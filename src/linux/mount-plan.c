@@ -503,8 +503,14 @@ static int add_capture_files(Builder *b, const WardPolicy *pol)
 		return 0;
 	real = realpath("/etc/resolv.conf", NULL);
 	r = add_spec(b, MOUNT_FILE_DATA, NULL, real ? real : "/etc/resolv.conf", resolv, true);
+	/* Readable wherever the link led (/run/systemd/resolve/...), not
+	 * only under an /etc the policy shows. */
+	if (r >= 0)
+		r = add_rule(b, real ? real : "/etc/resolv.conf", LANDLOCK_CLASS_READ);
 	if (r >= 0)
 		r = add_spec(b, MOUNT_FILE_DATA, NULL, "/etc/hosts", hosts, true);
+	if (r >= 0)
+		r = add_rule(b, "/etc/hosts", LANDLOCK_CLASS_READ);
 	return r;
 }
 
