@@ -25,6 +25,7 @@
 #include "common/macro.h"
 #include "common/strv.h"
 #include "policy/sanitize.h"
+#include "net/net-rules.h"
 #include "linux/deny-split.h"
 #include "linux/limits.h"
 #include "linux/mount-plan.h"
@@ -514,6 +515,20 @@ static int add_capture_files(Builder *b, const WardPolicy *pol)
 	return r;
 }
 
+/* TLS inspection (network.inspect): the view's system CA bundle is the
+ * host's plus the run's CA (net-rules.h), and the certificate variables
+ * name it; its private key is nowhere in the view. */
+static int add_ca_bundle(Builder *b)
+{
+	const NetRules *nr = net_rules_current();
+	_cleanup_free_ char *real = NULL;
+
+	if (!nr || !nr->bundle)
+		return 0;
+	real = realpath(NET_CA_BUNDLE_PATH, NULL);
+	return add_spec(b, MOUNT_FILE_DATA, NULL, real ? real : NET_CA_BUNDLE_PATH, nr->bundle, true);
+}
+
 /* fs.cache: an overlay whose lower layer is the host's cache and whose
  * upper layer is in a tmpfs of the sandbox's own (mount-setup.c): the
  * command reads the cache and writes a private copy that ends with the run,
@@ -704,7 +719,8 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	if (r < 0)
 		goto fail;
 
-	if ((r = add_capture_files(&b, pol)) < 0 || (r = add_sanitized(&b, pol)) < 0)
+	if ((r = add_capture_files(&b, pol)) < 0 || (r = add_ca_bundle(&b)) < 0 ||
+	    (r = add_sanitized(&b, pol)) < 0)
 		goto fail;
 	STRV_FOREACH(p, pol->fs_read_write)
 	if ((r = add_policy_path(&b, *p, MOUNT_BIND_RW, LANDLOCK_CLASS_READ_WRITE, in->home)) < 0)

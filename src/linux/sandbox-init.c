@@ -48,6 +48,7 @@
 #include "linux/caps.h"
 #include "linux/mount-setup.h"
 #include "linux/sandbox-internal.h"
+#include "net/tls-ca.h"
 #include "ward/ward.h"
 
 static void report(int fd, SandboxStep step, const char *detail, int error)
@@ -336,6 +337,8 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 		report(plan->status_fd, SANDBOX_STEP_NON_DUMPABLE, NULL, -errno);
 		_exit(WARD_EXIT_SETUP);
 	}
+	/* The run's CA key (network.inspect) is the proxy's alone. */
+	tls_ca_wipe_key_in_child();
 	/* Nothing the harness or ward left open stays in init: only the two
 	 * pipes it reports on and the pty (stdin, stdout and stderr pass to
 	 * the command). */

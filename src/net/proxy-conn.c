@@ -15,6 +15,8 @@
 #include "common/log.h"
 #include "common/macro.h"
 #include "net/capture-sniff.h"
+#include "net/inspect.h"
+#include "net/net-rules.h"
 #include "net/proxy-internal.h"
 
 static const char *kind_to_string(ConnKind k)
@@ -128,6 +130,8 @@ static void write_audit(Conn *c)
 
 static void conn_finished(Conn *c)
 {
+	if (c->handed_off)
+		return;
 	proxy_report_refusal(c->proxy, c);
 	write_audit(c);
 }
@@ -391,6 +395,78 @@ static void set_port(struct sockaddr_storage *ss, uint16_t port)
 		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
 }
 
+/* Hand the connection to the inspector when its requests must be read:
+ * TLS to an inspected host (CONNECT and SOCKS5 on any port but 80 are
+ * taken for TLS), or plain HTTP while credentials or request rules exist.
+ * True when handed off (or refused for lack of room). */
+static bool maybe_inspect(Conn *c)
+{
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	const NetRules *nr = net_rules_current();
+	bool tunnel = c->kind == CONN_KIND_HTTP_CONNECT || c->kind == CONN_KIND_SOCKS5;
+	bool tls = false, plain = false;
+	size_t consumed;
+	InspectJob *j;
+
+	if (!nr)
+		return false;
+	if (c->kind == CONN_KIND_CAPTURE) {
+		tls = c->sniffed == SNIFF_TLS && net_rules_inspects(nr, c->host);
+		plain = c->sniffed == SNIFF_HTTP && net_rules_look_at_http(nr);
+	} else if (c->kind == CONN_KIND_HTTP_FORWARD)
+		plain = net_rules_look_at_http(nr);
+	else if (tunnel && net_rules_inspects(nr, c->host)) {
+		tls = c->port != 80;
+		plain = c->port == 80;
+	}
+	if (!tls && !plain)
+		return false;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return false;
+	consumed = c->kind == CONN_KIND_HTTP_CONNECT ? c->http.head_len : 0;
+	j->tls = tls;
+	j->forward = c->kind == CONN_KIND_HTTP_FORWARD;
+	j->cfd = c->client.fd;
+	j->ufd = c->upstream.fd;
+	snprintf(j->host, sizeof(j->host), "%s", c->host);
+	j->port = c->port;
+	snprintf(j->kind, sizeof(j->kind), "%s", kind_to_string(c->kind));
+	snprintf(j->address, sizeof(j->address), "%s", c->address);
+	snprintf(j->rule, sizeof(j->rule), "%s", c->rule);
+	j->audit = c->proxy->cfg.audit;
+	j->program = c->proxy->cfg.program;
+	j->idle_ms = c->proxy->idle_ms;
+	j->prefix_len = c->head_len - consumed;
+	j->prefix = malloc(j->prefix_len + 1);
+	if (j->prefix)
+		memcpy(j->prefix, c->head + consumed, j->prefix_len);
+	if (c->kind == CONN_KIND_HTTP_CONNECT) {
+		j->reply = strdup(established);
+		j->reply_len = sizeof(established) - 1;
+	} else if (c->kind == CONN_KIND_SOCKS5) {
+		uint8_t rep[SOCKS5_REPLY_MAX];
+		j->reply_len = socks5_format_reply(SOCKS5_REP_SUCCEEDED, NULL, rep);
+		j->reply = malloc(j->reply_len);
+		if (j->reply)
+			memcpy(j->reply, rep, j->reply_len);
+	}
+	if (!j->prefix || (j->reply_len && !j->reply) || inspect_start(j) < 0) {
+		free(j->prefix);
+		free(j->reply);
+		free(j);
+		failed(c, -EAGAIN, "too many inspected connections");
+		return true;
+	}
+	(void)epoll_ctl(c->proxy->epfd, EPOLL_CTL_DEL, c->client.fd, NULL);
+	(void)epoll_ctl(c->proxy->epfd, EPOLL_CTL_DEL, c->upstream.fd, NULL);
+	c->client.fd = -1;
+	c->upstream.fd = -1;
+	c->handed_off = true;
+	conn_close(c);
+	return true;
+}
+
 static void connected(Conn *c)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
@@ -403,6 +479,8 @@ static void connected(Conn *c)
 
 	(void)setsockopt(c->upstream.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	(void)setsockopt(c->client.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (maybe_inspect(c))
+		return;
 	if (c->kind == CONN_KIND_HTTP_FORWARD) {
 		char *h = NULL;
 		size_t hn = 0;

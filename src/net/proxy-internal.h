@@ -145,6 +145,8 @@ struct Conn {
 	 * says how a refusal answers (HTTP page, TLS alert, a close). */
 	int sniffed;      /* SniffKind, -1 before */
 	char dest[64];    /* the captured destination address */
+	/* Handed to the inspector (inspect.c), which writes its audit. */
+	bool handed_off;
 };
 
 struct Proxy {

@@ -51,6 +51,22 @@ static cJSON *ports_array(const uint16_t *ports, size_t n)
 	return a;
 }
 
+/* network.credentials / network.requests: stored as canonical JSON text. */
+static cJSON *json_objects_array(char *const *l)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; a && l && l[i]; i++) {
+		cJSON *o = cJSON_Parse(l[i]);
+		if (!o) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+		cJSON_AddItemToArray(a, o);
+	}
+	return a;
+}
+
 static cJSON *build(const WardPolicy *p)
 {
 	_cleanup_cjson_ cJSON *root = cJSON_CreateObject();
@@ -89,7 +105,11 @@ static cJSON *build(const WardPolicy *p)
 	if (!add_limit(net, "max_connections", p->max_connections))
 		return NULL;
 	if (!add(net, "capture", cJSON_CreateBool(!p->net_no_capture)) ||
-	    !add(net, "capture_ports", ports_array(p->net_capture_ports, p->n_net_capture_ports)))
+	    !add(net, "capture_ports", ports_array(p->net_capture_ports, p->n_net_capture_ports)) ||
+	    !add(net, "inspect", json_strv_array(p->net_inspect)) ||
+	    !add(net, "upstream_ca", json_strv_array(p->net_upstream_ca)) ||
+	    !add(net, "credentials", json_objects_array(p->net_credentials)) ||
+	    !add(net, "requests", json_objects_array(p->net_requests)))
 		return NULL;
 
 	if (!add(root, "env", env = cJSON_CreateObject()) ||

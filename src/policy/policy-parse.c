@@ -501,6 +501,293 @@ static int on_net_max_connections(Parser *ps, const char *path, cJSON *v)
 	return get_uint(ps, path, v, l->min, l->max, &ps->p->max_connections);
 }
 
+/* network.inspect: host names or "*.domain", no port. */
+static int each_inspect(Parser *ps, const char *path, const char *s)
+{
+	char h[256], q[160];
+
+	if (strlen(s) >= sizeof(h) || !policy_valid_hostname(s, true)) {
+		policy_quote(s, q, sizeof(q));
+		return fail(ps, path, "expected a host name or \"*.domain\" (no port), got %s", q);
+	}
+	snprintf(h, sizeof(h), "%s", s);
+	for (char *c = h; *c; c++)
+		if (*c >= 'A' && *c <= 'Z')
+			*c = (char)(*c - 'A' + 'a');
+	return policy_add_unique(&ps->p->net_inspect, h) < 0 ? fail_oom(ps, path) : 0;
+}
+
+static int on_net_inspect(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_inspect);
+}
+
+static int each_upstream_ca(Parser *ps, const char *path, const char *s)
+{
+	char q[160];
+
+	if (s[0] != '/') {
+		policy_quote(s, q, sizeof(q));
+		return fail(ps, path, "expected an absolute path to a PEM certificate file, got %s", q);
+	}
+	return policy_add_unique(&ps->p->net_upstream_ca, s) < 0 ? fail_oom(ps, path) : 0;
+}
+
+static int on_net_upstream_ca(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_str_list(ps, path, v, each_upstream_ca);
+}
+
+/* An HTTP token (RFC 9110): header names and methods. */
+static bool valid_token(const char *s)
+{
+	if (!*s || strlen(s) > 64)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      strchr("!#$%&'*+-.^_`|~", *s)))
+			return false;
+	return true;
+}
+
+/* A path prefix: starts with '/', printable ASCII without spaces. */
+static bool valid_path_prefix(const char *s)
+{
+	if (s[0] != '/' || strlen(s) > 1024)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s <= 0x20 || (unsigned char)*s >= 0x7f || *s == '#')
+			return false;
+	return true;
+}
+
+/* The value of key @key of object @o as a string, or NULL when absent;
+ * -EINVAL (reported) when present and not a string. */
+static int get_str_key(Parser *ps, const char *path, cJSON *o, const char *key, const char **ret)
+{
+	cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	char sub[256];
+
+	*ret = NULL;
+	if (!v)
+		return 0;
+	path_key(sub, sizeof(sub), path, key);
+	if (!cJSON_IsString(v))
+		return fail_type(ps, sub, "a string", v);
+	*ret = v->valuestring;
+	return 0;
+}
+
+/* Every key of @o is one of @keys (NULL-terminated). */
+static int only_keys(Parser *ps, const char *path, cJSON *o, const char *const *keys)
+{
+	for (cJSON *c = o->child; c; c = c->next) {
+		char sub[256];
+		bool known = false;
+
+		path_key(sub, sizeof(sub), path, c->string);
+		if (is_duplicate(o, c))
+			return fail(ps, sub, "duplicate key");
+		for (const char *const *k = keys; *k; k++)
+			known = known || strcmp(*k, c->string) == 0;
+		if (!known)
+			return fail(ps, sub, "unknown key");
+	}
+	return 0;
+}
+
+static int add_canonical(Parser *ps, const char *path, char ***list, cJSON *o)
+{
+	_cleanup_free_ char *text = cJSON_PrintUnformatted(o);
+
+	cJSON_Delete(o);
+	if (!text || policy_add_unique(list, text) < 0)
+		return fail_oom(ps, path);
+	return 0;
+}
+
+static int each_credential(Parser *ps, const char *path, cJSON *c)
+{
+	static const char *const keys[] = { "host", "path", "env", "from_env", "from_file",
+					    "as", "header", "username", NULL };
+	const char *host, *pfx, *env, *from_env, *from_file, *as, *header, *user;
+	char sub[256], h[256];
+	cJSON *o;
+	int r;
+
+	if (!cJSON_IsObject(c))
+		return fail_type(ps, path, "an object with \"host\", \"env\" and \"from_env\" or \"from_file\"", c);
+	if ((r = only_keys(ps, path, c, keys)) < 0 ||
+	    (r = get_str_key(ps, path, c, "host", &host)) < 0 ||
+	    (r = get_str_key(ps, path, c, "path", &pfx)) < 0 ||
+	    (r = get_str_key(ps, path, c, "env", &env)) < 0 ||
+	    (r = get_str_key(ps, path, c, "from_env", &from_env)) < 0 ||
+	    (r = get_str_key(ps, path, c, "from_file", &from_file)) < 0 ||
+	    (r = get_str_key(ps, path, c, "as", &as)) < 0 ||
+	    (r = get_str_key(ps, path, c, "header", &header)) < 0 ||
+	    (r = get_str_key(ps, path, c, "username", &user)) < 0)
+		return r;
+	path_key(sub, sizeof(sub), path, "host");
+	if (!host || strlen(host) >= sizeof(h) || !policy_valid_hostname(host, false))
+		return fail(ps, sub, "expected a host name (no wildcard, no port)");
+	snprintf(h, sizeof(h), "%s", host);
+	for (char *x = h; *x; x++)
+		if (*x >= 'A' && *x <= 'Z')
+			*x = (char)(*x - 'A' + 'a');
+	path_key(sub, sizeof(sub), path, "path");
+	if (pfx && !valid_path_prefix(pfx))
+		return fail(ps, sub, "expected a path prefix starting with \"/\"");
+	path_key(sub, sizeof(sub), path, "env");
+	if (!env || !policy_valid_env_name(env))
+		return fail(ps, sub, "expected the name of the variable the command reads the "
+				     "credential from ([A-Za-z0-9_])");
+	if (!from_env == !from_file)
+		return fail(ps, path, "expected exactly one of \"from_env\" (a variable of ward's "
+				      "own environment) and \"from_file\" (a file on the host)");
+	path_key(sub, sizeof(sub), path, from_env ? "from_env" : "from_file");
+	if (from_env && !policy_valid_env_name(from_env))
+		return fail(ps, sub, "expected a variable name ([A-Za-z0-9_])");
+	if (from_file && from_file[0] != '/')
+		return fail(ps, sub, "expected an absolute path");
+	path_key(sub, sizeof(sub), path, "as");
+	if (!as)
+		as = "bearer";
+	if (strcmp(as, "bearer") != 0 && strcmp(as, "basic") != 0 && strcmp(as, "header") != 0)
+		return fail(ps, sub, "expected \"bearer\", \"basic\" or \"header\"");
+	path_key(sub, sizeof(sub), path, "header");
+	if ((strcmp(as, "header") == 0) != !!header)
+		return fail(ps, sub, "\"header\" (a header name) goes with \"as\": \"header\", and only there");
+	if (header && !valid_token(header))
+		return fail(ps, sub, "expected a header name");
+	path_key(sub, sizeof(sub), path, "username");
+	if (user && (strcmp(as, "basic") != 0 || strchr(user, ':') || strpbrk(user, "\r\n")))
+		return fail(ps, sub, "a user name without ':' goes with \"as\": \"basic\" only");
+
+	o = cJSON_CreateObject();
+	if (!o || !cJSON_AddStringToObject(o, "host", h) ||
+	    (pfx && !cJSON_AddStringToObject(o, "path", pfx)) ||
+	    !cJSON_AddStringToObject(o, "env", env) ||
+	    (from_env && !cJSON_AddStringToObject(o, "from_env", from_env)) ||
+	    (from_file && !cJSON_AddStringToObject(o, "from_file", from_file)) ||
+	    !cJSON_AddStringToObject(o, "as", as) ||
+	    (header && !cJSON_AddStringToObject(o, "header", header)) ||
+	    (user && !cJSON_AddStringToObject(o, "username", user))) {
+		cJSON_Delete(o);
+		return fail_oom(ps, path);
+	}
+	return add_canonical(ps, path, &ps->p->net_credentials, o);
+}
+
+static int each_request_rule(Parser *ps, const char *path, cJSON *c)
+{
+	static const char *const keys[] = { "host", "methods", "paths", "action", NULL };
+	cJSON *methods = cJSON_GetObjectItemCaseSensitive(c, "methods");
+	cJSON *paths = cJSON_GetObjectItemCaseSensitive(c, "paths");
+	const char *host, *action;
+	char sub[256], h[256];
+	cJSON *o, *ma, *pa;
+	int r, i;
+
+	if (!cJSON_IsObject(c))
+		return fail_type(ps, path, "an object with \"host\" and \"methods\" or \"paths\"", c);
+	if ((r = only_keys(ps, path, c, keys)) < 0 ||
+	    (r = get_str_key(ps, path, c, "host", &host)) < 0 ||
+	    (r = get_str_key(ps, path, c, "action", &action)) < 0)
+		return r;
+	path_key(sub, sizeof(sub), path, "host");
+	if (!host || strlen(host) >= sizeof(h) || !policy_valid_hostname(host, true))
+		return fail(ps, sub, "expected a host name or \"*.domain\" (no port)");
+	snprintf(h, sizeof(h), "%s", host);
+	for (char *x = h; *x; x++)
+		if (*x >= 'A' && *x <= 'Z')
+			*x = (char)(*x - 'A' + 'a');
+	path_key(sub, sizeof(sub), path, "action");
+	if (action && strcmp(action, "allow") != 0 && strcmp(action, "deny") != 0)
+		return fail(ps, sub, "expected \"allow\" or \"deny\"");
+	if (!methods && !paths)
+		return fail(ps, path, "expected \"methods\", \"paths\" or both");
+
+	o = cJSON_CreateObject();
+	if (!o || !cJSON_AddStringToObject(o, "host", h) ||
+	    !cJSON_AddStringToObject(o, "action", action ? action : "allow") ||
+	    !cJSON_AddItemToObject(o, "methods", ma = cJSON_CreateArray()) ||
+	    !cJSON_AddItemToObject(o, "paths", pa = cJSON_CreateArray())) {
+		cJSON_Delete(o);
+		return fail_oom(ps, path);
+	}
+	path_key(sub, sizeof(sub), path, "methods");
+	if (cJSON_IsString(methods) && strcmp(methods->valuestring, "read-only") == 0) {
+		cJSON_AddItemToArray(ma, cJSON_CreateString("GET"));
+		cJSON_AddItemToArray(ma, cJSON_CreateString("HEAD"));
+		cJSON_AddItemToArray(ma, cJSON_CreateString("OPTIONS"));
+	} else if (methods) {
+		if (!cJSON_IsArray(methods) || !methods->child) {
+			cJSON_Delete(o);
+			return fail_type(ps, sub, "\"read-only\" or a non-empty array of methods like \"GET\"", methods);
+		}
+		i = 0;
+		for (cJSON *m = methods->child; m; m = m->next, i++) {
+			char msub[256], up[80];
+			path_index(msub, sizeof(msub), sub, i);
+			if (!cJSON_IsString(m) || !valid_token(m->valuestring)) {
+				cJSON_Delete(o);
+				return fail_type(ps, msub, "an HTTP method like \"GET\"", m);
+			}
+			snprintf(up, sizeof(up), "%s", m->valuestring);
+			for (char *x = up; *x; x++)
+				if (*x >= 'a' && *x <= 'z')
+					*x = (char)(*x - 'a' + 'A');
+			cJSON_AddItemToArray(ma, cJSON_CreateString(up));
+		}
+	}
+	path_key(sub, sizeof(sub), path, "paths");
+	if (paths) {
+		if (!cJSON_IsArray(paths) || !paths->child) {
+			cJSON_Delete(o);
+			return fail_type(ps, sub, "a non-empty array of path prefixes like \"/api/\"", paths);
+		}
+		i = 0;
+		for (cJSON *m = paths->child; m; m = m->next, i++) {
+			char msub[256];
+			path_index(msub, sizeof(msub), sub, i);
+			if (!cJSON_IsString(m) || !valid_path_prefix(m->valuestring)) {
+				cJSON_Delete(o);
+				return fail_type(ps, msub, "a path prefix starting with \"/\"", m);
+			}
+			cJSON_AddItemToArray(pa, cJSON_CreateString(m->valuestring));
+		}
+	}
+	return add_canonical(ps, path, &ps->p->net_requests, o);
+}
+
+static int parse_obj_list(Parser *ps, const char *path, cJSON *v,
+			  int (*each)(Parser *ps, const char *path, cJSON *c))
+{
+	int i = 0;
+
+	if (!cJSON_IsArray(v))
+		return fail_type(ps, path, "an array of objects", v);
+	for (cJSON *c = v->child; c; c = c->next, i++) {
+		char sub[256];
+		int r;
+
+		path_index(sub, sizeof(sub), path, i);
+		if ((r = each(ps, sub, c)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int on_net_credentials(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_obj_list(ps, path, v, each_credential);
+}
+
+static int on_net_requests(Parser *ps, const char *path, cJSON *v)
+{
+	return parse_obj_list(ps, path, v, each_request_rule);
+}
+
 static const KeyHandler network_keys[] = {
 	{ "mode", on_net_mode },
 	{ "allow", on_net_allow },
@@ -512,6 +799,10 @@ static const KeyHandler network_keys[] = {
 	{ "max_connections", on_net_max_connections },
 	{ "capture", on_net_capture },
 	{ "capture_ports", on_net_capture_ports },
+	{ "inspect", on_net_inspect },
+	{ "upstream_ca", on_net_upstream_ca },
+	{ "credentials", on_net_credentials },
+	{ "requests", on_net_requests },
 };
 
 static int on_network(Parser *ps, const char *path, cJSON *v)

@@ -145,6 +145,10 @@ static void free_contents(WardPolicy *p)
 	free(p->net_local_ports);
 	free(p->net_host_ports);
 	free(p->net_capture_ports);
+	strv_free(p->net_inspect);
+	strv_free(p->net_upstream_ca);
+	strv_free(p->net_credentials);
+	strv_free(p->net_requests);
 	strv_free(p->env_pass);
 	strv_free(p->env_strip);
 	strv_free(p->env_set);
@@ -200,6 +204,7 @@ WardPolicy *policy_copy(const WardPolicy *p)
 	c->fs_read = c->fs_read_exec = c->fs_read_write = c->fs_deny = c->fs_protected = NULL;
 	c->fs_cache = c->fs_sanitize = NULL;
 	c->net_allow = c->net_deny = NULL;
+	c->net_inspect = c->net_upstream_ca = c->net_credentials = c->net_requests = NULL;
 	c->env_pass = c->env_strip = c->env_set = NULL;
 	c->presets = c->sources = NULL;
 
@@ -212,6 +217,10 @@ WardPolicy *policy_copy(const WardPolicy *p)
 	    copy_strv(&c->fs_protected, p->fs_protected) < 0 ||
 	    copy_strv(&c->net_allow, p->net_allow) < 0 ||
 	    copy_strv(&c->net_deny, p->net_deny) < 0 ||
+	    copy_strv(&c->net_inspect, p->net_inspect) < 0 ||
+	    copy_strv(&c->net_upstream_ca, p->net_upstream_ca) < 0 ||
+	    copy_strv(&c->net_credentials, p->net_credentials) < 0 ||
+	    copy_strv(&c->net_requests, p->net_requests) < 0 ||
 	    copy_strv(&c->env_pass, p->env_pass) < 0 ||
 	    copy_strv(&c->env_strip, p->env_strip) < 0 ||
 	    copy_strv(&c->env_set, p->env_set) < 0 || copy_strv(&c->presets, p->presets) < 0 ||

@@ -87,6 +87,17 @@ typedef struct WardPolicy {
 	bool net_no_capture;
 	uint16_t *net_capture_ports;
 	size_t n_net_capture_ports;
+	/* network.inspect: host patterns whose TLS the proxy intercepts with
+	 * the run's own CA (docs/network.md "TLS inspection"); hosts named by
+	 * network.credentials and network.requests are inspected as well.
+	 * network.upstream_ca: PEM files trusted, besides the host's store,
+	 * for the upstream side of inspected connections. */
+	char **net_inspect;
+	char **net_upstream_ca;
+	/* network.credentials and network.requests: one canonical JSON object
+	 * per entry, validated by the parser (net/net-rules.h reads them). */
+	char **net_credentials;
+	char **net_requests;
 
 	char **env_pass;    /* names or trailing-* patterns (LC_*) */
 	char **env_strip;   /* glob patterns (*_TOKEN, *SECRET*) */

@@ -17,6 +17,7 @@
 #include "common/time-util.h"
 #include "cow/cow-review.h"
 #include "config.h"
+#include "net/net-rules.h"
 #include "net/proxy-contract.h"
 #include "policy/env-filter.h"
 #include "policy/policy-hostexec.h"
@@ -157,6 +158,60 @@ static int load_policy(Run *run)
 	return 0;
 }
 
+/* Drop every variable named @name_len bytes of @name from @envp. */
+static void env_unset(char **envp, const char *name, size_t name_len)
+{
+	for (size_t k = 0; envp[k];) {
+		if (strcspn(envp[k], "=") == name_len && strncmp(envp[k], name, name_len) == 0) {
+			free(envp[k]);
+			memmove(&envp[k], &envp[k + 1], (strv_length(envp + k + 1) + 1) * sizeof(char *));
+		} else
+			k++;
+	}
+}
+
+/* network.credentials / inspect / requests: the secrets stay in ward; the
+ * command sees placeholders and the run's CA bundle, and never the files
+ * the secrets come from (docs/network.md). The rules are the process's
+ * (net_rules_current): the proxy this run forks reads them. */
+static int net_rules_env_apply(Run *run)
+{
+	char nerr[600] = "";
+	const NetRules *nr;
+	_cleanup_strv_ char **add = NULL;
+
+	if (net_rules_prepare(run->pol, nerr, sizeof(nerr)) < 0)
+		return run_failf(run, "policy", EINVAL, "Invalid policy: %s", nerr);
+	nr = net_rules_current();
+	add = net_rules_env(nr);
+	if (!add)
+		return -ENOMEM;
+	for (size_t i = 0; nr && i < nr->n_creds; i++) {
+		const NetCredential *c = &nr->creds[i];
+
+		env_unset(run->envp, c->env, strlen(c->env));
+		if (c->from_env)
+			env_unset(run->envp, c->from_env, strlen(c->from_env));
+		/* Any other variable that holds the secret. */
+		for (size_t k = 0; run->envp[k];) {
+			if (strstr(run->envp[k], c->secret)) {
+				free(run->envp[k]);
+				memmove(&run->envp[k], &run->envp[k + 1],
+					(strv_length(run->envp + k + 1) + 1) * sizeof(char *));
+			} else
+				k++;
+		}
+		if (c->from_file && strv_extend(&run->policy_files, c->from_file) < 0)
+			return -ENOMEM;
+	}
+	STRV_FOREACH(kv, add) {
+		env_unset(run->envp, *kv, strcspn(*kv, "="));
+		if (strv_extend(&run->envp, *kv) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int build_env(Run *run)
 {
 	run->envp = env_filter(run->pol, environ, run->env_extra);
@@ -164,8 +219,10 @@ static int build_env(Run *run)
 		return -ENOMEM;
 	/* Only a backend that runs the proxy points the command at it: at
 	 * tier 0 nothing listens there but what the host has. */
-	if (run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_PROXY))
-		return proxy_contract_env(&run->envp);
+	if (run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_PROXY)) {
+		int r = proxy_contract_env(&run->envp);
+		return r < 0 ? r : net_rules_env_apply(run);
+	}
 	return 0;
 }
 
