@@ -402,6 +402,10 @@ static void handle_request(Ctx *x)
 	snprintf(x->method, sizeof(x->method), "?");
 	snprintf(x->path, sizeof(x->path), "?");
 	hl = read_head(x, head, &total);
+	if (hl == 0 && x->c.ssl)
+		snprintf(x->why, sizeof(x->why),
+			 "tls inspection: the client closed after the handshake without a request (a "
+			 "client that pins the server's key closes here)");
 	if (hl <= 0) {
 		if (hl < 0)
 			refuse(x, hl == -E2BIG ? 431 : 400, "request head too large or malformed");
