@@ -11,9 +11,13 @@
 #      the proxy's memory (VmRSS) before and after MEM_N (default 10,000)
 #      sequential connections, twice: the second round must not grow it
 #   4. `ward run` startup with network.mode proxy vs none (when it works)
+#   5. an HTTPS download (BENCH_TLS_BYTES, default 256 MiB) through an
+#      inspected connection (network.inspect, `ward run`) vs the same
+#      download direct, both by curl from `openssl s_server -WWW`
+#      (target >= 0.8)
 #
 #   bench/proxy.sh [BUILD_DIR]    (default: build; use a release build)
-# Env: BENCH_BYTES, BENCH_RUNS, BENCH_CONNS, BENCH_LAT_N, BENCH_MEM_N, BENCH_STARTUP_N.
+# Env: BENCH_TLS_BYTES, BENCH_BYTES, BENCH_RUNS, BENCH_CONNS, BENCH_LAT_N, BENCH_MEM_N, BENCH_STARTUP_N.
 set -eu
 
 BUILD=${1:-build}
@@ -151,4 +155,37 @@ if [ -x "$WARD" ] && "$WARD" run --net proxy -- /bin/true >/dev/null 2>&1; then
 		"ratio $(ratio "$sp" "$sn")"
 else
 	echo "startup: skipped, '$WARD run --net proxy' does not work here"
+fi
+
+# 5. inspected TLS vs direct TLS: curl's own transfer speed, best of RUNS
+TLS_BYTES=${BENCH_TLS_BYTES:-268435456}
+if [ -x "$WARD" ] && command -v openssl >/dev/null && command -v curl >/dev/null &&
+	"$WARD" run --net proxy -- /bin/true >/dev/null 2>&1; then
+	mkdir -p "$T/www"
+	chmod 755 "$T" "$T/www"
+	truncate -s "$TLS_BYTES" "$T/www/blob"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=tls.test \
+		-addext subjectAltName=DNS:tls.test -keyout "$T/tls.key" -out "$T/tls.pem" >/dev/null 2>&1
+	chmod 644 "$T/tls.key" "$T/tls.pem"
+	tp=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	(cd "$T/www" && exec openssl s_server -quiet -WWW -accept "127.0.0.1:$tp" -cert "$T/tls.pem" -key "$T/tls.key") \
+		>/dev/null 2>&1 &
+	pids+=($!)
+	for _ in $(seq 50); do curl -s -o /dev/null --resolve "tls.test:$tp:127.0.0.1" --cacert "$T/tls.pem" \
+		"https://tls.test:$tp/" && break; sleep 0.1; done
+	printf '{ "version": 1, "network": { "mode": "proxy", "allow": ["tls.test:%s"], "hosts": { "tls.test": "127.0.0.1" }, "inspect": ["tls.test"], "upstream_ca": ["%s"] } }\n' \
+		"$tp" "$T/tls.pem" >"$T/tls-policy.json"
+	: >"$T/td"; : >"$T/ti"
+	for _ in $(seq "$RUNS"); do
+		curl -s -o /dev/null -w '%{speed_download}\n' --resolve "tls.test:$tp:127.0.0.1" --cacert "$T/tls.pem" \
+			"https://tls.test:$tp/blob" >>"$T/td"
+		"$WARD" run -p "$T/tls-policy.json" -- curl -s -o /dev/null -w '%{speed_download}\n' \
+			"https://tls.test:$tp/blob" >>"$T/ti" 2>/dev/null
+	done
+	sd=$(sort -g "$T/td" | tail -1); si=$(sort -g "$T/ti" | tail -1)
+	echo "inspected TLS ($TLS_BYTES bytes, best of $RUNS): direct $(awk -v v="$sd" 'BEGIN { printf "%.2f", v / 1e9 }') GB/s," \
+		"inspected $(awk -v v="$si" 'BEGIN { printf "%.2f", v / 1e9 }') GB/s," \
+		"ratio $(ratio "$si" "$sd")  (target >= 0.8)"
+else
+	echo "inspected TLS: skipped (needs ward run --net proxy, openssl and curl)"
 fi

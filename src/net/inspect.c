@@ -48,7 +48,17 @@ typedef struct Ctx {
 	char method[32];
 	char path[512];
 	bool credential_used;
+	/* What of a secret an answer could echo (the secret, a Basic pair's
+	 * encoding): masked in the answer. */
+	char *needles[8];
+	size_t n_needles;
 } Ctx;
+
+static void add_needle(Ctx *x, const char *s)
+{
+	if (x->n_needles < 8 && s && strlen(s) >= 4)
+		x->needles[x->n_needles++] = strdup(s);
+}
 
 static int64_t now_ms(void)
 {
@@ -377,6 +387,47 @@ static int relay_body(Ctx *x, const char *pre, size_t pre_len, long long framing
 	}
 }
 
+/* The answer, as it comes, until the upstream closes; a secret the
+ * request carried is masked if the answer echoes it (the last bytes are
+ * held back until the next read, so an echo split across reads is seen). */
+static void relay_answer(Ctx *x)
+{
+	size_t hold = 0, held = 0;
+	char *buf;
+
+	for (size_t i = 0; i < x->n_needles; i++)
+		if (x->needles[i] && strlen(x->needles[i]) > hold)
+			hold = strlen(x->needles[i]);
+	buf = malloc(65536 + hold);
+	if (!buf)
+		return;
+	for (;;) {
+		ssize_t k = s_read(&x->u, buf + held, 65536);
+		size_t send_n;
+		if (k < 0)
+			k = 0;
+		held += (size_t)k;
+		for (size_t i = 0; i < x->n_needles; i++) {
+			const char *nd = x->needles[i];
+			size_t nl = nd ? strlen(nd) : 0;
+			char *at = buf;
+			while (nl && (at = memmem(at, held - (size_t)(at - buf), nd, nl))) {
+				memset(at, 'x', nl);
+				at += nl;
+			}
+		}
+		send_n = k == 0 ? held : held > hold ? held - hold : 0;
+		if (send_n && s_write(&x->c, buf, send_n) < 0)
+			break;
+		x->down += send_n;
+		memmove(buf, buf + send_n, held - send_n);
+		held -= send_n;
+		if (k == 0)
+			break;
+	}
+	free(buf);
+}
+
 static void handle_request(Ctx *x)
 {
 	InspectJob *j = x->job;
@@ -518,6 +569,9 @@ static void handle_request(Ctx *x)
 			goto done;
 		}
 		x->credential_used = true;
+		add_needle(x, c->secret);
+		if (c->as == CRED_AS_BASIC && hs[i].replaced)
+			add_needle(x, hs[i].replaced + 6);
 		{
 			cJSON *o = cJSON_CreateObject();
 			if (o) {
@@ -580,13 +634,7 @@ static void handle_request(Ctx *x)
 	/* The answer, as it comes, until the upstream closes. */
 	if (!x->u.ssl)
 		(void)shutdown(x->u.fd, SHUT_WR);
-	for (;;) {
-		char buf[65536];
-		ssize_t k = s_read(&x->u, buf, sizeof(buf));
-		if (k <= 0 || s_write(&x->c, buf, (size_t)k) < 0)
-			break;
-		x->down += (uint64_t)k;
-	}
+	relay_answer(x);
 done:
 	if (out) {
 		OPENSSL_cleanse(out, out_len);
@@ -695,6 +743,11 @@ static void *thread_main(void *arg)
 
 	snprintf(x.verdict, sizeof(x.verdict), "allow");
 	serve(&x);
+	for (size_t i = 0; i < x.n_needles; i++)
+		if (x.needles[i]) {
+			OPENSSL_cleanse(x.needles[i], strlen(x.needles[i]));
+			free(x.needles[i]);
+		}
 	for (int i = 0; i < 2; i++) {
 		SSL *s = i ? x.u.ssl : x.c.ssl;
 		if (s) {

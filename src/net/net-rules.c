@@ -46,6 +46,7 @@ static void free_rules(NetRules *r)
 		free(c->from_file);
 		free(c->header);
 		free(c->username);
+		free(c->preset);
 	}
 	free(r->creds);
 	for (size_t i = 0; i < r->n_rules; i++) {
@@ -175,6 +176,7 @@ static int load_credential(NetRules *r, const char *text, size_t i, char *err, s
 	c->from_file = dup_str(o, "from_file");
 	c->header = dup_str(o, "header");
 	c->username = dup_str(o, "username");
+	c->preset = dup_str(o, "preset");
 	if (!c->env)
 		return -ENOMEM;
 	for (size_t j = 0; j + 1 < r->n_creds; j++)
@@ -353,6 +355,43 @@ char **net_rules_env(const NetRules *r)
 		    strv_consume(&l, kv) < 0) {
 			strv_free(l);
 			return NULL;
+		}
+	}
+	/* Presets: git asks a credential helper (set through GIT_CONFIG_*)
+	 * for the placeholder; pip reads PIP_INDEX_URL; npm expands
+	 * ${NPM_TOKEN} in the project's .npmrc itself. */
+	{
+		size_t ngit = 0;
+		for (size_t i = 0; i < r->n_creds; i++) {
+			const NetCredential *c = &r->creds[i];
+			char *kv = NULL;
+			int k = 0;
+			if (c->preset && strcmp(c->preset, "git") == 0) {
+				k = asprintf(&kv, "GIT_CONFIG_KEY_%zu=credential.https://%s.helper", ngit, c->host);
+				if (k >= 0 && strv_consume(&l, kv) >= 0)
+					k = asprintf(&kv,
+						     "GIT_CONFIG_VALUE_%zu=!f() { test \"$1\" = get && echo username=%s "
+						     "&& echo password=%s; }; f",
+						     ngit, c->username ? c->username : "x-access-token", c->placeholder);
+				else
+					k = -1;
+				ngit++;
+			} else if (c->preset && strcmp(c->preset, "pip") == 0)
+				k = asprintf(&kv, "PIP_INDEX_URL=https://%s:%s@%s%s", c->username ? c->username : "ward",
+					     c->placeholder, c->host, c->path ? c->path : "/simple/");
+			else
+				continue;
+			if (k < 0 || strv_consume(&l, kv) < 0) {
+				strv_free(l);
+				return NULL;
+			}
+		}
+		if (ngit > 0) {
+			char *kv = NULL;
+			if (asprintf(&kv, "GIT_CONFIG_COUNT=%zu", ngit) < 0 || strv_consume(&l, kv) < 0) {
+				strv_free(l);
+				return NULL;
+			}
 		}
 	}
 	for (size_t i = 0; r->ca && ca_vars[i]; i++) {

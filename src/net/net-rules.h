@@ -31,6 +31,7 @@ typedef struct NetCredential {
 	CredAs as;
 	char *header;    /* CRED_AS_HEADER */
 	char *username;  /* CRED_AS_BASIC, NULL: keep the client's */
+	char *preset;    /* "git", "npm", "pip" or NULL */
 	char *secret;
 	char placeholder[NET_PLACEHOLDER_LEN + 1];
 } NetCredential;

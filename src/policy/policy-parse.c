@@ -609,8 +609,8 @@ static int add_canonical(Parser *ps, const char *path, char ***list, cJSON *o)
 static int each_credential(Parser *ps, const char *path, cJSON *c)
 {
 	static const char *const keys[] = { "host", "path", "env", "from_env", "from_file",
-					    "as", "header", "username", NULL };
-	const char *host, *pfx, *env, *from_env, *from_file, *as, *header, *user;
+					    "as", "header", "username", "preset", NULL };
+	const char *host, *pfx, *env, *from_env, *from_file, *as, *header, *user, *preset;
 	char sub[256], h[256];
 	cJSON *o;
 	int r;
@@ -625,8 +625,24 @@ static int each_credential(Parser *ps, const char *path, cJSON *c)
 	    (r = get_str_key(ps, path, c, "from_file", &from_file)) < 0 ||
 	    (r = get_str_key(ps, path, c, "as", &as)) < 0 ||
 	    (r = get_str_key(ps, path, c, "header", &header)) < 0 ||
-	    (r = get_str_key(ps, path, c, "username", &user)) < 0)
+	    (r = get_str_key(ps, path, c, "username", &user)) < 0 ||
+	    (r = get_str_key(ps, path, c, "preset", &preset)) < 0)
 		return r;
+	/* Presets fill what the tool expects (docs/network.md). */
+	path_key(sub, sizeof(sub), path, "preset");
+	if (preset && strcmp(preset, "git") == 0) {
+		env = env ? env : "WARD_GIT_TOKEN";
+		as = as ? as : "basic";
+		user = user ? user : "x-access-token";
+	} else if (preset && strcmp(preset, "npm") == 0) {
+		env = env ? env : "NPM_TOKEN";
+		as = as ? as : "bearer";
+	} else if (preset && strcmp(preset, "pip") == 0) {
+		env = env ? env : "WARD_PIP_PASSWORD";
+		as = as ? as : "basic";
+		user = user ? user : "ward";
+	} else if (preset)
+		return fail(ps, sub, "expected \"git\", \"npm\" or \"pip\"");
 	path_key(sub, sizeof(sub), path, "host");
 	if (!host || strlen(host) >= sizeof(h) || !policy_valid_hostname(host, false))
 		return fail(ps, sub, "expected a host name (no wildcard, no port)");
@@ -671,7 +687,8 @@ static int each_credential(Parser *ps, const char *path, cJSON *c)
 	    (from_file && !cJSON_AddStringToObject(o, "from_file", from_file)) ||
 	    !cJSON_AddStringToObject(o, "as", as) ||
 	    (header && !cJSON_AddStringToObject(o, "header", header)) ||
-	    (user && !cJSON_AddStringToObject(o, "username", user))) {
+	    (user && !cJSON_AddStringToObject(o, "username", user)) ||
+	    (preset && !cJSON_AddStringToObject(o, "preset", preset))) {
 		cJSON_Delete(o);
 		return fail_oom(ps, path);
 	}
@@ -721,9 +738,9 @@ static int each_request_rule(Parser *ps, const char *path, cJSON *c)
 		cJSON_AddItemToArray(ma, cJSON_CreateString("HEAD"));
 		cJSON_AddItemToArray(ma, cJSON_CreateString("OPTIONS"));
 	} else if (methods) {
-		if (!cJSON_IsArray(methods) || !methods->child) {
+		if (!cJSON_IsArray(methods)) {
 			cJSON_Delete(o);
-			return fail_type(ps, sub, "\"read-only\" or a non-empty array of methods like \"GET\"", methods);
+			return fail_type(ps, sub, "\"read-only\" or an array of methods like \"GET\" ([]: every method)", methods);
 		}
 		i = 0;
 		for (cJSON *m = methods->child; m; m = m->next, i++) {
@@ -742,9 +759,9 @@ static int each_request_rule(Parser *ps, const char *path, cJSON *c)
 	}
 	path_key(sub, sizeof(sub), path, "paths");
 	if (paths) {
-		if (!cJSON_IsArray(paths) || !paths->child) {
+		if (!cJSON_IsArray(paths)) {
 			cJSON_Delete(o);
-			return fail_type(ps, sub, "a non-empty array of path prefixes like \"/api/\"", paths);
+			return fail_type(ps, sub, "an array of path prefixes like \"/api/\" ([]: every path)", paths);
 		}
 		i = 0;
 		for (cJSON *m = paths->child; m; m = m->next, i++) {

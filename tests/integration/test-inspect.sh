@@ -21,7 +21,7 @@ mkdir -p "$C"
 		-keyout "$C/ca.key" -out "$C/ca.pem" &&
 		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=api.test \
 			-keyout "$C/srv.key" -out "$C/srv.csr" &&
-		printf 'subjectAltName=DNS:api.test,DNS:other.test\n' >"$C/ext" &&
+		printf 'subjectAltName=DNS:api.test,DNS:other.test,DNS:git.test\n' >"$C/ext" &&
 		openssl x509 -req -in "$C/srv.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" -CAcreateserial -days 2 \
 			-extfile "$C/ext" -out "$C/srv.pem"
 } >/dev/null 2>&1 || skip_all "openssl cannot make certificates"
@@ -40,6 +40,8 @@ class H(http.server.BaseHTTPRequestHandler):
                   self.headers.get("Authorization"), self.headers.get("X-Api-Key"),
                   body.decode(errors="replace")))
         out = ("ok %s %s\n" % (self.command, self.path)).encode()
+        if self.path.startswith("/echo"):
+            out = ("echo %s %s\n" % (self.headers.get("Authorization"), self.headers.get("X-Api-Key"))).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(out)))
         self.end_headers()
@@ -81,15 +83,16 @@ printf '%s\n' "$FSECRET" >"$HOME/.secrets/key"
 cat >"$T/pol.json" <<EOF
 { "version": 1,
   "network": { "mode": "proxy",
-    "allow": ["api.test:$SP", "other.test:$SP", "api.test:$HP", "other.test:$HP"],
-    "hosts": { "api.test": "127.0.0.1", "other.test": "127.0.0.1" },
+    "allow": ["api.test:$SP", "other.test:$SP", "api.test:$HP", "other.test:$HP", "git.test:$SP"],
+    "hosts": { "api.test": "127.0.0.1", "other.test": "127.0.0.1", "git.test": "127.0.0.1" },
     "capture_ports": [$SP, $HP],
     "upstream_ca": ["$C/ca.pem"],
     "inspect": ["other.test"],
     "credentials": [
       { "host": "api.test", "env": "API_TOKEN", "from_env": "WARD_TEST_SECRET" },
       { "host": "api.test", "path": "/keyed", "env": "API_KEY", "from_file": "$HOME/.secrets/key",
-        "as": "header", "header": "X-Api-Key" } ],
+        "as": "header", "header": "X-Api-Key" },
+      { "preset": "git", "host": "git.test", "from_env": "WARD_TEST_SECRET" } ],
     "requests": [
       { "host": "api.test", "methods": "read-only" },
       { "host": "api.test", "methods": ["POST"], "paths": ["/upload"] },
@@ -152,6 +155,19 @@ check_eq "... and the body never reached it" "0" "$(seen "tls POST /upload auth=
 out=$(wr sh -c "curl -sS -H \"Authorization: Bearer \$API_TOKEN\" http://other.test:$HP/plain")
 check "the placeholder over plain HTTP is refused" grep -q "over verified TLS only" <<<"$out"
 check_eq "... and never reached the plain server" "0" "$(seen " /plain ")"
+
+out=$(wr sh -c "curl -sS -H \"Authorization: Bearer \$API_TOKEN\" $AU/echo")
+check "an answer that echoes the secret reaches the command masked" \
+	bash -c 'grep -q "^echo Bearer xxxxxxxx" <<<"$1" && ! grep -q -F "$2" <<<"$1"' _ "$out" "$SECRET"
+check_eq "... the server did get it" "1" "$(seen "tls GET /echo auth=Bearer $SECRET ")"
+
+# --- presets: git over HTTPS asks its credential helper -----------------------
+check_eq "git preset: the credential helper answers the placeholder" "password=ward-placeholder-" \
+	"$(wr sh -c 'printf "protocol=https\nhost=git.test\n\n" | git credential fill | grep ^password= | cut -c1-26')"
+wr sh -c "pw=\$(printf 'protocol=https\nhost=git.test\n\n' | git credential fill | sed -n 's/^password=//p');
+	curl -sS -u \"x-access-token:\$pw\" https://git.test:$SP/repo.git/info/refs" >/dev/null
+GB=$(printf 'x-access-token:%s' "$SECRET" | base64 -w0)
+check_eq "git preset: the server got Basic x-access-token:SECRET" "1" "$(seen "tls GET /repo.git/info/refs auth=Basic $GB ")"
 
 # --- the CA -----------------------------------------------------------------
 check "the bundle inside holds the run's CA and no private key" "${W[@]}" sh -c \
