@@ -110,26 +110,38 @@ check_eq "the command sees a placeholder in API_TOKEN" "ward-placeholder-" \
 check_eq "the run's CA bundle is what the certificate variables name" \
 	"/etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt" \
 	"$(wr sh -c 'echo $SSL_CERT_FILE $REQUESTS_CA_BUNDLE $NODE_EXTRA_CA_CERTS')"
-# The needle is rebuilt from its reverse inside, in a pipe: no file, no
-# argument, no variable of the view holds it (/proc is searched apart, every
-# process's environment and command line).
+# One pass over the whole view (it is large: /usr) looks for both secrets
+# and for PEM private keys. The needles are rebuilt from their reverses
+# inside, into a pipe: no file, argument or variable of the view holds
+# them. /proc is searched apart: every process's environment and command
+# line. A private key found must not be the run CA's (its public key is in
+# the bundle).
 cat >"$WS/scan.sh" <<'EOF'
-for v in REV FREV; do
-	n=$(python3 -c 'import os, sys; sys.stdout.write(os.environ[sys.argv[1]][::-1])' "$v" | wc -c)
-	[ "$n" -gt 20 ] || { echo "no needle"; exit 2; }
-	python3 -c 'import os, sys; sys.stdout.write(os.environ[sys.argv[1]][::-1])' "$v" |
-		grep -r -l -F -s -f - / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev && echo "HIT files $v"
-	python3 -c 'import os, sys; sys.stdout.write(os.environ[sys.argv[1]][::-1])' "$v" |
-		grep -l -F -s -f - /proc/[0-9]*/environ /proc/[0-9]*/cmdline && echo "HIT proc $v"
+needles() {
+	python3 -c 'import os, sys; sys.stdout.write(os.environ["REV"][::-1] + "\n" + os.environ["FREV"][::-1] + "\n")'
+}
+[ "$(needles | wc -c)" -gt 40 ] || { echo "no needle"; exit 2; }
+{ needles; echo "PRIVATE KEY-----"; } |
+	grep -r -l -F -s -f - / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev >/tmp/hits
+awk '/ward: this run/{f=1} f' /etc/ssl/certs/ca-certificates.crt | openssl x509 -noout -pubkey >/tmp/ca.pub
+[ -s /tmp/ca.pub ] || { echo "no CA in the bundle"; exit 2; }
+N=$(needles)
+grep -v -x -e /tmp/hits -e /tmp/ca.pub /tmp/hits | tr '\n' '\0' |
+	xargs -0 -r grep -l -F -s -f <(printf '%s\n' "$N") | sed 's/^/SECRET IN /'
+grep -v -x -e /tmp/hits -e /tmp/ca.pub /tmp/hits | tr '\n' '\0' |
+	xargs -0 -r grep -l -s -e "BEGIN EC PRIVATE KEY" -e "BEGIN PRIVATE KEY" | while read -r f; do
+	if openssl pkey -in "$f" -pubout 2>/dev/null | cmp -s - /tmp/ca.pub; then echo "CA KEY IN $f"; fi
 done
+unset N
+needles | grep -l -F -s -f - /proc/[0-9]*/environ /proc/[0-9]*/cmdline && echo "SECRET IN /proc"
 python3 -c '
 import os
 s = os.environ["REV"][::-1]
-print("HIT env" if any(s in v for v in os.environ.values()) else "env clean")'
-exit 0
+print("SECRET IN env" if any(s in v for v in os.environ.values()) else "env clean")'
+echo scanned
 EOF
-check_eq "a full grep of the view, /proc and the environment finds neither secret" "env clean" \
-	"$(wr sh "$WS/scan.sh")"
+check_eq "a full grep of the view, /proc and the environment finds neither secret nor the CA's key" \
+	"$(printf 'env clean\nscanned')" "$(wr bash "$WS/scan.sh")"
 check "the secret file is not visible inside" "${W[@]}" sh -c "! cat '$HOME/.secrets/key'"
 
 # --- the placeholder is swapped for its host only -------------------------
@@ -172,17 +184,6 @@ check_eq "git preset: the server got Basic x-access-token:SECRET" "1" "$(seen "t
 # --- the CA -----------------------------------------------------------------
 check "the bundle inside holds the run's CA and no private key" "${W[@]}" sh -c \
 	'grep -q "ward: this run.s CA" /etc/ssl/certs/ca-certificates.crt && ! grep -q "PRIVATE KEY" /etc/ssl/certs/ca-certificates.crt'
-cat >"$WS/keys.sh" <<'EOF'
-# The run CA's public key, then every PEM private key in the view: none of
-# them may be its private half.
-awk '/ward: this run/{f=1} f' /etc/ssl/certs/ca-certificates.crt | openssl x509 -noout -pubkey >/tmp/ca.pub || exit 2
-[ -s /tmp/ca.pub ] || exit 2
-grep -r -l -s "PRIVATE KEY-----" / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev | while read -r f; do
-	if openssl pkey -in "$f" -pubout 2>/dev/null | cmp -s - /tmp/ca.pub; then echo "CA KEY IN $f"; fi
-done
-echo scanned
-EOF
-check_eq "no file in the view holds the run CA's private key" "scanned" "$(wr sh "$WS/keys.sh")"
 check "the upstream is verified: without network.upstream_ca the test server's certificate is refused" \
 	bash -c "python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p[\"network\"][\"upstream_ca\"]=[]; json.dump(p, open(sys.argv[2],\"w\"))' '$T/pol.json' '$T/pol-noca.json' &&
 	'$WARD' run -p '$T/pol-noca.json' -- curl -sS $AU/noca 2>&1 | grep -q 'failed verification' && ! grep -q ' /noca ' '$T/requests.log'"
