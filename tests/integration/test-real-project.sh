@@ -101,7 +101,9 @@ if [ -n "$sid" ]; then
 	check "ward diff: the session lists the built library" grep -q 'libz\.a' <<<"$diff"
 	check "ward diff: ... and the generated Makefile" grep -q 'Makefile' <<<"$diff"
 	"$WARD" apply "$sid" >"$T/apply.log" 2>&1
-	check_eq "ward apply: succeeds" 0 "$?"
+	ast=$?
+	check_eq "ward apply: succeeds" 0 "$ast"
+	[ "$ast" -eq 0 ] || sed 's/^/# /' "$T/apply.log" | tail -20
 	check "ward apply: libz.a is in the host workspace" test -f "$T/cw/zlib/libz.a"
 	check "ward apply: the applied minigzip works on the host" \
 		bash -c "echo ward-cow | '$T/cw/zlib/minigzip' | '$T/cw/zlib/minigzip' -d | grep -q ward-cow"
