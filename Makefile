@@ -5,7 +5,8 @@ BUILD_DEPS := gcc pkg-config meson ninja-build libcjson-dev libcmocka-dev libssl
 	libseccomp-dev libc-ares-dev
 # What the integration tests, the demo and the benchmarks drive.
 TEST_DEPS := bubblewrap curl socat python3 openssl openssh-server openssh-client \
-	iproute2 netcat-openbsd tmux vim-tiny util-linux bsdutils passwd procps psmisc less
+	iproute2 netcat-openbsd tmux vim-tiny util-linux bsdutils passwd procps psmisc less \
+	podman runc
 
 # ward.exe: the cross compiler, and Wine for its tests. Only `make windows`
 # and `make windows-test` install them.

@@ -3,7 +3,10 @@
 # references: bare /bin/true and bubblewrap with an equivalent
 # configuration (read-only system dirs, writable workspace, fresh /dev,
 # /proc and /tmp, every namespace unshared, the fake home hidden).
-# Also ward without Landlock and seccomp (test switch), to price them.
+# Also ward without Landlock and seccomp (test switch), to price them, and
+# tier 1 (--tier 1: Landlock, seccomp and the wall check, no namespaces)
+# against bare /bin/true, and T1 without the wall check (test switch), to
+# price the check.
 #   bench/startup.sh [WARD] [REPETITIONS]
 set -euo pipefail
 WARD=${1:-build/ward}
@@ -55,6 +58,7 @@ bwrap_args+=(--dev /dev --proc /proc --tmpfs /tmp --tmpfs "$HOME" --bind "$T/ws"
 bwrap "${bwrap_args[@]}"
 "$WARD" run -- /bin/true
 WARD_TEST_NO_HARDENING=1 "$WARD" run -- /bin/true
+"$WARD" run --tier 1 -- /bin/true
 
 python3 - "$N" "$WARD" -- "${bwrap_args[@]}" <<'PY'
 import os, random, statistics, subprocess, sys, time
@@ -65,6 +69,8 @@ variants = {
     "bwrap": (["bwrap"] + bw, None),
     "ward (Landlock+seccomp)": ([ward, "run", "--", "/bin/true"], None),
     "ward (neither, test switch)": ([ward, "run", "--", "/bin/true"], {"WARD_TEST_NO_HARDENING": "1"}),
+    "ward --tier 1": ([ward, "run", "--tier", "1", "--", "/bin/true"], None),
+    "ward --tier 1 (no wall check)": ([ward, "run", "--tier", "1", "--", "/bin/true"], {"WARD_TEST_NO_WALLS": "1"}),
 }
 times = {k: [] for k in variants}
 base_env = dict(os.environ)
@@ -92,4 +98,8 @@ w, b, nh = med["ward (Landlock+seccomp)"], med["bwrap"], med["ward (neither, tes
 print(f"ratio ward/bwrap:                 {w / b:.3f}  (target <= 1.0)")
 print(f"Landlock+seccomp cost:            {w - nh:.3f} ms  (target < 0.3)")
 print(f"ward over bare exec:              {w - med['bare /bin/true']:.3f} ms")
+t1, bare = med["ward --tier 1"], med["bare /bin/true"]
+print(f"ratio T1/bare:                    {t1 / bare:.3f}  (target <= 2.0)")
+print(f"T1 over bare exec:                {t1 - bare:.3f} ms")
+print(f"the wall check (T1):              {t1 - med['ward --tier 1 (no wall check)']:.3f} ms  (target < 0.1)")
 PY

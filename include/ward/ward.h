@@ -178,8 +178,10 @@ WARD_PUBLIC int ward_run_add_env(ward_run *r, const char *name_or_assignment);
 WARD_PUBLIC int ward_run_set_timeout(ward_run *r, unsigned seconds);
 /* network.mode for this run only ("none" or "proxy"; NULL: the policy's). */
 WARD_PUBLIC int ward_run_set_network(ward_run *r, const char *mode);
-/* The tier: 2 (the default, full isolation) or 0 (no isolation, never
- * implied). Others: -EINVAL now, or the run refuses them if not built. */
+/* The tier: 2 (the default, full isolation), 1 (Landlock and seccomp
+ * without namespaces, docs/tiers.md) or 0 (no isolation); 1 and 0 are never
+ * implied. Unset: the policy's "tier", else 2. Others: -EINVAL now, or the
+ * run refuses them if not built. */
 WARD_PUBLIC int ward_run_set_tier(ward_run *r, int tier);
 /* Refuse to run when a protection is degraded (`ward run --strict`). */
 WARD_PUBLIC int ward_run_set_strict(ward_run *r, bool strict);

@@ -14,12 +14,14 @@
 #include "cli/commands.h"
 #include "common/cleanup.h"
 #include "common/log.h"
+#include "linux/landlock.h"
 #include "probe/probe.h"
+#include "probe/tiers.h"
 #include "ward/ward.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: ward probe [--json] [--quick]\n\n"
+	fprintf(f, "Usage: ward probe [--json] [--quick] [--tier N] [--table]\n\n"
 		   "Show what this kernel offers to ward (user, mount, pid, net, ipc and uts\n"
 		   "namespaces; overlayfs in a user namespace; the Landlock ABI and its features;\n"
 		   "seccomp and whether ward's filter is in force; cgroup v2 delegation) and the\n"
@@ -27,6 +29,10 @@ static void usage(FILE *f)
 		   "  --json    print one JSON object instead of the table\n"
 		   "  --quick   read sysctls and /proc only, as 'ward run' does; do not try\n"
 		   "            namespaces in test children\n"
+		   "  --tier N  list what tier N (0, 1 or 2) holds here instead of the tier\n"
+		   "            this host gets\n"
+		   "  --table   print the table of every tier's guarantees (docs/tiers.md)\n"
+		   "            and exit\n"
 		   "  -h, --help  show this help\n");
 }
 
@@ -55,6 +61,14 @@ static void print_table(const WardFeatures *f, int tier)
 	printf("%-24s %s\n", "ipc namespace", yn(f->ipcns));
 	printf("%-24s %s\n", "uts namespace", yn(f->utsns));
 	printf("%-24s %s\n", "overlayfs in userns", yn(f->overlay_userns));
+	if (f->full && f->userns)
+		printf("%-24s %s%s%s%s%s\n", "tier-2 first steps",
+		       f->t2_steps ? "work (tried in a test child)" : "fail at ",
+		       f->t2_steps ? "" : f->t2_step, f->t2_steps ? "" : ": ",
+		       f->t2_steps ? "" : strerror(f->t2_errno),
+		       f->clone3_enosys ? "; clone3 gives ENOSYS, clone is used"
+		       : f->hostname_blocked ? "; sethostname is blocked (cosmetic: skipped)"
+					     : "");
 	if (f->landlock_abi > 0)
 		printf("%-24s ABI %d (%s)\n", "landlock", f->landlock_abi, feats);
 	else
@@ -92,6 +106,33 @@ static void print_table(const WardFeatures *f, int tier)
 	printf("%-24s T%d%s\n", "tier", tier, f->full ? "" : " (quick probe)");
 }
 
+/* What @tier holds on this host (its Landlock ABI), one line each. */
+static void print_facts(const WardFeatures *f, int tier)
+{
+	const char *const *ll;
+	size_t n;
+
+	printf("\nWhat tier %d holds here (docs/tiers.md):\n", tier);
+	for (size_t i = 0; i < tier_guarantees(); i++) {
+		TierFact t;
+
+		if (tier_fact(tier, f->landlock_abi, i, &t) < 0)
+			continue;
+		printf("  %-36s %-9s %s\n", t.name, tier_hold_to_string(t.hold), t.how);
+	}
+	if (f->landlock_abi > 0 && f->landlock_abi < 10) {
+		ll = probe_landlock_features(10, &n);
+		printf("\nLandlock ABI %d lacks:\n", f->landlock_abi);
+		for (int a = f->landlock_abi + 1; a <= 10 && (size_t)a <= n; a++) {
+			const char *why = a == 8 ? "thread sync: not needed, ward's child is single-threaded"
+					  : a == 9 ? landlock_missing_reason("landlock-unix-path")
+					  : a == 10 ? landlock_missing_reason("landlock-udp")
+						    : NULL;
+			printf("  ABI %-2d %-10s %s\n", a, ll[a - 1], why ? why : "");
+		}
+	}
+}
+
 static int print_json(const WardFeatures *f, int tier)
 {
 	_cleanup_free_ char *text = NULL;
@@ -116,6 +157,16 @@ static int print_json(const WardFeatures *f, int tier)
 	if (f->userns_reason[0])
 		cJSON_AddStringToObject(ns, "user_reason", f->userns_reason);
 	cJSON_AddBoolToObject(o, "overlay_userns", f->overlay_userns);
+	if (f->full) {
+		cJSON *st = cJSON_AddObjectToObject(o, "t2_steps");
+		cJSON_AddBoolToObject(st, "ok", f->t2_steps);
+		if (!f->t2_steps && f->t2_step[0]) {
+			cJSON_AddStringToObject(st, "step", f->t2_step);
+			cJSON_AddStringToObject(st, "error", strerror(f->t2_errno));
+		}
+		cJSON_AddBoolToObject(st, "clone3_enosys", f->clone3_enosys);
+		cJSON_AddBoolToObject(st, "hostname_blocked", f->hostname_blocked);
+	}
 	cJSON_AddNumberToObject(ll, "abi", f->landlock_abi);
 	if (f->landlock_abi == 0)
 		cJSON_AddStringToObject(ll, "error",
@@ -141,6 +192,28 @@ static int print_json(const WardFeatures *f, int tier)
 	cJSON_AddBoolToObject(o, "user_shares", f->user_shares);
 	cJSON_AddBoolToObject(o, "full", f->full);
 	cJSON_AddNumberToObject(o, "tier", tier);
+	cJSON *g = cJSON_AddArrayToObject(o, "guarantees");
+	for (size_t i = 0; g && i < tier_guarantees(); i++) {
+		TierFact t;
+		cJSON *e;
+
+		if (tier_fact(tier, f->landlock_abi, i, &t) < 0 || !(e = cJSON_CreateObject()))
+			continue;
+		cJSON_AddStringToObject(e, "id", t.id);
+		cJSON_AddStringToObject(e, "hold", tier_hold_to_string(t.hold));
+		cJSON_AddStringToObject(e, "how", t.how);
+		cJSON_AddItemToArray(g, e);
+	}
+	cJSON *miss = cJSON_AddArrayToObject(ll, "missing");
+	static const char *const newer[] = { "landlock-unix-path", "landlock-udp" };
+	for (int a = 9; miss && a <= 10; a++)
+		if (f->landlock_abi > 0 && f->landlock_abi < a) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "abi", a);
+			cJSON_AddStringToObject(e, "feature", newer[a - 9]);
+			cJSON_AddStringToObject(e, "why", landlock_missing_reason(newer[a - 9]));
+			cJSON_AddItemToArray(miss, e);
+		}
 
 	text = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -155,10 +228,12 @@ oom:
 
 int cmd_probe(int argc, char **argv)
 {
-	enum { OPT_JSON = 1, OPT_QUICK, OPT_HELP };
+	enum { OPT_JSON = 1, OPT_QUICK, OPT_TIER, OPT_TABLE, OPT_HELP };
 	static const CliOption opts[] = {
 		{ "json", 0, CLI_ARG_NONE, OPT_JSON },
 		{ "quick", 0, CLI_ARG_NONE, OPT_QUICK },
+		{ "tier", 0, CLI_ARG_REQUIRED, OPT_TIER },
+		{ "table", 0, CLI_ARG_NONE, OPT_TABLE },
 		{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
 		{},
 	};
@@ -166,7 +241,7 @@ int cmd_probe(int argc, char **argv)
 	_cleanup_free_ char *err = NULL;
 	bool json = false, quick = false;
 	WardFeatures f;
-	int r, tier;
+	int r, tier, show_tier = -1;
 
 	r = cli_parse_options(opts, CLI_PARSE_INTERLEAVED, argc, argv, &a, &err);
 	if (r == -ENOMEM)
@@ -184,6 +259,21 @@ int cmd_probe(int argc, char **argv)
 		case OPT_QUICK:
 			quick = true;
 			break;
+		case OPT_TIER:
+			if (strlen(a.opts[i].value) != 1 || a.opts[i].value[0] < '0' ||
+			    a.opts[i].value[0] > '2') {
+				log_error("probe: --tier: expected 0, 1 or 2, got '%s'", a.opts[i].value);
+				return WARD_EXIT_USAGE;
+			}
+			show_tier = a.opts[i].value[0] - '0';
+			break;
+		case OPT_TABLE: {
+			_cleanup_free_ char *t = tier_table_markdown();
+			if (!t)
+				return log_error("Out of memory"), WARD_EXIT_SETUP;
+			fputs(t, stdout);
+			return 0;
+		}
 		case OPT_HELP:
 			usage(stdout);
 			return 0;
@@ -199,9 +289,11 @@ int cmd_probe(int argc, char **argv)
 		return log_error_errno(r, "Failed to probe the kernel: %m"), WARD_EXIT_SETUP;
 	tier = probe_best_tier(&f);
 	if (json)
-		r = print_json(&f, tier);
-	else
+		r = print_json(&f, show_tier >= 0 ? show_tier : tier);
+	else {
 		print_table(&f, tier);
+		print_facts(&f, show_tier >= 0 ? show_tier : tier);
+	}
 	if (r < 0)
 		return log_error_errno(r, "Failed to format the result: %m"), WARD_EXIT_SETUP;
 	if (!json && (tier < 2 || f.landlock_abi == 0 || !f.seccomp_filter))

@@ -15,6 +15,7 @@ static const struct {
 } commands[] = {
 	{ "run", cmd_run, "run a command in the sandbox" },
 	{ "probe", cmd_probe, "show what this kernel can enforce" },
+	{ "setup", cmd_setup, "install host support (setup apparmor)" },
 	{ "policy", cmd_policy, "check or show a policy" },
 	{ "session", cmd_session, "create a session (session new)" },
 	{ "sessions", cmd_sessions, "list sessions" },

@@ -16,8 +16,11 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/log.h"
 #include "linux/quarantine.h"
 #include "linux/sandbox.h"
+#include "probe/probe-steps.h"
 #include "probe/probe.h"
 #include "run/backend.h"
 
@@ -31,9 +34,51 @@ struct BackendPlan {
 /* Exported for the table in run/backends.c. */
 extern const Backend backend_linux_t2;
 
+/* Fail closed, and early: without user namespaces tier 2 cannot start,
+ * and nothing weaker is chosen silently; the refusal names --tier 1 where
+ * this host can run it. */
 static int t2_probe(WardError *reterr)
 {
-	return 0; /* the plan and clone say what is missing, with hints */
+	_cleanup_free_ char *state = NULL;
+	char why[256];
+	WardFeatures f;
+	ProbeSteps ps;
+	int r, pr;
+
+	if (probe_userns_blocked(why, sizeof(why))) {
+		r = ward_error_set(reterr, "tier", EPERM,
+				   "Tier 2 is not available here (user namespaces: %s); refusing to "
+				   "run. Nothing weaker is chosen without being asked for",
+				   why);
+		if (probe_features(&f, false) >= 0)
+			probe_explain_missing(&f);
+		return r;
+	}
+	/* The steps a run takes, tried once per boot and configuration in a
+	 * test child (probe-steps.h): a masked /proc or a blocked id map
+	 * fails here with its own fix, not deep in the setup. */
+	if (ward_state_dir(&state) < 0)
+		return 0; /* the run's own setup names the problem */
+	pr = probe_steps_cached(state, &ps);
+	if (pr >= 0 && ps.ok && ps.hostname_failed)
+		log_info("sethostname is refused here (a container's seccomp profile): the sandbox "
+			 "keeps the host's name, which is cosmetic");
+	if (pr >= 0 && ps.ok && ps.clone3_enosys)
+		log_info("clone3 answers ENOSYS here (a container's seccomp profile): the sandbox is "
+			 "made with clone instead");
+	if (pr < 0 || ps.ok)
+		return 0;
+	r = ward_error_set(reterr, "tier", ps.error ? ps.error : EPERM,
+			   "Tier 2 is not available here: its step '%s' fails; refusing to run. "
+			   "Nothing weaker is chosen without being asked for",
+			   ps.step);
+	log_hint("%s.", probe_steps_hint(&ps));
+	if (probe_features(&f, false) >= 0 && f.landlock_abi >= 1 && f.seccomp)
+		log_hint("'ward run --tier 1' runs here without namespaces (Landlock ABI %d and "
+			 "seccomp): it accepts a weaker sandbox explicitly; docs/tiers.md and 'ward "
+			 "probe' list what tier 1 does not hold.",
+			 f.landlock_abi);
+	return r;
 }
 
 static int t2_plan(const BackendInput *in, BackendPlan **ret, WardError *reterr)
@@ -96,6 +141,7 @@ static int t2_acquire(BackendPlan *p, WardError *reterr)
 		.hardening = in->hardening,
 		.test_leak_dir = in->test_leak_dir,
 		.test_no_masks = in->test_no_masks,
+		.test_no_walls = in->test_no_walls,
 		.audit = in->audit,
 		.has_proxy_report = in->proxy_report_fd >= 0,
 		.proxy_report_fd = in->proxy_report_fd,

@@ -1,7 +1,7 @@
 /* Landlock: the filesystem policy as a second wall, plus TCP ports and
  * scopes where the kernel's ABI has them. The ABI handling is a table (the
  * kernel's samples/landlock/sandboxer.c fallthrough switch turned into data):
- * ward targets ABI 7, uses min(kernel, target) and never asks for a right the
+ * ward targets ABI 10, uses min(kernel, target) and never asks for a right the
  * effective ABI lacks, so an old kernel yields a weaker but valid ruleset and
  * the difference is named in landlock_plan_degraded(). */
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include "linux/landlock.h"
 #include "linux/syscall-wrappers.h"
 
-#define LANDLOCK_TARGET_ABI 7
+#define LANDLOCK_TARGET_ABI 10
 
 /* clang-format off */
 #define LL_FS_V1 (WARD_LL_FS_EXECUTE | WARD_LL_FS_WRITE_FILE | WARD_LL_FS_READ_FILE |             \
@@ -29,7 +29,7 @@
 /* Rights that make sense on a non-directory; the kernel refuses the others
  * in a rule whose parent_fd is a file (sandboxer.c ACCESS_FILE). */
 #define LL_FS_FILE (WARD_LL_FS_EXECUTE | WARD_LL_FS_WRITE_FILE | WARD_LL_FS_READ_FILE |            \
-		    WARD_LL_FS_TRUNCATE | WARD_LL_FS_IOCTL_DEV)
+		    WARD_LL_FS_TRUNCATE | WARD_LL_FS_IOCTL_DEV | WARD_LL_FS_RESOLVE_UNIX)
 
 /* What each ABI adds. Index i describes ABI i+1. */
 static const LandlockAbiRights abi_adds[LANDLOCK_TARGET_ABI] = {
@@ -45,14 +45,33 @@ static const LandlockAbiRights abi_adds[LANDLOCK_TARGET_ABI] = {
 	 * execve are, so the kernel audit log gets them (new exec: on). */
 	{ .restrict_flags = WARD_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF |
 			    WARD_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON },
+	/* 8: thread synchronisation (TSYNC). The child that restricts
+	 * itself has one thread, so nothing here uses it. */
+	{ 0 },
+	/* 9: pathname UNIX sockets: connect() needs RESOLVE_UNIX on the
+	 * socket file, which closes "a host process listening on a socket in
+	 * the workspace is reachable from inside" (only the private /tmp
+	 * grants it, see class_rights). */
+	{ .fs = WARD_LL_FS_RESOLVE_UNIX },
+	/* 10: UDP bind and connect/sendto by port. */
+	{ .net = WARD_LL_NET_BIND_UDP | WARD_LL_NET_CONNECT_UDP },
 };
+
+#define LL_NET_TCP (WARD_LL_NET_BIND_TCP | WARD_LL_NET_CONNECT_TCP)
+#define LL_NET_UDP (WARD_LL_NET_BIND_UDP | WARD_LL_NET_CONNECT_UDP)
 
 /* Rights per class, before masking with what the ABI handles. */
 static const uint64_t class_rights[_LANDLOCK_CLASS_MAX] = {
 	[LANDLOCK_CLASS_READ] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR,
 	[LANDLOCK_CLASS_LIST] = WARD_LL_FS_READ_DIR,
 	[LANDLOCK_CLASS_READ_EXEC] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR | WARD_LL_FS_EXECUTE,
-	[LANDLOCK_CLASS_READ_WRITE] = UINT64_MAX,
+	/* Writable, but no connecting to a socket found there (ABI 9): a
+	 * host process may listen on one in the workspace or a writable
+	 * cache, and reaching it is reaching outside. */
+	[LANDLOCK_CLASS_READ_WRITE] = UINT64_MAX & ~WARD_LL_FS_RESOLVE_UNIX,
+	/* The sandbox's private /tmp (T2) or TMPDIR (T1): every socket in it
+	 * was made by the run itself. */
+	[LANDLOCK_CLASS_PRIVATE] = UINT64_MAX,
 	[LANDLOCK_CLASS_DEVICE] = WARD_LL_FS_READ_FILE | WARD_LL_FS_READ_DIR | WARD_LL_FS_WRITE_FILE |
 				  WARD_LL_FS_TRUNCATE | WARD_LL_FS_IOCTL_DEV,
 	/* A process writes its own /proc/<pid> entries (oom_score_adj,
@@ -70,6 +89,7 @@ static const char *const class_names[_LANDLOCK_CLASS_MAX] = {
 	[LANDLOCK_CLASS_READ_WRITE] = "read_write",
 	[LANDLOCK_CLASS_DEVICE] = "device",
 	[LANDLOCK_CLASS_PROC] = "proc",
+	[LANDLOCK_CLASS_PRIVATE] = "private",
 };
 /* clang-format on */
 
@@ -91,6 +111,7 @@ struct LandlockPlan {
 	bool stdio_rules;
 	char **degraded;
 	char **enforced;
+	char **missing;
 };
 
 int landlock_abi_rights(int abi, LandlockAbiRights *ret)
@@ -147,6 +168,7 @@ LandlockPlan *landlock_plan_free(LandlockPlan *plan)
 	free(plan->bind_ports);
 	strv_free(plan->degraded);
 	strv_free(plan->enforced);
+	strv_free(plan->missing);
 	free(plan);
 	return NULL;
 }
@@ -166,8 +188,11 @@ static int copy_ports(const uint16_t *src, size_t n, uint16_t **ret, size_t *ret
 }
 
 /* Name what the effective ABI gives and what it lacks relative to ward's
- * target, so the start audit event and `ward probe` can say so. */
-static int plan_describe(LandlockPlan *p, bool restrict_tcp)
+ * target, so the start audit event and `ward probe` can say so. A feature
+ * whose absence another wall covers (or that closes a gap ward has always
+ * documented) goes to "missing", not "degraded": --strict refuses only
+ * what the tier promises and this kernel cannot hold. */
+static int plan_describe(LandlockPlan *p, const LandlockRequest *req)
 {
 	/* clang-format off */
 	static const struct {
@@ -175,36 +200,42 @@ static int plan_describe(LandlockPlan *p, bool restrict_tcp)
 		const char *enforced;
 		const char *enforced2;
 		const char *degraded;
-		bool tcp_only;
+		int only;      /* 1: only with restrict_tcp, 2: only with restrict_udp */
+		bool missing;  /* absent: listed in missing, not degraded */
 	} features[] = {
-		{ 1, "landlock-fs", NULL, "landlock", false },
-		{ 2, "landlock-refer", NULL, "landlock-refer", false },
-		{ 3, "landlock-truncate", NULL, "landlock-truncate", false },
-		{ 4, "landlock-net", NULL, "landlock-net", true },
-		{ 5, "landlock-ioctl-dev", NULL, "landlock-ioctl-dev", false },
-		{ 6, "landlock-scope-abstract-unix", "landlock-scope-signal", "landlock-scope", false },
+		{ 1, "landlock-fs", NULL, "landlock", 0, false },
+		{ 2, "landlock-refer", NULL, "landlock-refer", 0, false },
+		{ 3, "landlock-truncate", NULL, "landlock-truncate", 0, false },
+		{ 4, "landlock-net", NULL, "landlock-net", 1, false },
+		{ 5, "landlock-ioctl-dev", NULL, "landlock-ioctl-dev", 0, false },
+		{ 6, "landlock-scope-abstract-unix", "landlock-scope-signal", "landlock-scope", 0, false },
+		{ 9, "landlock-unix-path", NULL, "landlock-unix-path", 0, true },
+		{ 10, "landlock-udp", NULL, "landlock-udp", 2, true },
 	};
 	/* clang-format on */
 	int r;
 
-	/* Both lists exist (possibly empty) so callers can iterate blindly. */
+	/* The lists exist (possibly empty) so callers can iterate blindly. */
 	p->degraded = calloc(1, sizeof(char *));
 	p->enforced = calloc(1, sizeof(char *));
-	if (!p->degraded || !p->enforced)
+	p->missing = calloc(1, sizeof(char *));
+	if (!p->degraded || !p->enforced || !p->missing)
 		return -ENOMEM;
 
 	if (p->abi == 0)
 		return strv_extend(&p->degraded, "landlock");
 
 	for (size_t i = 0; i < ELEMENTSOF(features); i++) {
-		if (features[i].tcp_only && !restrict_tcp)
+		if ((features[i].only == 1 && !req->restrict_tcp) ||
+		    (features[i].only == 2 && !req->restrict_udp))
 			continue;
 		if (p->abi >= features[i].abi) {
 			r = strv_extend(&p->enforced, features[i].enforced);
 			if (r >= 0 && features[i].enforced2)
 				r = strv_extend(&p->enforced, features[i].enforced2);
 		} else
-			r = strv_extend(&p->degraded, features[i].degraded);
+			r = strv_extend(features[i].missing ? &p->missing : &p->degraded,
+					features[i].degraded);
 		if (r < 0)
 			return r;
 	}
@@ -232,7 +263,9 @@ int landlock_plan_new_for_abi(const LandlockRequest *req, int kernel_abi, Landlo
 		if (r < 0)
 			return r;
 		if (!req->restrict_tcp)
-			p->rights.net = 0;
+			p->rights.net &= ~LL_NET_TCP;
+		if (!req->restrict_udp)
+			p->rights.net &= ~LL_NET_UDP;
 	} else
 		p->kernel_errno = kernel_abi < 0 ? -kernel_abi : EOPNOTSUPP;
 
@@ -255,7 +288,7 @@ int landlock_plan_new_for_abi(const LandlockRequest *req, int kernel_abi, Landlo
 		p->n_rules++;
 	}
 
-	if (p->rights.net) {
+	if (p->rights.net & LL_NET_TCP) {
 		r = copy_ports(req->tcp_connect_ports, req->n_tcp_connect_ports, &p->connect_ports,
 			       &p->n_connect_ports);
 		if (r < 0)
@@ -266,7 +299,7 @@ int landlock_plan_new_for_abi(const LandlockRequest *req, int kernel_abi, Landlo
 			return r;
 	}
 
-	r = plan_describe(p, req->restrict_tcp);
+	r = plan_describe(p, req);
 	if (r < 0)
 		return r;
 
@@ -297,6 +330,24 @@ char *const *landlock_plan_degraded(const LandlockPlan *plan)
 char *const *landlock_plan_enforced(const LandlockPlan *plan)
 {
 	return plan ? plan->enforced : NULL;
+}
+
+char *const *landlock_plan_missing(const LandlockPlan *plan)
+{
+	return plan ? plan->missing : NULL;
+}
+
+const char *landlock_missing_reason(const char *name)
+{
+	if (!name)
+		return NULL;
+	if (strcmp(name, "landlock-unix-path") == 0)
+		return "ABI 9 (pathname UNIX sockets) is missing: a process outside the sandbox that "
+		       "listens on a socket in a path the run can reach (the workspace) can be "
+		       "connected to from inside; at T1 seccomp refuses socket(AF_UNIX) instead";
+	if (strcmp(name, "landlock-udp") == 0)
+		return "ABI 10 (UDP ports) is missing: at T1 seccomp refuses UDP sockets instead";
+	return NULL;
 }
 
 /* Child side from here on: syscalls and the stack only. */
@@ -444,7 +495,7 @@ int landlock_plan_apply(const LandlockPlan *plan)
 		(void)close(cache.fd);
 	if (r >= 0 && plan->stdio_rules)
 		add_stdio_rules(fd, plan->rights.fs);
-	if (r >= 0 && plan->rights.net) {
+	if (r >= 0 && (plan->rights.net & LL_NET_TCP)) {
 		r = add_port_rules(fd, plan->connect_ports, plan->n_connect_ports,
 				   WARD_LL_NET_CONNECT_TCP);
 		if (r >= 0)

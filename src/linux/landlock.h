@@ -18,6 +18,9 @@ typedef enum LandlockClass {
 	                             * never exec, never create. docs/hardening.md */
 	LANDLOCK_CLASS_LIST,        /* list directories only (the root: `ls /`); no file
 	                             * is readable through it */
+	LANDLOCK_CLASS_PRIVATE,     /* read_write plus connecting to the UNIX sockets in it
+	                             * (ABI 9): only for a directory that is the run's own
+	                             * (the private /tmp, T1's TMPDIR) */
 	_LANDLOCK_CLASS_MAX,
 	_LANDLOCK_CLASS_INVALID = -22,
 } LandlockClass;
@@ -37,7 +40,8 @@ typedef struct LandlockRequest {
 	const uint16_t *tcp_bind_ports;     /* allowed bind ports; see docs/hardening.md */
 	size_t n_tcp_bind_ports;
 	bool restrict_tcp;                  /* handle TCP bind/connect at all */
-	int target_abi;                     /* 0: the built-in target (7) */
+	bool restrict_udp;                  /* handle UDP (ABI 10): no UDP port is allowed */
+	int target_abi;                     /* 0: the built-in target (10) */
 	/* By default the files behind fds 0-2 at apply time (a host file or
 	 * terminal the caller redirected to) get a rule of their own, with the
 	 * rights their open mode already gives, so that reopening them through
@@ -45,11 +49,11 @@ typedef struct LandlockRequest {
 	bool no_stdio_rules;
 } LandlockRequest;
 
-/* The rights each ABI adds, cumulated up to @abi (1..7); the table behind
- * every other function here. -EINVAL for abi < 1; abi > 7 is clamped. */
+/* The rights each ABI adds, cumulated up to @abi (1..10); the table behind
+ * every other function here. -EINVAL for abi < 1; abi > 10 is clamped. */
 typedef struct LandlockAbiRights {
 	uint64_t fs;             /* handled filesystem rights */
-	uint64_t net;            /* handled TCP rights (ABI 4) */
+	uint64_t net;            /* handled TCP rights (ABI 4), UDP rights (ABI 10) */
 	uint64_t scoped;         /* scopes (ABI 6) */
 	uint32_t restrict_flags; /* landlock_restrict_self flags ward sets (ABI 7) */
 } LandlockAbiRights;
@@ -80,6 +84,13 @@ char *const *landlock_plan_degraded(const LandlockPlan *plan);
  * "landlock-truncate", "landlock-ioctl-dev", "landlock-net",
  * "landlock-scope-abstract-unix", "landlock-scope-signal"). Owned by plan. */
 char *const *landlock_plan_enforced(const LandlockPlan *plan);
+/* Newer features this kernel lacks whose absence is not a degradation of
+ * the tier (another wall covers it, or it closes a documented gap):
+ * "landlock-unix-path" (ABI 9), "landlock-udp" (ABI 10). Owned by plan. */
+char *const *landlock_plan_missing(const LandlockPlan *plan);
+/* Why a name from landlock_plan_missing() matters, one sentence; NULL if
+ * unknown. */
+const char *landlock_missing_reason(const char *name);
 /* Child side: create the ruleset, add rules (missing paths are skipped),
  * restrict self. Requires no_new_privs. Async-signal-safe, no allocation. */
 int landlock_plan_apply(const LandlockPlan *plan);

@@ -763,7 +763,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	snprintf(buf, sizeof(buf), "mode=1777,size=%llum",
 		 (unsigned long long)limits_tmpfs_mb(pol, false));
 	if ((r = add_spec(&b, MOUNT_TMPFS, NULL, "/tmp", buf, false)) < 0 ||
-	    (r = add_rule(&b, "/tmp", LANDLOCK_CLASS_READ_WRITE)) < 0)
+	    (r = add_rule(&b, "/tmp", LANDLOCK_CLASS_PRIVATE)) < 0)
 		goto fail;
 
 	/* /dev/shm: limits.shm_mb, within limits.memory_mb like /tmp. */
@@ -791,7 +791,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	    (r = add_spec(&b, MOUNT_SYMLINK, "/proc/self/fd/1", "/dev/stdout", NULL, false)) < 0 ||
 	    (r = add_spec(&b, MOUNT_SYMLINK, "/proc/self/fd/2", "/dev/stderr", NULL, false)) < 0 ||
 	    (r = add_rule(&b, "/dev", LANDLOCK_CLASS_DEVICE)) < 0 ||
-	    (r = add_rule(&b, "/dev/shm", LANDLOCK_CLASS_READ_WRITE)) < 0)
+	    (r = add_rule(&b, "/dev/shm", LANDLOCK_CLASS_PRIVATE)) < 0)
 		goto fail;
 
 	/* A fresh /proc for the new pid namespace, with the knobs that affect

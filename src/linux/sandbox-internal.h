@@ -23,10 +23,12 @@
 #include "linux/sandbox.h"
 #include "linux/seccomp-filter.h"
 #include "linux/stdio-relay.h"
+#include "linux/walls.h"
 #include "linux/workspace-scan.h"
 
 struct SandboxPlan {
 	MountPlan mounts;
+	WallsPlan walls;     /* tried by init right before it starts the command */
 	RootScan *root_scan; /* uid 0: the /sys and /proc scan, until joined */
 	LandlockPlan *landlock;
 	SeccompProgram *seccomp;
@@ -57,7 +59,7 @@ struct SandboxPlan {
 	char **protected;             /* fs.protected + where git configs point (git-exec-paths.h) */
 	pid_t parent_pid;        /* ward dies with it; 0: not watched */
 	/* What the protection lists depend on besides the parts above. */
-	bool hardening, cow, test_leak_dir, test_no_masks;
+	bool hardening, cow, test_leak_dir, test_no_masks, test_no_walls;
 	bool root_view;          /* uid 0: root-view.h */
 	bool root_idmapped;      /* every system bind idmapped (predicted until acquired) */
 	char **enforced, **degraded;

@@ -60,6 +60,10 @@ int sandbox_plan_list_protections(SandboxPlan *plan)
 		return -ENOMEM;
 	if (plan->test_no_masks && add_name(&deg, "test-switch-no-masks") < 0)
 		return -ENOMEM;
+	if (plan->test_no_walls && add_name(&deg, "test-switch-no-walls") < 0)
+		return -ENOMEM;
+	if (!plan->test_no_walls && add_name(&enf, "walls-checked") < 0)
+		return -ENOMEM;
 	/* A denied path beneath a writable grant is kept out by the mount
 	 * masks alone (deny-split.h): say so. */
 	if (plan->hardening && plan->mounts.ll_unsplit &&
@@ -115,6 +119,17 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	plan->cow = opt->cow_upper != NULL;
 	plan->test_leak_dir = opt->test_leak_dir != NULL;
 	plan->test_no_masks = opt->test_no_masks;
+	/* The walls init tries before the command (walls.h): ward's state
+	 * dir is neither readable nor writable from inside, whatever the
+	 * policy says. No connect: at T2 the network wall is the namespace,
+	 * where every address may be ward's own listener (capture), so a
+	 * connect that succeeds proves nothing. */
+	r = walls_plan_init(&plan->walls, opt->state_dir, false, NULL, 0);
+	if (r < 0)
+		FAIL(r, SANDBOX_STEP_PLAN, "the state directory's path is too long");
+	plan->test_no_walls = opt->test_no_walls;
+	if (opt->test_no_walls)
+		plan->walls = (WallsPlan){};
 	/* uid 0: the scan of /sys and /proc overlaps the rest of the plan. */
 	if (getuid() == 0)
 		plan->root_scan = root_view_scan_start();
@@ -378,6 +393,11 @@ cJSON *sandbox_plan_describe(const SandboxPlan *plan)
 
 	cJSON_AddItemToObject(o, "enforced", json_strv_array(plan->enforced));
 	cJSON_AddItemToObject(o, "degraded", json_strv_array(plan->degraded));
+	/* Newer Landlock features this kernel lacks (landlock.h): named, not
+	 * degraded. */
+	cJSON_AddItemToObject(o, "missing", json_strv_array(plan->landlock
+								   ? landlock_plan_missing(plan->landlock)
+								   : NULL));
 	cJSON_AddNumberToObject(o, "landlock_abi",
 				plan->landlock ? landlock_plan_abi(plan->landlock) : 0);
 	if (lim)

@@ -202,6 +202,18 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		.cgroup = cgfd >= 0 ? (uint64_t)cgfd : 0,
 	};
 	child = sys_clone3(&args);
+	/* containerd's default seccomp profile (and others) answer clone3
+	 * with ENOSYS, because a filter cannot read its flags in memory:
+	 * clone, as runtimes expect, with the pidfd in parent_tid's place
+	 * and the cgroup joined from here instead (limits_attach below). */
+	bool cloned_into_cgroup = cgfd >= 0;
+	if (child < 0 && errno == ENOSYS) {
+		cloned_into_cgroup = false;
+		child = (pid_t)syscall(SYS_clone,
+				       (unsigned long)(args.flags & ~(uint64_t)CLONE_INTO_CGROUP) |
+					       SIGCHLD,
+				       NULL, &pidfd, NULL, 0UL);
+	}
 	if (child == 0)
 		sandbox_init_main(plan, self_pidfd, &saved);
 	/* The child attached (or will attach) the idmapped trees. */
@@ -220,6 +232,12 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		return sandbox_error_set(reterr, SANDBOX_STEP_CLONE, e,
 					 "creating the user, mount, pid, net, ipc and uts namespaces");
 	}
+	/* After the clone fallback, the v2 cgroup is joined from here, before
+	 * the go byte below lets init start the command. */
+	int cgroup_err = 0;
+	if (cgfd >= 0 && !cloned_into_cgroup &&
+	    (cgroup_err = limits_attach(plan->limits, child)) < 0)
+		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
 	/* The after-run check, in a process of its own that outlives a
 	 * SIGKILL of ward (quarantine.h); init starts the command only once
 	 * it watches. Without it, nothing runs. */
@@ -249,10 +267,10 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
 	}
 
-	/* No limits_attach(): a v2 cgroup was joined by CLONE_INTO_CGROUP, and
-	 * init joins v1 cgroups itself before it forks the command
-	 * (limits_apply_child). Moving it from here as well would only pay a
-	 * second cgroup v1 migration (an RCU grace period) per run. */
+	/* No limits_attach() after clone3: a v2 cgroup was joined by
+	 * CLONE_INTO_CGROUP, and init joins v1 cgroups itself before it forks
+	 * the command (limits_apply_child). Moving it from here as well would
+	 * only pay a second cgroup v1 migration (an RCU grace period) per run. */
 
 	if (plan->n_listen > 0 && !parent_gone) {
 		int fds[NETNS_LISTENERS_MAX];
@@ -424,7 +442,11 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	bool got_status = have_status && (WIFEXITED(wstatus) || WIFSIGNALED(wstatus));
 
 	SetupReport rep;
-	if (relay_failed) {
+	if (cgroup_err < 0) {
+		set_setup_failure(&res, SANDBOX_STEP_LIMITS, -cgroup_err,
+				  "could not move the sandbox into the run's cgroup after the clone "
+				  "fallback; the command was not run");
+	} else if (relay_failed) {
 		set_setup_failure(&res, SANDBOX_STEP_STDIO, EAGAIN,
 				  "could not start the output relay; the command was killed");
 	} else if (res.timed_out) {

@@ -42,6 +42,10 @@ typedef enum SandboxStep {
 	SANDBOX_STEP_NO_NEW_PRIVS,    /* "no-new-privs" */
 	SANDBOX_STEP_LANDLOCK,        /* "landlock" (also building the rules) */
 	SANDBOX_STEP_SECCOMP,         /* "seccomp" (also compiling the filter) */
+	/* the wall check before execve (walls.h): a wall that did not hold */
+	SANDBOX_STEP_WALL_READ,       /* "wall-read" */
+	SANDBOX_STEP_WALL_WRITE,      /* "wall-write" */
+	SANDBOX_STEP_WALL_CONNECT,    /* "wall-connect" */
 	/* pid 1 after the table */
 	SANDBOX_STEP_NON_DUMPABLE,    /* "non-dumpable" */
 	SANDBOX_STEP_CLOSE_FDS,       /* "close-fds" */

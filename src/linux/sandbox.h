@@ -47,6 +47,7 @@ typedef struct SandboxOptions {
 	bool hardening;             /* Landlock + seccomp (off only by a test switch) */
 	const char *test_leak_dir;  /* test switch: bind this host dir with no Landlock rule */
 	bool test_no_masks;         /* test switch: no mask mounts over denied paths */
+	bool test_no_walls;         /* test switch: init does not try the walls */
 	AuditLog *audit;            /* for the proxy's net events; may be NULL */
 	/* The proxy writes its refusals (net/proxy-report.h) to this fd (the
 	 * write end of a non-blocking pipe the caller reads after the run). */

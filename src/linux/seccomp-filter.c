@@ -63,6 +63,22 @@ size_t seccomp_program_len(const SeccompProgram *p)
 	return p ? p->len : 0;
 }
 
+unsigned seccomp_options_index(const SeccompOptions *opt)
+{
+	return (opt->allow_nested_userns ? 1U : 0U) | (opt->allow_ptrace ? 2U : 0U) |
+	       (opt->tier1 ? 4U : 0U) | (opt->deny_unix_socket ? 8U : 0U);
+}
+
+void seccomp_options_from_index(unsigned i, SeccompOptions *ret)
+{
+	*ret = (SeccompOptions){
+		.allow_nested_userns = (i & 1U) != 0,
+		.allow_ptrace = (i & 2U) != 0,
+		.tier1 = (i & 4U) != 0,
+		.deny_unix_socket = (i & 8U) != 0,
+	};
+}
+
 int seccomp_program_load(const SeccompProgram *p)
 {
 	struct sock_fprog prog;
@@ -384,6 +400,47 @@ static int build_filter(const SeccompOptions *opt, scmp_filter_ctx *ret)
 				    ELEMENTSOF(socket_families));
 	if (r < 0)
 		return r;
+
+	/* Tier 1: no network namespace. UDP and raw IPv4/IPv6 sockets would
+	 * reach the host's network directly (Landlock before ABI 10 knows
+	 * only TCP). The type argument carries SOCK_CLOEXEC/SOCK_NONBLOCK in
+	 * its upper bits: compare the low four, the kernel's SOCK_TYPE_MASK. */
+	if (opt->tier1) {
+		static const uint64_t fams[] = { AF_INET, AF_INET6 };
+		static const uint64_t types[] = { SOCK_DGRAM, SOCK_RAW };
+
+		for (size_t f = 0; f < ELEMENTSOF(fams) && r >= 0; f++)
+			for (size_t t = 0; t < ELEMENTSOF(types) && r >= 0; t++)
+				r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+						     SCMP_A0_64(SCMP_CMP_EQ, fams[f]),
+						     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, types[t]));
+		if (r < 0)
+			return r;
+		/* No IPC namespace: the host user's SysV shared memory,
+		 * semaphores and message queues, and POSIX message queues
+		 * (whose names are not paths Landlock sees), are shared. */
+		static const char *const ipc[] = { "shmget", "shmat",	   "shmctl",
+						   "shmdt",  "semget",	   "semop",
+						   "semctl", "semtimedop", "msgget",
+						   "msgsnd", "msgrcv",	   "msgctl",
+						   "mq_open", "mq_unlink" };
+		for (size_t i = 0; i < ELEMENTSOF(ipc) && r >= 0; i++) {
+			int nr = seccomp_syscall_resolve_name(ipc[i]);
+			if (nr != __NR_SCMP_ERROR)
+				r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		}
+		if (r < 0)
+			return r;
+	}
+	/* Tier 1 without Landlock ABI 9: connect() to a pathname socket is
+	 * not checked by anything, so no AF_UNIX socket at all (a socketpair
+	 * reaches nothing outside and stays allowed). */
+	if (opt->deny_unix_socket) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
+				     SCMP_A0_64(SCMP_CMP_EQ, AF_UNIX));
+		if (r < 0)
+			return r;
+	}
 
 	*ret = TAKE_PTR(ctx);
 	return 0;

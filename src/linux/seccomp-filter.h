@@ -11,7 +11,21 @@ typedef struct SeccompProgram SeccompProgram;
 typedef struct SeccompOptions {
 	bool allow_nested_userns;   /* policy sandbox.allow_nested_sandbox */
 	bool allow_ptrace;          /* policy sandbox.allow_ptrace */
+	/* Tier 1 (no network or IPC namespace): UDP and raw IPv4/IPv6
+	 * sockets, SysV IPC and POSIX message queues are refused, since
+	 * nothing else keeps them from the host's network and IPC objects. */
+	bool tier1;
+	/* Tier 1 without Landlock ABI 9: socket(AF_UNIX) is refused, since
+	 * nothing else keeps a pathname socket's connect() from reaching any
+	 * host service the user can reach (socketpair stays allowed). */
+	bool deny_unix_socket;
 } SeccompOptions;
+
+/* How many option combinations there are, and the index of @opt among them
+ * (the prebuilt table's order). */
+#define SECCOMP_OPTION_COMBINATIONS 16
+unsigned seccomp_options_index(const SeccompOptions *opt);
+void seccomp_options_from_index(unsigned i, SeccompOptions *ret);
 
 /* The filter for @opt. Compiled at build time (seccomp-gen.c runs
  * seccomp_program_compile for every option combination), so a run does

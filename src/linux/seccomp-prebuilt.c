@@ -16,7 +16,7 @@ int seccomp_program_new(const SeccompOptions *opt, SeccompProgram **ret)
 	if (!opt || !ret)
 		return -EINVAL;
 #ifdef WARD_SECCOMP_PREBUILT
-	unsigned i = (opt->allow_nested_userns ? 1 : 0) | (opt->allow_ptrace ? 2 : 0);
+	unsigned i = seccomp_options_index(opt);
 	return seccomp_program_from_insns(seccomp_prebuilt[i].insns, seccomp_prebuilt[i].len, ret);
 #else
 	return seccomp_program_compile(opt, ret);

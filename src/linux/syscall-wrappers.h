@@ -62,10 +62,19 @@ enum {
 #define WARD_LL_FS_REFER (1ULL << 13)     /* ABI 2 */
 #define WARD_LL_FS_TRUNCATE (1ULL << 14)  /* ABI 3 */
 #define WARD_LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+/* ABI 9: connecting to a pathname UNIX socket needs this right on the
+ * socket file (LANDLOCK_ACCESS_FS_RESOLVE_UNIX). The value follows the
+ * upstream series; tests/unit/test-landlock.c checks it against
+ * <linux/landlock.h> wherever the installed headers define it. */
+#define WARD_LL_FS_RESOLVE_UNIX (1ULL << 16)
 
 /* Network rights (ABI 4). */
 #define WARD_LL_NET_BIND_TCP (1ULL << 0)
 #define WARD_LL_NET_CONNECT_TCP (1ULL << 1)
+/* ABI 10: UDP (bind; connect and sendto to a remote port). Values as the
+ * upstream series has them; checked like WARD_LL_FS_RESOLVE_UNIX. */
+#define WARD_LL_NET_BIND_UDP (1ULL << 2)
+#define WARD_LL_NET_CONNECT_UDP (1ULL << 3)
 
 /* Scopes (ABI 6). */
 #define WARD_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
@@ -75,6 +84,9 @@ enum {
 #define WARD_LL_RESTRICT_SELF_LOG_SAME_EXEC_OFF (1U << 0)
 #define WARD_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1)
 #define WARD_LL_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
+/* ABI 8: apply the domain to every thread of the process. ward's child
+ * is single-threaded when it restricts itself, so ward does not set it. */
+#define WARD_LL_RESTRICT_SELF_TSYNC (1U << 3)
 
 static inline int sys_landlock_create_ruleset(const WardLandlockRulesetAttr *attr, size_t size,
 					      uint32_t flags)

@@ -26,6 +26,7 @@
 #include "common/cleanup.h"
 #include "common/macro.h"
 #include "common/time-util.h"
+#include "linux/sandbox-step.h"
 #include "linux/tier0.h"
 #include "ward/ward.h"
 
@@ -101,6 +102,12 @@ static void kill_tree(pid_t cmd, bool *cmd_reaped, BackendResult *res)
 		 * reused. What is left of the tree reaches us as orphans. */
 		if (!*cmd_reaped)
 			(void)kill(cmd, SIGKILL);
+		/* No child left at all (the common end: the command exited and
+		 * started nothing that outlived it): done, without reading
+		 * every process of the machine in /proc. */
+		siginfo_t si = {};
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+			break;
 		(void)kill_own_children();
 		p = waitpid(-1, &status, 0);
 		if (p < 0 && errno == EINTR)
@@ -114,7 +121,26 @@ static void kill_tree(pid_t cmd, bool *cmd_reaped, BackendResult *res)
 	}
 }
 
-enum { FAIL_EXEC, FAIL_CHDIR, FAIL_STDIO };
+enum { FAIL_EXEC, FAIL_CHDIR, FAIL_STDIO, FAIL_CONFINE };
+
+/* What the child reports when it could not exec the command. */
+typedef struct ChildReport {
+	int what;       /* FAIL_* */
+	int err;        /* positive errno */
+	int step;       /* SandboxStep, for FAIL_CONFINE */
+	char detail[256];
+} ChildReport;
+
+_noreturn_ static void child_fail(int err_fd, int what, int step, const char *detail, int err,
+				  int code)
+{
+	ChildReport rep = { .what = what, .err = err, .step = step };
+
+	if (detail)
+		strncpy(rep.detail, detail, sizeof(rep.detail) - 1);
+	(void)!write(err_fd, &rep, sizeof(rep));
+	_exit(code);
+}
 
 /* Put the caller's descriptors on fds 0..2: first out of the way (a passed
  * fd may be 0..2 itself), then into place. Async-signal-safe. */
@@ -131,31 +157,35 @@ static int move_stdio(const int stdio[3])
 	return 0;
 }
 
-_noreturn_ static void child_exec(const BackendInput *in, const sigset_t *saved, int err_fd)
+_noreturn_ static void child_exec(const BackendInput *in, const Tier0Confine *c,
+				  const sigset_t *saved, int err_fd)
 {
-	int rep[2] = { FAIL_EXEC, 0 }; /* { what failed, errno } */
 	int r;
 
 	sigprocmask(SIG_SETMASK, saved, NULL);
-	if ((r = move_stdio(in->stdio)) < 0) {
-		rep[0] = FAIL_STDIO;
-		rep[1] = -r;
-		(void)!write(err_fd, rep, sizeof(rep));
-		_exit(WARD_EXIT_SETUP);
-	}
-	if (chdir(in->workspace) < 0) {
-		rep[0] = FAIL_CHDIR;
-		rep[1] = errno;
-		(void)!write(err_fd, rep, sizeof(rep));
-		_exit(WARD_EXIT_SETUP);
+	if ((r = move_stdio(in->stdio)) < 0)
+		child_fail(err_fd, FAIL_STDIO, 0, "the descriptors passed for fds 0-2", -r,
+			   WARD_EXIT_SETUP);
+	if (chdir(in->workspace) < 0)
+		child_fail(err_fd, FAIL_CHDIR, 0, in->workspace, errno, WARD_EXIT_SETUP);
+	if (c && c->confine) {
+		SandboxStep step = SANDBOX_STEP_INIT;
+		const char *detail = NULL;
+
+		if ((r = c->confine(c->data, &step, &detail)) < 0)
+			child_fail(err_fd, FAIL_CONFINE, (int)step, detail, -r, WARD_EXIT_SETUP);
 	}
 	execvpe(in->argv[0], in->argv, in->envp);
-	rep[1] = errno;
-	(void)!write(err_fd, rep, sizeof(rep));
-	_exit(rep[1] == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
+	child_fail(err_fd, FAIL_EXEC, 0, in->argv[0], errno,
+		   errno == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
 }
 
 int tier0_run(const BackendInput *in, BackendResult *ret)
+{
+	return tier0_supervise(in, NULL, ret);
+}
+
+int tier0_supervise(const BackendInput *in, const Tier0Confine *c, BackendResult *ret)
 {
 	_cleanup_close_ int sfd = -EBADF, err_r = -EBADF, err_w = -EBADF, parent_fd = -EBADF;
 	const pid_t parent = in->parent_pid;
@@ -164,7 +194,8 @@ int tier0_run(const BackendInput *in, BackendResult *ret)
 	BackendResult res = { .status = -1 };
 	bool reaped = false;
 	sigset_t mask, saved;
-	int was_subreaper = 0, pfd[2], rep[2], e;
+	int was_subreaper = 0, pfd[2], e;
+	ChildReport rep;
 	pid_t cmd;
 
 	if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -205,7 +236,7 @@ int tier0_run(const BackendInput *in, BackendResult *ret)
 		return e;
 	}
 	if (cmd == 0)
-		child_exec(in, &saved, err_w);
+		child_exec(in, c, &saved, err_w);
 	err_w = -EBADF; /* closed below: only the child writes */
 	(void)close(pfd[1]);
 
@@ -263,20 +294,23 @@ int tier0_run(const BackendInput *in, BackendResult *ret)
 		res.signal = SIGKILL;
 		res.status = -1;
 		res.exit_code = res.timed_out ? WARD_EXIT_TIMEOUT : WARD_EXIT_SIGNAL_BASE + SIGKILL;
-	} else if (read(err_r, rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
-		/* stdio, chdir or exec failed: the command never ran. */
+	} else if (read(err_r, &rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
+		/* stdio, chdir, the confine hook or exec failed: the command
+		 * never ran. */
 		static const char *const steps[] = { [FAIL_EXEC] = "exec", [FAIL_CHDIR] = "chdir",
 						     [FAIL_STDIO] = "stdio" };
-		const int what = rep[0] >= FAIL_EXEC && rep[0] <= FAIL_STDIO ? rep[0] : FAIL_EXEC;
+		const int what = rep.what >= FAIL_EXEC && rep.what <= FAIL_CONFINE ? rep.what
+										: FAIL_EXEC;
+		rep.detail[sizeof(rep.detail) - 1] = '\0';
 		res.setup_failed = true;
 		res.exec_failed = what == FAIL_EXEC;
-		(void)ward_error_set(&res.error, steps[what], rep[1], "%s",
-				     what == FAIL_EXEC	  ? in->argv[0]
-				     : what == FAIL_CHDIR ? in->workspace
-							  : "the descriptors passed for fds 0-2");
-		res.exit_code = what != FAIL_EXEC      ? WARD_EXIT_SETUP
-				: rep[1] == ENOENT ? WARD_EXIT_NOTFOUND
-						   : WARD_EXIT_NOEXEC;
+		(void)ward_error_set(&res.error,
+				     what == FAIL_CONFINE ? sandbox_step_to_string((SandboxStep)rep.step)
+							  : steps[what],
+				     rep.err, "%s", rep.detail);
+		res.exit_code = what != FAIL_EXEC     ? WARD_EXIT_SETUP
+				: rep.err == ENOENT ? WARD_EXIT_NOTFOUND
+						    : WARD_EXIT_NOEXEC;
 	}
 	*ret = res;
 	return 0;

@@ -6,6 +6,7 @@
  * sandbox: nothing here limits what the command reads, writes or reaches. */
 #pragma once
 
+#include "linux/sandbox-step.h"
 #include "run/backend.h"
 
 /* Run @in->argv (PATH lookup with @in->envp) in @in->workspace, with
@@ -15,6 +16,17 @@
  * exit code (125 for stdio or chdir, 126/127); < 0 only when the supervisor
  * itself failed (fork). */
 int tier0_run(const BackendInput *in, BackendResult *ret);
+
+/* tier0_run with a hook: @c->confine runs in the child after the stdio
+ * move and chdir, right before execve (tier 1 applies Landlock, seccomp and
+ * its wall check there). It must not allocate; on failure it returns
+ * -errno and names its step (and optionally a detail), which come back in
+ * ret->error (step: the SandboxStep's name) with exit code 125. */
+typedef struct Tier0Confine {
+	int (*confine)(void *data, SandboxStep *ret_step, const char **ret_detail);
+	void *data;
+} Tier0Confine;
+int tier0_supervise(const BackendInput *in, const Tier0Confine *c, BackendResult *ret);
 
 /* The tier-0 entry of the backend table. */
 extern const Backend backend_tier0;

@@ -148,6 +148,9 @@ static cJSON *build(const WardPolicy *p)
 	    !add(sandbox, "allow_ptrace", cJSON_CreateBool(p->allow_ptrace)))
 		return NULL;
 
+	/* Only when set: the hash of every policy without it stays the same. */
+	if (p->has_tier && !add(root, "tier", cJSON_CreateNumber(p->tier)))
+		return NULL;
 	if (!add(root, "git", cJSON_CreateString(git_mode_to_string(p->git_mode) ?: "read-only")))
 		return NULL;
 

@@ -975,10 +975,21 @@ static int on_git(Parser *ps, const char *path, cJSON *v)
 	return 0;
 }
 
+/* ---- tier ---- */
+
+static int on_tier(Parser *ps, const char *path, cJSON *v)
+{
+	if (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1 && v->valuedouble != 2))
+		return fail_type(ps, path, "0, 1 or 2", v);
+	ps->p->has_tier = true;
+	ps->p->tier = (int)v->valuedouble;
+	return 0;
+}
+
 static const KeyHandler top_keys[] = {
 	{ "version", on_version }, { "presets", on_presets }, { "fs", on_fs },
 	{ "network", on_network }, { "env", on_env },	      { "limits", on_limits },
-	{ "sandbox", on_sandbox }, { "git", on_git },
+	{ "sandbox", on_sandbox }, { "git", on_git },	      { "tier", on_tier },
 };
 
 static void line_col(const char *text, const char *at, int *line, int *col)

@@ -122,6 +122,10 @@ typedef struct WardPolicy {
 
 	GitMode git_mode;   /* "git" */
 
+	/* "tier": 0, 1 or 2; --tier wins over it. Unset: the default (2). */
+	bool has_tier;
+	int tier;
+
 	/* sandbox.* switches */
 	bool allow_nested_sandbox; /* clone/unshare with CLONE_NEWUSER */
 	bool allow_ptrace;         /* ptrace, process_vm_readv/writev */

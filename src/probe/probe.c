@@ -27,6 +27,7 @@
 #include "linux/limits.h"
 #include "linux/seccomp-filter.h"
 #include "probe/probe.h"
+#include "probe/probe-steps.h"
 
 /* -1 when the file is missing or unreadable. */
 static long read_long(const char *path)
@@ -308,6 +309,19 @@ int probe_features(WardFeatures *ret, bool full)
 	if (full && f.overlay_userns)
 		f.overlay_userns = in_child(TEST_OVERLAY, 0, NULL) == 0;
 
+	/* What a run does, not only what each namespace allows alone: a
+	 * masked /proc, a blocked id map or mount shows only here. */
+	if (full && f.userns) {
+		ProbeSteps ps;
+		if (probe_steps_run(&ps) >= 0) {
+			f.t2_steps = ps.ok;
+			snprintf(f.t2_step, sizeof(f.t2_step), "%s", ps.step);
+			f.t2_errno = ps.error;
+			f.clone3_enosys = ps.clone3_enosys;
+			f.hostname_blocked = ps.hostname_failed;
+		}
+	}
+
 	r = landlock_abi_version();
 	f.landlock_abi = r > 0 ? r : 0;
 	f.landlock_errno = r > 0 ? 0 : -r;
@@ -339,7 +353,8 @@ int probe_best_tier(const WardFeatures *f)
 		return 0;
 	/* T2: all six namespaces. Landlock and seccomp are further walls
 	 * whose absence is reported as degraded, not a lower tier. */
-	if (f->userns && f->mountns && f->pidns && f->netns && f->ipcns && f->utsns)
+	if (f->userns && f->mountns && f->pidns && f->netns && f->ipcns && f->utsns &&
+	    (!f->full || f->t2_steps))
 		return 2;
 	/* T1: no namespaces, so Landlock and seccomp are the only walls. */
 	if (f->landlock_abi >= 1 && f->seccomp)
@@ -349,8 +364,9 @@ int probe_best_tier(const WardFeatures *f)
 
 const char *const *probe_landlock_features(int abi, size_t *ret_n)
 {
-	static const char *const names[] = { "fs",	  "refer",  "truncate", "tcp",
-					     "ioctl-dev", "scopes", "audit" };
+	static const char *const names[] = { "fs",     "refer", "truncate",  "tcp",
+					     "ioctl-dev", "scopes", "audit", "tsync",
+					     "unix-path", "udp" };
 
 	if (ret_n)
 		*ret_n = abi <= 0 ? 0 : abi > (int)ELEMENTSOF(names) ? ELEMENTSOF(names) : (size_t)abi;
@@ -369,17 +385,36 @@ static void explain_userns(const WardFeatures *f)
 		log_hint("sysctl -w kernel.unprivileged_userns_clone=1 (and persist it in "
 			 "/etc/sysctl.d/).");
 	else if (strstr(why, "apparmor_restrict"))
-		log_hint("allow user namespaces for ward with an AppArmor profile granting "
-			 "'userns,', or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0.");
+		log_hint("'sudo ward setup apparmor' installs the AppArmor profile that lets ward "
+			 "create user namespaces ('ward setup apparmor --print' shows it); or sysctl "
+			 "-w kernel.apparmor_restrict_unprivileged_userns=0 for every program.");
 	else if (strstr(why, "CONFIG_USER_NS"))
 		log_hint("use a kernel built with CONFIG_USER_NS=y.");
 	else {
 		log_hint("inside a container, the runtime's seccomp profile or missing user "
-			 "namespace support usually blocks this: run the container with user "
-			 "namespaces allowed (e.g. --security-opt seccomp=unconfined, or a "
-			 "runtime that supports nested user namespaces).");
-		log_hint("'ward run --tier 0' runs without isolation, explicitly.");
+			 "namespace support usually blocks this: docs/containers.md lists what to "
+			 "ask of the runtime (user namespaces for the pod, an unmasked /proc, the "
+			 "seccomp profile ward ships).");
 	}
+	if (f->landlock_abi >= 1 && f->seccomp)
+		log_hint("'ward run --tier 1' runs here without namespaces (Landlock ABI %d and "
+			 "seccomp): it accepts a weaker sandbox explicitly; docs/tiers.md and 'ward "
+			 "probe' list what tier 1 does not hold.",
+			 f->landlock_abi);
+	else
+		log_hint("'ward run --tier 0' runs without isolation, explicitly (tier 1 needs "
+			 "Landlock and seccomp, which this kernel lacks).");
+}
+
+bool probe_userns_blocked(char *reason, size_t n)
+{
+	WardFeatures f = {};
+
+	userns_sysctls(&f);
+	if (!f.userns_reason[0])
+		return false;
+	snprintf(reason, n, "%s", f.userns_reason);
+	return true;
 }
 
 void probe_explain_missing(const WardFeatures *f)
@@ -399,7 +434,17 @@ void probe_explain_missing(const WardFeatures *f)
 		return;
 	if (!f->userns)
 		explain_userns(f);
-	else
+	else if (f->full && !f->t2_steps && f->t2_step[0]) {
+		ProbeSteps ps = { .error = f->t2_errno };
+		snprintf(ps.step, sizeof(ps.step), "%s", f->t2_step);
+		log_error("Tier 2's first steps fail here: %s: %s.", f->t2_step, strerror(f->t2_errno));
+		log_hint("%s.", probe_steps_hint(&ps));
+		if (f->landlock_abi >= 1 && f->seccomp)
+			log_hint("'ward run --tier 1' runs here without namespaces (Landlock ABI %d "
+				 "and seccomp): it accepts a weaker sandbox explicitly; docs/tiers.md "
+				 "and 'ward probe' list what tier 1 does not hold.",
+				 f->landlock_abi);
+	} else
 		for (size_t i = 0; i < ELEMENTSOF(nss); i++)
 			if (!*(const bool *)((const char *)f + nss[i].off))
 				log_error("%s namespaces are not available inside a user namespace.",

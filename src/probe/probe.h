@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct WardFeatures {
 	bool userns, mountns, pidns, netns, ipcns, utsns;
@@ -29,6 +30,13 @@ typedef struct WardFeatures {
 	const char *memory_limit, *cpu_limit, *io_limit;
 	bool user_shares;        /* /proc/sys/user is writable: per-user counters
 	                          * get a share in the sandbox's user namespace */
+	/* Full probe: tier 2's first steps tried in one test child
+	 * (probe-steps.h): clone, id maps, a private mount, a fresh /proc. */
+	bool t2_steps;           /* they worked */
+	char t2_step[32];        /* else the first that failed */
+	int t2_errno;
+	bool clone3_enosys;      /* clone3 is answered with ENOSYS (clone works) */
+	bool hostname_blocked;   /* sethostname fails (cosmetic) */
 } WardFeatures;
 
 /* Probe everything. Cheap enough for every run (no clone unless asked):
@@ -36,7 +44,11 @@ typedef struct WardFeatures {
 int probe_features(WardFeatures *ret, bool full);
 /* The strongest tier these features support (0..2). */
 int probe_best_tier(const WardFeatures *f);
-/* Print the reasons T2 is unavailable plus Hint: lines, via log_error. */
+/* Cheap (sysctls only): true when user namespaces are certainly off here,
+ * with the reason in @reason. False does not promise they work. */
+bool probe_userns_blocked(char *reason, size_t n);
+/* Print the reasons T2 is unavailable plus Hint: lines, via log_error:
+ * the fix for the host, and --tier 1 as the explicit way to accept less. */
 void probe_explain_missing(const WardFeatures *f);
 /* Landlock features for @abi as short names ("fs", "refer", "truncate",
  * "tcp", "ioctl-dev", "scopes", "audit"): the first *ret_n entries of a

@@ -1,8 +1,9 @@
 /* A tier of isolation behind one small interface: the run module
  * (src/run/run.c) drives every backend through these entries and never
  * names a platform. Linux T2 (src/linux/backend-t2.c over
- * src/linux/sandbox.h) and tier 0 (src/linux/tier0.c) are built; T1, T3 and
- * Windows plug into the same table (src/run/backends.c).
+ * src/linux/sandbox.h), T1 (src/linux/backend-t1.c over src/linux/tier1.h)
+ * and tier 0 (src/linux/tier0.c) are built; T3 and Windows plug into the
+ * same table (src/run/backends.c).
  *
  * Lifecycle, driven by run.c:
  *
@@ -68,6 +69,8 @@ typedef struct BackendInput {
 	bool hardening;             /* Landlock + seccomp (off only by a test switch) */
 	const char *test_leak_dir;  /* test switch: bind this host dir with no rule */
 	bool test_no_masks;         /* test switch: no mask mounts over denied paths */
+	bool test_no_walls;         /* test switch: the walls are not tried before execve */
+	const char *test_break_wall; /* test switch (T1): "read", "write" or "connect" left down */
 } BackendInput;
 
 #define BACKEND_INPUT_INIT { .stdio = { -1, -1, -1 }, .proxy_report_fd = -1, .hardening = true }

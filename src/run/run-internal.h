@@ -22,6 +22,7 @@ struct Run {
 	char **argv, **presets, **env_extra;
 	char *workspace_arg, *policy_file, *overrides, *session_arg, *result_file;
 	int tier;
+	bool tier_asked;    /* the request named the tier (else the policy's, else 2) */
 	bool strict, cow_new, allow_unsafe;
 	int stdio[3];
 	pid_t parent_pid;

@@ -15,12 +15,15 @@
 #include "common/json-util.h"
 #include "common/strv.h"
 #include "common/time-util.h"
-#include "cow/cow-review.h"
 #include "config.h"
+#include "cow/cow-review.h"
+#include "linux/landlock.h"
 #include "net/net-rules.h"
 #include "net/proxy-contract.h"
 #include "policy/env-filter.h"
 #include "policy/policy-hostexec.h"
+#include "probe/probe-steps.h"
+#include "probe/tiers.h"
 #include "run/run-hints.h"
 #include "run/run-internal.h"
 #include "run/run-paths.h"
@@ -245,6 +248,20 @@ static void test_hooks(Run *run)
 			"WARD_TEST_NO_MASKS is set: denied paths are not masked, Landlock alone keeps "
 			"them out (a test-only switch)");
 	}
+	const char *break_wall = getenv("WARD_TEST_BREAK_WALL");
+	if (break_wall) {
+		run->in.test_break_wall = break_wall;
+		run_log(run, RUN_LOG_WARNING,
+			"WARD_TEST_BREAK_WALL=%s is set: that wall is left down on purpose, the wall "
+			"check must refuse the run (a test-only switch)",
+			break_wall);
+	}
+	if (getenv("WARD_TEST_NO_WALLS")) {
+		run->in.test_no_walls = true;
+		run_log(run, RUN_LOG_WARNING,
+			"WARD_TEST_NO_WALLS is set: the walls are not tried before execve (a test-only "
+			"switch)");
+	}
 	if (leak) {
 		run->test_leak_dir = strdup(leak);
 		run->in.test_leak_dir = run->test_leak_dir;
@@ -252,6 +269,34 @@ static void test_hooks(Run *run)
 			"WARD_TEST_LEAK_DIR is set: '%s' is visible inside (a test-only switch)", leak);
 	}
 #endif
+}
+
+/* What the tier does not hold, or holds partly, on this kernel's Landlock
+ * ABI (the tier table, probe/tiers.h): for the start event and the result. */
+static int tier_gaps(Run *run)
+{
+	const TierHold which[] = { TIER_NOT_HELD, TIER_PARTLY };
+	char ***dst[] = { &run->result.not_held, &run->result.partly_held };
+	int abi = landlock_abi_version();
+
+	if (abi < 0)
+		abi = 0;
+	for (size_t i = 0; i < 2; i++) {
+		cJSON *g = tier_gaps_json(run->tier, abi, which[i]);
+		const cJSON *it;
+
+		if (!g)
+			return -ENOMEM;
+		strv_free(*dst[i]);
+		*dst[i] = NULL;
+		cJSON_ArrayForEach(it, g)
+		if (cJSON_IsString(it) && strv_extend(dst[i], it->valuestring) < 0) {
+			cJSON_Delete(g);
+			return -ENOMEM;
+		}
+		cJSON_Delete(g);
+	}
+	return 0;
 }
 
 int run_do_prepare(Run *run)
@@ -270,8 +315,14 @@ int run_do_prepare(Run *run)
 		return run_failf(run, "dirs", r, "Failed to find the home directory");
 	if ((r = resolve_workspace(run)) < 0 || (r = load_policy(run)) < 0)
 		return r;
-	/* The tier: the request's, else 2. (After the policy, so that a
-	 * policy may name one.) Every tier is an entry of the table. */
+	/* The tier: the request's, else the policy's "tier", else 2 (after
+	 * the policy, so that it may name one). Every tier is an entry of the
+	 * table. */
+	if (!run->tier_asked && run->pol->has_tier)
+		run->tier = run->pol->tier;
+	run->result.tier = run->tier;
+	if ((r = tier_gaps(run)) < 0)
+		return r;
 	run->backend = backend_for_tier(run->tier);
 	if (!run->backend)
 		return run_failf(run, "tier", EINVAL, "There is no tier %d (0 to 3)", run->tier);
@@ -376,6 +427,8 @@ static int write_start(Run *run)
 		.argv = run->argv,
 		.workspace = run->ws,
 		.tier = run->tier,
+		.not_held = run->result.not_held,
+		.partly_held = run->result.partly_held,
 		.policy_hash = run->hash,
 		.policy_sources = run->pol->sources,
 		.network = net_mode_to_string(run->pol->net_mode),
@@ -417,7 +470,7 @@ int run_do_acquire(Run *run)
 		return run_failf(run, "events", r, "--events-fd %d: not a descriptor open for writing",
 				 run->events_fd);
 	/* The proxy's refusals come back on a pipe, for the line at the end. */
-	if (run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_ISOLATED)) {
+	if (run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_PROXY)) {
 		int pfd[2];
 		if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) == 0) {
 			run->report_rd = pfd[0];
@@ -448,6 +501,25 @@ int run_do_acquire(Run *run)
 	return 0;
 }
 
+/* The fix for the T2 setup steps a host or container can block
+ * (probe-steps.h). */
+static void setup_hint(Run *run, const WardError *e)
+{
+	ProbeSteps ps = { .error = e->error };
+	const char *st = e->step;
+	const char *hint_step = strcmp(st, "uid-map") == 0     ? "uid-map"
+				: strcmp(st, "gid-map") == 0   ? "gid-map"
+				: strcmp(st, "setgroups") == 0 ? "setgroups"
+				: strncmp(st, "mount", 5) == 0 || strcmp(st, "pivot") == 0
+					? "mount-tmpfs"
+					: "";
+
+	if (run->tier != 2 || !hint_step[0])
+		return;
+	snprintf(ps.step, sizeof(ps.step), "%s", hint_step);
+	run_log(run, RUN_LOG_ERROR, "Hint: %s.", probe_steps_hint(&ps));
+}
+
 /* What the run's end says to a person, on ward's log. */
 static void log_ending(Run *run)
 {
@@ -459,15 +531,26 @@ static void log_ending(Run *run)
 				"fd %d was a directory or a path-only descriptor: the command got "
 				"/dev/null instead (it would lead into the host's file tree)",
 				fd);
-	if (res->setup_failed) {
+	if (res->setup_failed && strncmp(res->error.step, "wall-", 5) == 0) {
+		const char *w = res->error.step + 5;
+		run_log(run, RUN_LOG_ERROR,
+			"A wall did not hold (%s: %s): with every protection up, the check before "
+			"execve could %s; refusing to run the command",
+			res->error.step, res->error.detail,
+			strcmp(w, "read") == 0	  ? "read a file the policy hides"
+			: strcmp(w, "write") == 0 ? "create a file where the policy forbids writing"
+						  : "connect past the network rule");
+	} else if (res->setup_failed) {
 		if (res->exec_failed)
 			run_log(run, RUN_LOG_ERROR, "%s: %s", res->error.detail,
 				res->error.error == ENOENT ? "command not found"
 							   : strerror(res->error.error));
-		else
+		else {
 			run_log(run, RUN_LOG_ERROR, "Failed to set up the sandbox (%s%s%s): %s",
 				res->error.step, res->error.detail[0] ? ": " : "", res->error.detail,
 				strerror(res->error.error));
+			setup_hint(run, &res->error);
+		}
 	} else if (res->parent_died)
 		run_log(run, RUN_LOG_ERROR,
 			"The process that started ward (pid %d) died; killed the command and "

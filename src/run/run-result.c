@@ -51,6 +51,15 @@ static void add_copy(cJSON *o, const char *name, const cJSON *facts, cJSON *fall
 		cJSON_AddItemToObject(o, name, fallback);
 }
 
+/* @l as an array of strings, [] when NULL. */
+static void add_strv(cJSON *o, const char *name, char *const *l)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, name);
+
+	for (size_t i = 0; a && l && l[i]; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(l[i]));
+}
+
 cJSON *run_result_object(const RunOutcome *o)
 {
 	const RunResult *r = o->result;
@@ -80,6 +89,8 @@ cJSON *run_result_object(const RunOutcome *o)
 	deg = cJSON_AddArrayToObject(obj, "degraded");
 	for (size_t i = 0; r->degraded && r->degraded[i]; i++)
 		cJSON_AddItemToArray(deg, cJSON_CreateString(r->degraded[i]));
+	add_strv(obj, "not_held", r->not_held);
+	add_strv(obj, "partly_held", r->partly_held);
 	if (o->error) {
 		run_error_message(o->error, msg, sizeof(msg));
 		cJSON_AddStringToObject(obj, "setup_step", o->error->step);
@@ -111,6 +122,9 @@ cJSON *run_event_start(const RunStart *s)
 	cJSON_AddItemToObject(ev, "argv", json_strv_array(s->argv));
 	cJSON_AddStringToObject(ev, "workspace", s->workspace);
 	cJSON_AddNumberToObject(ev, "tier", s->tier);
+	/* What this tier does not hold (docs/tiers.md), on this kernel. */
+	add_strv(ev, "not_held", s->not_held);
+	add_strv(ev, "partly_held", s->partly_held);
 	cJSON_AddStringToObject(ev, "policy_hash", s->policy_hash);
 	cJSON_AddItemToObject(ev, "policy_sources", json_strv_array(s->policy_sources));
 	cJSON_AddStringToObject(ev, "network", s->network);

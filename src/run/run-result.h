@@ -35,6 +35,8 @@ typedef struct RunStart {
 	char *const *argv;
 	const char *workspace;
 	int tier;
+	char *const *not_held;        /* the tier table's gaps (may be NULL) */
+	char *const *partly_held;
 	const char *policy_hash;
 	char *const *policy_sources;
 	const char *network;          /* "none" or "proxy" */

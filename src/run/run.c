@@ -108,6 +108,7 @@ Run *run_new(const RunRequest *req)
 		return NULL;
 	run->report_rd = run->report_wr = -EBADF;
 	run->tier = req->tier < 0 ? 2 : req->tier;
+	run->tier_asked = req->tier >= 0;
 	run->strict = req->strict;
 	run->cow_new = req->cow;
 	run->allow_unsafe = req->allow_unsafe_workspace;
@@ -162,6 +163,8 @@ Run *run_free(Run *run)
 	cJSON_Delete(run->describe);
 	cJSON_Delete(run->facts);
 	strv_free(run->result.degraded);
+	strv_free(run->result.not_held);
+	strv_free(run->result.partly_held);
 	free(run);
 	return NULL;
 }

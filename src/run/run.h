@@ -90,9 +90,13 @@ typedef struct RunResult {
 	bool oom_killed;
 	bool parent_died;
 	uint64_t duration_ms;
-	int tier;                /* the tier asked for (2 when not given) */
+	int tier;                /* the run's tier: asked for, else the policy's "tier", else 2 */
 	char session_id[17];     /* "" before acquire */
 	char **degraded;         /* protections this run does not have (NULL-terminated) */
+	/* The guarantees of the tier table (docs/tiers.md) that the tier does
+	 * not hold / holds only partly on this kernel (NULL-terminated ids). */
+	char **not_held;
+	char **partly_held;
 	unsigned net_refused;    /* connections the proxy refused */
 	unsigned quarantined;    /* protected paths moved out after the run */
 	bool protected_check_failed; /* the after-run check could not run or move one */

@@ -3,6 +3,7 @@
  * has Landlock, the plan applied in a forked child. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/landlock.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,9 +25,17 @@
 #include "linux/landlock.h"
 #include "linux/syscall-wrappers.h"
 
+static void assert_rights_equal(const LandlockAbiRights *a, const LandlockAbiRights *b)
+{
+	assert_int_equal(a->fs, b->fs);
+	assert_int_equal(a->net, b->net);
+	assert_int_equal(a->scoped, b->scoped);
+	assert_int_equal(a->restrict_flags, b->restrict_flags);
+}
+
 static void test_landlock_abi_table_cumulative(void **state)
 {
-	LandlockAbiRights r1, r2, r3, r4, r5, r6, r7, r9;
+	LandlockAbiRights r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11;
 
 	assert_int_equal(landlock_abi_rights(0, &r1), -EINVAL);
 	assert_int_equal(landlock_abi_rights(1, &r1), 0);
@@ -36,7 +45,10 @@ static void test_landlock_abi_table_cumulative(void **state)
 	assert_int_equal(landlock_abi_rights(5, &r5), 0);
 	assert_int_equal(landlock_abi_rights(6, &r6), 0);
 	assert_int_equal(landlock_abi_rights(7, &r7), 0);
+	assert_int_equal(landlock_abi_rights(8, &r8), 0);
 	assert_int_equal(landlock_abi_rights(9, &r9), 0);
+	assert_int_equal(landlock_abi_rights(10, &r10), 0);
+	assert_int_equal(landlock_abi_rights(11, &r11), 0);
 
 	/* ABI 1: the 13 original rights, nothing else. */
 	assert_int_equal(r1.fs, (1ULL << 13) - 1);
@@ -54,8 +66,31 @@ static void test_landlock_abi_table_cumulative(void **state)
 	assert_int_equal(r6.scoped, WARD_LL_SCOPE_ABSTRACT_UNIX_SOCKET | WARD_LL_SCOPE_SIGNAL);
 	assert_int_equal(r6.restrict_flags, 0);
 	assert_true(r7.restrict_flags & WARD_LL_RESTRICT_SELF_LOG_NEW_EXEC_ON);
-	/* Above the target: clamped to 7. */
-	assert_memory_equal(&r7, &r9, sizeof(r7));
+	/* ABI 8 (thread sync) adds nothing ward uses: its child is
+	 * single-threaded when it restricts itself. */
+	assert_rights_equal(&r7, &r8);
+	/* ABI 9: pathname UNIX sockets; ABI 10: UDP. */
+	assert_int_equal(r9.fs, r8.fs | WARD_LL_FS_RESOLVE_UNIX);
+	assert_int_equal(r9.net, r8.net);
+	assert_int_equal(r10.fs, r9.fs);
+	assert_int_equal(r10.net, r9.net | WARD_LL_NET_BIND_UDP | WARD_LL_NET_CONNECT_UDP);
+	assert_int_equal(r10.restrict_flags, r7.restrict_flags);
+	/* Above the target: clamped to 10. */
+	assert_rights_equal(&r10, &r11);
+	/* The values ward uses for the newer ABIs are the kernel's, wherever
+	 * the installed headers know them. */
+#ifdef LANDLOCK_ACCESS_FS_RESOLVE_UNIX
+	assert_int_equal(WARD_LL_FS_RESOLVE_UNIX, LANDLOCK_ACCESS_FS_RESOLVE_UNIX);
+#endif
+#ifdef LANDLOCK_ACCESS_NET_BIND_UDP
+	assert_int_equal(WARD_LL_NET_BIND_UDP, LANDLOCK_ACCESS_NET_BIND_UDP);
+#endif
+#ifdef LANDLOCK_ACCESS_NET_CONNECT_UDP
+	assert_int_equal(WARD_LL_NET_CONNECT_UDP, LANDLOCK_ACCESS_NET_CONNECT_UDP);
+#endif
+#ifdef LANDLOCK_RESTRICT_SELF_TSYNC
+	assert_int_equal(WARD_LL_RESTRICT_SELF_TSYNC, LANDLOCK_RESTRICT_SELF_TSYNC);
+#endif
 }
 
 static void test_landlock_class_rights_stripped_per_abi(void **state)
@@ -66,6 +101,13 @@ static void test_landlock_class_rights_stripped_per_abi(void **state)
 	assert_false(rw1 & (WARD_LL_FS_REFER | WARD_LL_FS_TRUNCATE | WARD_LL_FS_IOCTL_DEV));
 	assert_true(rw1 & WARD_LL_FS_MAKE_REG);
 	assert_int_equal(rw7, (1ULL << 16) - 1);
+	/* Writable is not "connect to the sockets there" (ABI 9): only the
+	 * run's private directories get that. */
+	assert_false(landlock_class_access(LANDLOCK_CLASS_READ_WRITE, 9) & WARD_LL_FS_RESOLVE_UNIX);
+	assert_true(landlock_class_access(LANDLOCK_CLASS_PRIVATE, 9) & WARD_LL_FS_RESOLVE_UNIX);
+	assert_false(landlock_class_access(LANDLOCK_CLASS_PRIVATE, 8) & WARD_LL_FS_RESOLVE_UNIX);
+	assert_int_equal(landlock_class_access(LANDLOCK_CLASS_PRIVATE, 7), rw7);
+	assert_false(landlock_class_access(LANDLOCK_CLASS_READ_EXEC, 10) & WARD_LL_FS_RESOLVE_UNIX);
 	assert_false(landlock_class_access(LANDLOCK_CLASS_READ_WRITE, 2) & WARD_LL_FS_TRUNCATE);
 	assert_true(landlock_class_access(LANDLOCK_CLASS_READ_WRITE, 2) & WARD_LL_FS_REFER);
 
@@ -136,11 +178,39 @@ static void test_landlock_plan_degraded_names(void **state)
 	assert_true(strv_contains(landlock_plan_enforced(p), "landlock-net"));
 	assert_true(strv_contains(landlock_plan_enforced(p), "landlock-scope-signal"));
 	assert_true(strv_contains(landlock_plan_enforced(p), "landlock-scope-abstract-unix"));
+
+	/* ABI 7 lacks 9 and 10: missing (named, with a reason), never
+	 * degraded: --strict does not refuse a T2 run for them. */
+	assert_true(strv_contains(landlock_plan_missing(p), "landlock-unix-path"));
+	assert_false(strv_contains(landlock_plan_missing(p), "landlock-udp"));
+	assert_non_null(landlock_missing_reason("landlock-unix-path"));
+	p = landlock_plan_free(p);
+	req.restrict_udp = true;
+	assert_int_equal(landlock_plan_new_for_abi(&req, 7, &p), 0);
+	assert_true(strv_contains(landlock_plan_missing(p), "landlock-udp"));
+	assert_int_equal(strv_length(landlock_plan_degraded(p)), 0);
 	p = landlock_plan_free(p);
 
-	/* A kernel newer than the target is used at the target. */
+	/* ABI 8: as 7. ABI 9: unix-path enforced. ABI 10: UDP too. */
+	assert_int_equal(landlock_plan_new_for_abi(&req, 8, &p), 0);
+	assert_int_equal(landlock_plan_abi(p), 8);
+	assert_true(strv_contains(landlock_plan_missing(p), "landlock-unix-path"));
+	p = landlock_plan_free(p);
 	assert_int_equal(landlock_plan_new_for_abi(&req, 9, &p), 0);
-	assert_int_equal(landlock_plan_abi(p), 7);
+	assert_int_equal(landlock_plan_abi(p), 9);
+	assert_true(strv_contains(landlock_plan_enforced(p), "landlock-unix-path"));
+	assert_false(strv_contains(landlock_plan_missing(p), "landlock-unix-path"));
+	assert_true(strv_contains(landlock_plan_missing(p), "landlock-udp"));
+	p = landlock_plan_free(p);
+	assert_int_equal(landlock_plan_new_for_abi(&req, 10, &p), 0);
+	assert_true(strv_contains(landlock_plan_enforced(p), "landlock-udp"));
+	assert_int_equal(strv_length(landlock_plan_missing(p)), 0);
+	p = landlock_plan_free(p);
+	req.restrict_udp = false;
+
+	/* A kernel newer than the target is used at the target. */
+	assert_int_equal(landlock_plan_new_for_abi(&req, 12, &p), 0);
+	assert_int_equal(landlock_plan_abi(p), 10);
 	p = landlock_plan_free(p);
 
 	/* A pinned target wins over a newer kernel. */

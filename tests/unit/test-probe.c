@@ -58,8 +58,12 @@ static void test_probe_landlock_feature_names(void **state)
 	assert_string_equal(n[5], "scopes");
 	probe_landlock_features(0, &len);
 	assert_int_equal(len, 0);
-	probe_landlock_features(42, &len);
-	assert_int_equal(len, 7);
+	n = probe_landlock_features(42, &len);
+	assert_int_equal(len, 10);
+	assert_string_equal(n[6], "audit");
+	assert_string_equal(n[7], "tsync");
+	assert_string_equal(n[8], "unix-path");
+	assert_string_equal(n[9], "udp");
 }
 
 /* Run probe_explain_missing with stderr captured into @buf. */

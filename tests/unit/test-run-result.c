@@ -72,8 +72,10 @@ static char *const argv_missing[] = { "/nonexistent/cmd", NULL };
 static void test_result_normal(void **state)
 {
 	char *deg[] = { "cgroup-v2", NULL };
+	char *partly[] = { "unix-pathname", NULL };
 	RunResult r = { .exit_code = 2, .status = 2, .started = true, .duration_ms = 6551,
-			.tier = 2, .session_id = "9f1c2a7b4e0d3c55", .degraded = deg };
+			.tier = 2, .session_id = "9f1c2a7b4e0d3c55", .degraded = deg,
+			.partly_held = partly };
 	RunOutcome o = { .result = &r, .session_id = r.session_id, .argv = argv_make,
 			 .workspace = "/home/you/proj" };
 
@@ -135,7 +137,9 @@ static void test_event_start(void **state)
 		"\"tier\":99}");
 	_cleanup_cjson_ cJSON *hidden =
 		cJSON_Parse("[{\"path\":\"/opt/x/bin\",\"expose\":\"fs.read_exec: [\\\"/opt/x\\\"]\"}]");
+	char *const partly[] = { "unix-pathname", NULL };
 	RunStart s = { .argv = argv_make, .workspace = "/home/you/proj", .tier = 2,
+		       .partly_held = partly,
 		       .policy_hash = "abababababababababababababababababababababababababababababababab",
 		       .policy_sources = sources, .network = "proxy", .host_ports = ports,
 		       .n_host_ports = 1, .cow = true, .path_hidden = hidden, .describe = desc };
@@ -257,6 +261,13 @@ static void test_prepare_is_pure_tier0(void **state)
 	check_prepare_is_pure(0);
 }
 
+/* Tier 1 as an entry of the table: a pure plan, the TMPDIR and the
+ * session id only at acquire. */
+static void test_prepare_is_pure_tier1(void **state)
+{
+	check_prepare_is_pure(1);
+}
+
 static void test_prepare_is_pure_tier2(void **state)
 {
 	check_prepare_is_pure(2);
@@ -351,6 +362,11 @@ static void test_stdio_tier0(void **state)
 	check_stdio(0);
 }
 
+static void test_stdio_tier1(void **state)
+{
+	check_stdio(1);
+}
+
 static void test_stdio_tier2(void **state)
 {
 	check_stdio(2);
@@ -391,9 +407,11 @@ int main(void)
 		cmocka_unit_test(test_error_message),
 		cmocka_unit_test(test_run_fail_before_prepare),
 		cmocka_unit_test(test_prepare_is_pure_tier0),
+		cmocka_unit_test(test_prepare_is_pure_tier1),
 		cmocka_unit_test(test_prepare_is_pure_tier2),
 		cmocka_unit_test(test_unbuilt_tier),
 		cmocka_unit_test(test_stdio_tier0),
+		cmocka_unit_test(test_stdio_tier1),
 		cmocka_unit_test(test_stdio_tier2),
 		cmocka_unit_test(test_stdio_bad_fd),
 	};

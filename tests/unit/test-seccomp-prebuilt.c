@@ -13,10 +13,12 @@
 
 static void test_seccomp_prebuilt_matches_compiled(void **state)
 {
-	for (int i = 0; i < 4; i++) {
-		SeccompOptions o = { .allow_nested_userns = i & 1, .allow_ptrace = (i & 2) != 0 };
+	for (unsigned i = 0; i < SECCOMP_OPTION_COMBINATIONS; i++) {
+		SeccompOptions o;
 		SeccompProgram *a = NULL, *b = NULL;
 
+		seccomp_options_from_index(i, &o);
+		assert_int_equal(seccomp_options_index(&o), i);
 		assert_int_equal(seccomp_program_new(&o, &a), 0);
 		assert_int_equal(seccomp_program_compile(&o, &b), 0);
 		assert_int_equal(seccomp_program_len(a), seccomp_program_len(b));

@@ -1,0 +1,177 @@
+/* The tier table. See tiers.h. Keep docs/tiers.md in step: the test
+ * test-probe-cli compares it with `ward probe --table`. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "common/macro.h"
+#include "probe/tiers.h"
+
+/* One cell. For T1, a cell may depend on the Landlock ABI: from @abi on,
+ * the first answer; below it, the second. */
+typedef struct Cell {
+	TierHold hold;
+	const char *how;
+	int abi;               /* 0: no dependence */
+	TierHold hold_below;
+	const char *how_below;
+} Cell;
+
+typedef struct Row {
+	const char *id;
+	const char *name;
+	Cell t[3];
+} Row;
+
+/* clang-format off */
+static const Row rows[] = {
+	{ "reads", "reads confined", {
+		{ TIER_NOT_HELD, "the command reads what the user can read" },
+		{ TIER_HELD, "Landlock grants only the policy's paths; deny is split out of every grant" },
+		{ TIER_HELD, "a constructed root view shows only the policy's paths; Landlock again" } } },
+	{ "writes", "writes confined", {
+		{ TIER_NOT_HELD, "the command writes what the user can write" },
+		{ TIER_HELD, "Landlock: the workspace, read_write paths and a private TMPDIR", 3,
+		  TIER_PARTLY, "Landlock before ABI 3 cannot refuse truncating a readable file" },
+		{ TIER_HELD, "read-only binds outside the writable set; Landlock again" } } },
+	{ "exec", "exec confined", {
+		{ TIER_NOT_HELD, "anything on the host runs" },
+		{ TIER_HELD, "Landlock: only read_exec paths are executable" },
+		{ TIER_HELD, "noexec binds and Landlock: only read_exec paths" } } },
+	{ "protected", "protected paths read-only", {
+		{ TIER_NOT_HELD, "nothing protects .git or .ward" },
+		{ TIER_HELD, "granted read-only; a directory holding one (the workspace root) takes no new entries at T1" },
+		{ TIER_HELD, "read-only binds, whether or not they exist yet" } } },
+	{ "network", "network confined to allowed domains", {
+		{ TIER_NOT_HELD, "the host's network, unfiltered" },
+		{ TIER_HELD, "Landlock TCP rules allow connect only to this run's proxy port on the host loopback; seccomp refuses UDP and raw sockets", 4,
+		  TIER_NOT_HELD, "Landlock before ABI 4 has no TCP rules" },
+		{ TIER_HELD, "a network namespace with only lo; the proxy is the one way out" } } },
+	{ "processes-invisible", "host processes invisible", {
+		{ TIER_NOT_HELD, "the host's /proc" },
+		{ TIER_NOT_HELD, "/proc lists every host process and its command line; their memory, environment and fds stay out of reach (Landlock's ptrace rule)" },
+		{ TIER_HELD, "a pid namespace and a fresh /proc" } } },
+	{ "processes-unsignallable", "host processes unsignallable", {
+		{ TIER_NOT_HELD, "the user's processes can be signalled" },
+		{ TIER_HELD, "Landlock signal scope", 6,
+		  TIER_NOT_HELD, "Landlock before ABI 6 has no signal scope" },
+		{ TIER_HELD, "a pid namespace" } } },
+	{ "unix-abstract", "abstract unix sockets", {
+		{ TIER_NOT_HELD, "every abstract socket on the host is reachable" },
+		{ TIER_HELD, "Landlock's abstract-socket scope (ABI 6, implied by 9); before ABI 9 seccomp refuses socket(AF_UNIX) altogether" },
+		{ TIER_HELD, "a network namespace (abstract sockets are per namespace) and Landlock's scope" } } },
+	{ "unix-pathname", "pathname unix sockets", {
+		{ TIER_NOT_HELD, "every socket the user can reach" },
+		{ TIER_HELD, "Landlock: connect only to sockets in the private TMPDIR", 9,
+		  TIER_HELD, "seccomp refuses socket(AF_UNIX), so programs that use UNIX sockets fail (socketpair works)" },
+		{ TIER_HELD, "only sockets in the view; Landlock allows connect only in the private /tmp", 9,
+		  TIER_PARTLY, "a host process listening on a socket inside the workspace is reachable (Landlock ABI 9 closes it)" } } },
+	{ "sysv-ipc", "SysV IPC", {
+		{ TIER_NOT_HELD, "the host's IPC objects" },
+		{ TIER_HELD, "seccomp refuses SysV IPC and POSIX message queues" },
+		{ TIER_HELD, "an IPC namespace" } } },
+	{ "leftovers-killed", "leftover processes killed", {
+		{ TIER_PARTLY, "a subreaper kills the tree at the end; if ward itself is SIGKILLed, daemons survive" },
+		{ TIER_PARTLY, "a subreaper and the run's cgroup where one is available kill the tree; without a cgroup, a SIGKILL of ward leaves daemons running" },
+		{ TIER_HELD, "the pid namespace dies with its init" } } },
+	{ "tiocsti", "TIOCSTI", {
+		{ TIER_NOT_HELD, "the command can push input into the terminal" },
+		{ TIER_HELD, "seccomp refuses TIOCSTI and TIOCLINUX" },
+		{ TIER_HELD, "seccomp refuses TIOCSTI and TIOCLINUX" } } },
+	{ "limits", "resource limits", {
+		{ TIER_PARTLY, "only the timeout" },
+		{ TIER_PARTLY, "as at T2 (cgroup or rlimits), but no tmpfs: limits.tmp_mb and shm_mb do not apply" },
+		{ TIER_HELD, "a cgroup where one is delegated (else rlimits, reported degraded); sized tmpfs" } } },
+};
+/* clang-format on */
+
+const char *tier_hold_to_string(TierHold h)
+{
+	static const char *const names[_TIER_HOLD_MAX] = {
+		[TIER_HELD] = "held", [TIER_PARTLY] = "partly", [TIER_NOT_HELD] = "not held"
+	};
+	return h >= 0 && h < _TIER_HOLD_MAX ? names[h] : NULL;
+}
+
+size_t tier_guarantees(void)
+{
+	return ELEMENTSOF(rows);
+}
+
+int tier_fact(int tier, int abi, size_t i, TierFact *ret)
+{
+	const Cell *c;
+
+	if (i >= ELEMENTSOF(rows) || tier < 0 || tier > 2)
+		return -EINVAL;
+	c = &rows[i].t[tier];
+	ret->id = rows[i].id;
+	ret->name = rows[i].name;
+	if (c->abi && abi < c->abi) {
+		ret->hold = c->hold_below;
+		ret->how = c->how_below;
+	} else {
+		ret->hold = c->hold;
+		ret->how = c->how;
+	}
+	return 0;
+}
+
+static int cell_markdown(const Cell *c, char *buf, size_t n)
+{
+	int r;
+
+	if (!c->abi)
+		r = snprintf(buf, n, "%s: %s", tier_hold_to_string(c->hold), c->how);
+	else
+		r = snprintf(buf, n, "Landlock ABI %d+: %s: %s; before: %s: %s", c->abi,
+			     tier_hold_to_string(c->hold), c->how, tier_hold_to_string(c->hold_below),
+			     c->how_below);
+	return r < 0 || (size_t)r >= n ? -ENOBUFS : 0;
+}
+
+char *tier_table_markdown(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	fputs("| guarantee | T0 | T1 | T2 |\n|---|---|---|---|\n", f);
+	for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+		fprintf(f, "| %s |", rows[i].name);
+		for (int t = 0; t < 3; t++) {
+			char cell[512];
+
+			if (cell_markdown(&rows[i].t[t], cell, sizeof(cell)) < 0) {
+				fclose(f);
+				free(buf);
+				return NULL;
+			}
+			fprintf(f, " %s |", cell);
+		}
+		fputc('\n', f);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+cJSON *tier_gaps_json(int tier, int abi, TierHold which)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; a && i < ELEMENTSOF(rows); i++) {
+		TierFact f;
+
+		if (tier_fact(tier, abi, i, &f) == 0 && f.hold == which)
+			cJSON_AddItemToArray(a, cJSON_CreateString(f.id));
+	}
+	return a;
+}
