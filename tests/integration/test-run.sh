@@ -21,13 +21,19 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 }
-fields='["v","session","exit_code","started","status","signal","timed_out","oom_killed","parent_died","duration_ms","tier","argv","workspace","cow","degraded","setup_step","error","errno","quarantined","protected_check_failed","net_refused","net_refused_more","net_attempts","changes","audit_error","events_lost"]'
+fields='["v","session","exit_code","started","status","signal","timed_out","oom_killed","parent_died","duration_ms","tier","argv","workspace","cow","degraded","not_held","partly_held","setup_step","error","errno","quarantined","protected_check_failed","net_refused","net_refused_more","net_attempts","changes","audit_error","events_lost"]'
 
 # --- --result-fd: one line, the complete object ---------------------------------
 "$WARD" run --result-fd 3 -- sh -c 'exit 3' 3>"$T/fd.json" 2>/dev/null
 check_eq "--result-fd: the object is one line" 1 "$(wc -l <"$T/fd.json")"
 check "--result-fd: v 1, every documented field, exit 3, started" \
 	json_check "$T/fd.json" "r['v'] == 1 and list(r) == $fields and r['exit_code'] == 3 and r['status'] == 3 and r['started'] is True and r['setup_step'] is None"
+# What the tier does not hold (docs/tiers.md), in the result as in the start event.
+"$WARD" run --tier 1 --result-fd 3 -- true 3>"$T/t1.json" 2>/dev/null
+check "--tier 1: the result lists what T1 does not hold (host processes visible), not what it holds (reads)" \
+	json_check "$T/t1.json" "r['tier'] == 1 and 'processes-invisible' in r['not_held'] and 'reads' not in r['not_held'] and 'reads' not in r['partly_held']"
+"$WARD" run --tier 0 --result-fd 3 -- true 3>"$T/t0.json" 2>/dev/null
+check "--tier 0: reads are not held" json_check "$T/t0.json" "r['tier'] == 0 and 'reads' in r['not_held']"
 "$WARD" run --result "$T/both.json" --result-fd 3 -- true 3>"$T/both-fd.json" 2>/dev/null
 check "--result and --result-fd: the same object" \
 	python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(a != b)' \
@@ -36,7 +42,7 @@ check "... and the same session as the audit log's exit event" \
 	json_check "$T/both.json" "r['session'] in open('$audit_log').read().splitlines()[-1]"
 
 # --- a command cannot forge the result -------------------------------------------
-for tier in 0 2; do
+for tier in 0 1 2; do
 	"$WARD" run --tier "$tier" --result-fd 3 -- sh -c 'echo "{\"v\":1,\"exit_code\":0,\"forged\":true}" >&3; exit 5' \
 		3>"$T/forge$tier.json" 2>/dev/null
 	check "tier $tier: the command cannot write into --result-fd" \
