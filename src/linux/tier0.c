@@ -128,7 +128,7 @@ typedef struct ChildReport {
 	int what;       /* FAIL_* */
 	int err;        /* positive errno */
 	int step;       /* SandboxStep, for FAIL_CONFINE */
-	char detail[256];
+	char detail[256]; /* the hook's, for FAIL_CONFINE (the parent knows the others) */
 } ChildReport;
 
 _noreturn_ static void child_fail(int err_fd, int what, int step, const char *detail, int err,
@@ -164,10 +164,9 @@ _noreturn_ static void child_exec(const BackendInput *in, const Tier0Confine *c,
 
 	sigprocmask(SIG_SETMASK, saved, NULL);
 	if ((r = move_stdio(in->stdio)) < 0)
-		child_fail(err_fd, FAIL_STDIO, 0, "the descriptors passed for fds 0-2", -r,
-			   WARD_EXIT_SETUP);
+		child_fail(err_fd, FAIL_STDIO, 0, NULL, -r, WARD_EXIT_SETUP);
 	if (chdir(in->workspace) < 0)
-		child_fail(err_fd, FAIL_CHDIR, 0, in->workspace, errno, WARD_EXIT_SETUP);
+		child_fail(err_fd, FAIL_CHDIR, 0, NULL, errno, WARD_EXIT_SETUP);
 	if (c && c->confine) {
 		SandboxStep step = SANDBOX_STEP_INIT;
 		const char *detail = NULL;
@@ -176,7 +175,7 @@ _noreturn_ static void child_exec(const BackendInput *in, const Tier0Confine *c,
 			child_fail(err_fd, FAIL_CONFINE, (int)step, detail, -r, WARD_EXIT_SETUP);
 	}
 	execvpe(in->argv[0], in->argv, in->envp);
-	child_fail(err_fd, FAIL_EXEC, 0, in->argv[0], errno,
+	child_fail(err_fd, FAIL_EXEC, 0, NULL, errno,
 		   errno == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
 }
 
@@ -304,10 +303,14 @@ int tier0_supervise(const BackendInput *in, const Tier0Confine *c, BackendResult
 		rep.detail[sizeof(rep.detail) - 1] = '\0';
 		res.setup_failed = true;
 		res.exec_failed = what == FAIL_EXEC;
-		(void)ward_error_set(&res.error,
-				     what == FAIL_CONFINE ? sandbox_step_to_string((SandboxStep)rep.step)
-							  : steps[what],
-				     rep.err, "%s", rep.detail);
+		const char *step = what == FAIL_CONFINE
+					   ? sandbox_step_to_string((SandboxStep)rep.step)
+					   : steps[what];
+		(void)ward_error_set(&res.error, step ? step : "init", rep.err, "%s",
+				     what == FAIL_EXEC	      ? in->argv[0]
+				     : what == FAIL_CHDIR     ? in->workspace
+				     : what == FAIL_CONFINE ? rep.detail
+							      : "the descriptors passed for fds 0-2");
 		res.exit_code = what != FAIL_EXEC     ? WARD_EXIT_SETUP
 				: rep.err == ENOENT ? WARD_EXIT_NOTFOUND
 						    : WARD_EXIT_NOEXEC;
