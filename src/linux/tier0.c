@@ -333,12 +333,10 @@ static int t0_probe(WardError *reterr)
 static int t0_plan(const BackendInput *in, BackendPlan **ret, WardError *reterr)
 {
 	BackendPlan *p;
+	int r;
 
-	for (int fd = 0; fd <= 2; fd++)
-		if (in->stdio[fd] >= 0 && fcntl(in->stdio[fd], F_GETFD) < 0)
-			return ward_error_set(reterr, "stdio", EBADF,
-					      "the descriptor passed for fd %d (%d) is not open", fd,
-					      in->stdio[fd]);
+	if ((r = backend_check_stdio(in, reterr)) < 0)
+		return r;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;

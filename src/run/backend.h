@@ -130,3 +130,7 @@ typedef struct Backend {
 /* The backend of @tier (0..3), or NULL when there is no such tier. Tiers
  * that exist but are not built have an entry whose probe refuses. */
 const Backend *backend_for_tier(int tier);
+
+/* For plan(): every descriptor @in passes for the command's 0, 1, 2 is
+ * open; else -EBADF and @reterr (step "stdio") names it. */
+int backend_check_stdio(const BackendInput *in, WardError *reterr);

@@ -2,6 +2,7 @@
  * not built here has an entry whose probe refuses, so that the run module
  * never special-cases a tier. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 
 #include "common/macro.h"
@@ -32,4 +33,14 @@ const Backend *backend_for_tier(int tier)
 	if (tier < 0 || (size_t)tier >= ELEMENTSOF(backends))
 		return NULL;
 	return backends[tier];
+}
+
+int backend_check_stdio(const BackendInput *in, WardError *reterr)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (in->stdio[fd] >= 0 && fcntl(in->stdio[fd], F_GETFD) < 0)
+			return ward_error_set(reterr, "stdio", EBADF,
+					      "the descriptor passed for fd %d (%d) is not open", fd,
+					      in->stdio[fd]);
+	return 0;
 }
