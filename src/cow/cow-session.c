@@ -75,6 +75,25 @@ const char *cow_session_work_dir(const CowSession *s) { return s->work; }
 int cow_session_dir_fd(const CowSession *s) { return s->dir_fd; }
 const char *cow_session_dir(const CowSession *s) { return s->dir; }
 int64_t cow_session_start_ns(const CowSession *s) { return s->start_ns; }
+
+/* Waits until a file changed from now on is stamped at or after the
+ * session's start (at most a tick of the coarse clock; a clock stepped
+ * backwards is not waited for beyond a few ticks). */
+void cow_session_settle(const CowSession *s)
+{
+	for (int i = 0; i < 20; i++) {
+		struct timespec now;
+		int64_t left;
+
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		left = s->start_ns - ((int64_t)now.tv_sec * 1000000000LL + now.tv_nsec);
+		if (left <= 0)
+			return;
+		if (left > 1000000)
+			left = 1000000;
+		nanosleep(&(struct timespec){ .tv_nsec = (long)left }, NULL);
+	}
+}
 int cow_session_runs(const CowSession *s) { return s->runs; }
 const char *cow_session_created(const CowSession *s) { return s->created; }
 
@@ -325,12 +344,16 @@ int cow_session_create(const char *state_dir, const char *workspace, bool cow, C
 	if (r < 0)
 		return r;
 
-	/* File timestamps come from the coarse clock, which lags real time by
-	 * up to a tick; move the start back by two ticks' worth so that an edit
-	 * right after this point is never older than the start (a file edited
-	 * just before counts as a conflict: the safe side). */
+	/* The start, from the fine-grained clock: every change made before
+	 * this point carries a ctime below it. The kernel stamps files from
+	 * its coarse clock, which lags by up to a tick, so a change right after
+	 * could still be stamped below it: cow_session_settle() holds the
+	 * session's commands back until the coarse clock has passed the start.
+	 * An edit made just before the session (an agent's own write, then
+	 * `ward run --cow`) is then never taken for a conflict, and no edit
+	 * during the session is missed. */
 	clock_gettime(CLOCK_REALTIME, &ts);
-	s->start_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec - 20000000LL;
+	s->start_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	s->created = strdup(buf);

@@ -25,6 +25,9 @@ CowSession *cow_session_free(CowSession *s);
 const char *cow_session_id(const CowSession *s);
 const char *cow_session_workspace(const CowSession *s);
 bool cow_session_is_cow(const CowSession *s);
+/* Holds a command back until changes from now on are stamped after the
+ * session's start (conflict detection; at most a clock tick). */
+void cow_session_settle(const CowSession *s);
 const char *cow_session_upper_dir(const CowSession *s);  /* absolute */
 const char *cow_session_work_dir(const CowSession *s);   /* absolute */
 

@@ -630,6 +630,8 @@ int run_do_execute(Run *run)
 	int r;
 
 	run->res = (BackendResult){ .status = -1 };
+	if (run->session && cow_session_is_cow(run->session))
+		cow_session_settle(run->session);
 	r = run->backend->run(run->plan, &run->res, &e);
 	if (r < 0)
 		return run_fail_with(run, &e, r);

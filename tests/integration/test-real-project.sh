@@ -102,22 +102,12 @@ if [ -n "$sid" ]; then
 	check "ward diff: ... and the generated Makefile" grep -q 'Makefile' <<<"$diff"
 	"$WARD" apply "$sid" >"$T/apply.log" 2>&1
 	ast=$?
-	# Known open: in full CI runs (not in isolated reruns) apply has
-	# refused some paths as ward-test (exit 3); the refusal is on the safe
-	# side, its cause is not found yet. The reason goes to the log.
-	flaky="apply has refused paths in full CI runs as ward-test; cause under investigation"
-	# A plain check when it passes, a TODO when it fails (intermittent).
-	flaky_check() {
-		local desc=$1
-		shift
-		if "$@" >/dev/null 2>&1; then check "$desc" true; else check_todo "$desc" "$flaky" false; fi
-	}
-	flaky_check "ward apply: succeeds" test "$ast" -eq 0
+	check_eq "ward apply: succeeds" 0 "$ast"
 	[ "$ast" -eq 0 ] || grep -v '^applied ' "$T/apply.log" | sed 's/^/# /' | head -20
 	check "ward apply: libz.a is in the host workspace" test -f "$T/cw/zlib/libz.a"
 	check "ward apply: the applied minigzip works on the host" \
 		bash -c "echo ward-cow | '$T/cw/zlib/minigzip' | '$T/cw/zlib/minigzip' -d | grep -q ward-cow"
-	flaky_check "ward apply: the applied tree passes zlib's tests on the host" \
+	check "ward apply: the applied tree passes zlib's tests on the host" \
 		bash -c "cd '$T/cw/zlib' && make test 2>&1 | grep -q '\*\*\* zlib test OK \*\*\*'"
 else
 	not_ok "ward run --cow printed no session id: $(head -3 "$T/cow.err")"
