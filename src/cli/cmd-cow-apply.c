@@ -55,60 +55,6 @@ static const CliOption options_discard[] = {
 static const char usage_discard[] = "Usage: ward discard ID\n\n"
 				    "Drop the session: its pending changes, its layer and its records.\n";
 
-static cJSON *path_array(char *const *l)
-{
-	cJSON *a = cJSON_CreateArray();
-
-	STRV_FOREACH(p, l) {
-		/* Exact when valid UTF-8 (JSON escapes the controls), C-quoted
-		 * otherwise. */
-		_cleanup_free_ char *q = cow_utf8_valid(*p, strlen(*p)) ? strdup(*p) : cli_quote(*p);
-		cJSON_AddItemToArray(a, cJSON_CreateString(q ? q : "?"));
-	}
-	return a;
-}
-
-static const char *result_word(const CowResult *r)
-{
-	if (r->failed)
-		return "failed";
-	return r->refused ? "partial" : "ok";
-}
-
-/* The result object: printed by --json and written as the audit event. */
-static cJSON *result_json(CowSession *s, const CowResult *r, char *const *requested, bool force)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cow_json_add_path(o, "workspace", cow_session_workspace(s));
-	if (requested)
-		cJSON_AddItemToObject(o, "requested", path_array(requested));
-	cJSON_AddStringToObject(o, "result", result_word(r));
-	cJSON_AddNumberToObject(o, "seq", r->seq);
-	cJSON_AddNumberToObject(o, "changed", (double)strv_length(r->done));
-	cJSON_AddNumberToObject(o, "removed", (double)strv_length(r->removed));
-	cJSON_AddNumberToObject(o, "refused", (double)strv_length(r->refused));
-	cJSON_AddNumberToObject(o, "failed", (double)strv_length(r->failed));
-	cJSON_AddItemToObject(o, "paths", path_array(r->done));
-	cJSON_AddItemToObject(o, "removed_paths", path_array(r->removed));
-	cJSON *ref = cJSON_AddArrayToObject(o, "refused_paths");
-	for (size_t i = 0; r->refused && r->refused[i]; i++) {
-		cJSON *e = cJSON_CreateObject();
-		cow_json_add_path(e, "path", r->refused[i]);
-		cJSON_AddStringToObject(e, "reason", r->refused_why[i]);
-		cJSON_AddItemToArray(ref, e);
-	}
-	cJSON *fail = cJSON_AddArrayToObject(o, "failed_paths");
-	for (size_t i = 0; r->failed && r->failed[i]; i++) {
-		cJSON *e = cJSON_CreateObject();
-		cow_json_add_path(e, "path", r->failed[i]);
-		cJSON_AddStringToObject(e, "error", r->failed_why[i]);
-		cJSON_AddItemToArray(fail, e);
-	}
-	cJSON_AddBoolToObject(o, "force", force);
-	return o;
-}
-
 /* Why a path was refused, in words, with how to get past it. */
 static void explain_refusal(const char *id, const char *path, const char *why,
 			    char *const *prot)
@@ -190,7 +136,7 @@ int cmd_apply(int argc, char **argv)
 	r = cow_apply(s, &o, &res);
 	if (r < 0)
 		return report_failure(s, r, "apply");
-	j = result_json(s, &res, paths ? paths : (char *[]){ NULL }, a.force);
+	j = cow_result_to_json(s, &res, paths ? paths : (char *[]){ NULL }, a.force);
 	write_audit(s, "apply", cJSON_Duplicate(j, true));
 	return audit_exit(report(s, "applied", &res, a.json ? j : NULL, prot));
 }
@@ -215,7 +161,7 @@ int cmd_undo(int argc, char **argv)
 	}
 	if (r < 0)
 		return report_failure(s, r, "undo");
-	j = result_json(s, &res, NULL, a.force);
+	j = cow_result_to_json(s, &res, NULL, a.force);
 	write_audit(s, "undo", cJSON_Duplicate(j, true));
 	return audit_exit(report(s, "restored", &res, a.json ? j : NULL, NULL));
 }

@@ -1,5 +1,5 @@
-/* The change list as JSON for harnesses (`ward diff --json`): exact, not
- * escaped for a terminal. JSON strings are UTF-8, so a path that is not
+/* The change list (`ward diff --json`) and the result of an apply, undo or
+ * discard as JSON for harnesses: exact, not escaped for a terminal. JSON strings are UTF-8, so a path that is not
  * valid UTF-8 goes out C-quoted, marked "quoted", with its bytes in hex. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "common/cleanup.h"
+#include "common/strv.h"
 #include "cow/cow-review.h"
 
 bool cow_json_add_path(cJSON *o, const char *key, const char *path)
@@ -79,4 +80,51 @@ int cow_changes_to_json(const CowChangeList *l, const bool *selected, cJSON **re
 	}
 	*ret = TAKE_PTR(arr);
 	return 0;
+}
+
+static cJSON *path_array(char *const *l)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; l && l[i]; i++) {
+		/* Exact when valid UTF-8 (JSON escapes the controls), C-quoted
+		 * otherwise. */
+		_cleanup_free_ char *q = cow_utf8_valid(l[i], strlen(l[i])) ? strdup(l[i]) :
+									    cow_quote_path(l[i]);
+		cJSON_AddItemToArray(a, cJSON_CreateString(q ? q : "?"));
+	}
+	return a;
+}
+
+cJSON *cow_result_to_json(CowSession *s, const CowResult *r, char *const *requested, bool force)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cow_json_add_path(o, "workspace", cow_session_workspace(s));
+	if (requested)
+		cJSON_AddItemToObject(o, "requested", path_array(requested));
+	cJSON_AddStringToObject(o, "result", r->failed ? "failed" : r->refused ? "partial" : "ok");
+	cJSON_AddNumberToObject(o, "seq", r->seq);
+	cJSON_AddNumberToObject(o, "changed", (double)strv_length(r->done));
+	cJSON_AddNumberToObject(o, "removed", (double)strv_length(r->removed));
+	cJSON_AddNumberToObject(o, "refused", (double)strv_length(r->refused));
+	cJSON_AddNumberToObject(o, "failed", (double)strv_length(r->failed));
+	cJSON_AddItemToObject(o, "paths", path_array(r->done));
+	cJSON_AddItemToObject(o, "removed_paths", path_array(r->removed));
+	cJSON *ref = cJSON_AddArrayToObject(o, "refused_paths");
+	for (size_t i = 0; r->refused && r->refused[i]; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cow_json_add_path(e, "path", r->refused[i]);
+		cJSON_AddStringToObject(e, "reason", r->refused_why[i]);
+		cJSON_AddItemToArray(ref, e);
+	}
+	cJSON *fail = cJSON_AddArrayToObject(o, "failed_paths");
+	for (size_t i = 0; r->failed && r->failed[i]; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cow_json_add_path(e, "path", r->failed[i]);
+		cJSON_AddStringToObject(e, "error", r->failed_why[i]);
+		cJSON_AddItemToArray(fail, e);
+	}
+	cJSON_AddBoolToObject(o, "force", force);
+	return o;
 }

@@ -76,6 +76,10 @@ int cow_changes_to_json(const CowChangeList *l, const bool *selected, cJSON **re
 /* A path for JSON under @key, exact as cow_changes_to_json does it (for a
  * key other than "path", only "<key>_hex" marks a quoted value). */
 bool cow_json_add_path(cJSON *o, const char *key, const char *path);
+/* The result of an apply, undo or discard: what `ward apply --json` and
+ * libward print and the audit event records. @requested (the paths asked
+ * for) is left out when NULL. */
+cJSON *cow_result_to_json(CowSession *s, const CowResult *r, char *const *requested, bool force);
 
 /* Print @len bytes of @s to @f with everything that could act on a terminal
  * shown as an escape (\r, \xNN for other controls and bytes that are not

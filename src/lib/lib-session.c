@@ -245,52 +245,6 @@ WARD_PUBLIC int ward_session_diff(ward_session *s, ward_diff_format format, char
 	return r;
 }
 
-static cJSON *path_array(char *const *l)
-{
-	cJSON *a = cJSON_CreateArray();
-
-	STRV_FOREACH(p, l) {
-		/* Exact when valid UTF-8, C-quoted otherwise (as `ward apply --json`). */
-		_cleanup_free_ char *q = cow_utf8_valid(*p, strlen(*p)) ? strdup(*p) : cow_quote_path(*p);
-		cJSON_AddItemToArray(a, cJSON_CreateString(q ? q : "?"));
-	}
-	return a;
-}
-
-/* `ward apply --json`'s object (src/cli/cmd-cow-apply.c result_json). */
-static cJSON *result_json(CowSession *cs, const CowResult *r, char *const *requested, bool force)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cow_json_add_path(o, "workspace", cow_session_workspace(cs));
-	if (requested)
-		cJSON_AddItemToObject(o, "requested", path_array(requested));
-	cJSON_AddStringToObject(o, "result", r->failed ? "failed" : r->refused ? "partial" : "ok");
-	cJSON_AddNumberToObject(o, "seq", r->seq);
-	cJSON_AddNumberToObject(o, "changed", (double)strv_length(r->done));
-	cJSON_AddNumberToObject(o, "removed", (double)strv_length(r->removed));
-	cJSON_AddNumberToObject(o, "refused", (double)strv_length(r->refused));
-	cJSON_AddNumberToObject(o, "failed", (double)strv_length(r->failed));
-	cJSON_AddItemToObject(o, "paths", path_array(r->done));
-	cJSON_AddItemToObject(o, "removed_paths", path_array(r->removed));
-	cJSON *ref = cJSON_AddArrayToObject(o, "refused_paths");
-	for (size_t i = 0; r->refused && r->refused[i]; i++) {
-		cJSON *e = cJSON_CreateObject();
-		cow_json_add_path(e, "path", r->refused[i]);
-		cJSON_AddStringToObject(e, "reason", r->refused_why[i]);
-		cJSON_AddItemToArray(ref, e);
-	}
-	cJSON *fail = cJSON_AddArrayToObject(o, "failed_paths");
-	for (size_t i = 0; r->failed && r->failed[i]; i++) {
-		cJSON *e = cJSON_CreateObject();
-		cow_json_add_path(e, "path", r->failed[i]);
-		cJSON_AddStringToObject(e, "error", r->failed_why[i]);
-		cJSON_AddItemToArray(fail, e);
-	}
-	cJSON_AddBoolToObject(o, "force", force);
-	return o;
-}
-
 /* Paths relative to the workspace; absolute ones inside it are made
  * relative, others are passed on and refused as escapes by cow_apply. */
 static int resolve_paths(const char *ws, const char *const *in, char ***ret)
@@ -319,7 +273,7 @@ static int resolve_paths(const char *ws, const char *const *in, char ***ret)
 static int finish(ward_session *s, CowSession *cs, const char *event, const CowResult *res,
 		  char *const *requested, bool force, char **ret_json)
 {
-	cJSON *j = result_json(cs, res, requested, force);
+	cJSON *j = cow_result_to_json(cs, res, requested, force);
 
 	if (!j)
 		return lib_error(s->error, -ENOMEM, "Out of memory");
