@@ -59,6 +59,8 @@ static void usage(FILE *f)
 {
 	fputs("Usage: ward.exe run [OPTIONS] [--] COMMAND [ARG]...\n"
 	      "       ward.exe probe\n"
+	      "       ward.exe net-check [--proxy-port PORT]\n"
+	      "       ward.exe cleanup\n"
 	      "       ward.exe --version\n"
 	      "\n"
 	      "  --tier W2|W1|W1-write|W0   W2 (AppContainer) is the default; the others only\n"
@@ -371,6 +373,8 @@ static int cmd_run(int argc, char **argv)
 }
 
 int win_probe_main(void);
+int win_cleanup_main(int argc, char **argv);   /* win-net-main.c */
+int win_netcheck_main(int argc, char **argv);
 
 /* argv as UTF-8, from the UTF-16 command line (main's argv is in the ANSI
  * code page and loses what it cannot represent). */
@@ -414,5 +418,9 @@ int main(void)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "probe") == 0)
 		return win_probe_main();
-	return die("unknown command '%s' (run, probe)", argv[1]);
+	if (strcmp(argv[1], "cleanup") == 0)
+		return win_cleanup_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "net-check") == 0)
+		return win_netcheck_main(argc - 1, argv + 1);
+	return die("unknown command '%s' (run, probe, net-check, cleanup)", argv[1]);
 }

@@ -194,8 +194,12 @@ static void test_win_wfp_plan_no_proxy_and_user(void **state)
 	in = (WinWfpInput){ .identity = WIN_WFP_USER, .sid = USER, .persistent = true };
 	assert_int_equal(win_wfp_plan(&in, &p), 0);
 	assert_true(p.persistent);
-	assert_string_equal(cond(&p.filters[0], WIN_WFP_F_USER)->text,
-			    "O:LSD:(A;;CC;;;" USER ")");
+	{
+		const WinWfpCondition *u = cond(&p.filters[0], WIN_WFP_F_USER);
+
+		assert_non_null(u);
+		assert_string_equal(u->text, "O:LSD:(A;;CC;;;" USER ")");
+	}
 	assert_null(cond(&p.filters[0], WIN_WFP_F_PACKAGE));
 
 	/* The wrong kind of SID, or none, or one that names every package. */

@@ -33,6 +33,8 @@ cp "$build/src/windows/ward.exe" "$build/src/windows/ward-test.exe" \
 chmod -R a+rX "$stage"
 echo "== test-wine.sh as $(id -un)"
 WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine.sh || status=1
+echo "== test-wine-net.sh (network walls: the fail-closed paths)"
+WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-net.sh || status=1
 if [ "$(id -u)" -eq 0 ]; then
 	echo "== test-wine.sh as the unprivileged user"
 	WARD=$stage/bin/ward.exe WARD_HELPERS=$stage/bin \

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The network walls under Wine: what Wine can show is the fail-closed
+# path. Wine 8's fwpuclnt.dll answers FwpmEngineOpen0 with
+# RPC_S_CANNOT_SUPPORT (1764) and has FwpmFilterGetByKey0 as an
+# unimplemented stub; it has no firewallapi.dll (no loopback exemption).
+# So: net-check must report both unavailable and exit 125, and
+# `ward.exe cleanup` must keep every journal entry it cannot prove removed
+# (the journal on the host side is unchanged), refuse a malformed journal
+# without touching it, and succeed when there is nothing to do.
+#
+# Needs WARD_WIN_BIN (a directory with ward.exe); skips when Wine cannot start.
+set -u
+bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+[ -n "$bin" ] && [ -f "$bin/ward.exe" ] || skip_all "no ward.exe (make windows)"
+command -v wine >/dev/null || skip_all "wine is not installed"
+
+T=$(mktemp -d /tmp/ward-wine-net.XXXXXX)
+export LANG=C.UTF-8 WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+cleanup() {
+	wineserver -k >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+if ! wineboot -i >"$T/boot.log" 2>&1; then
+	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
+fi
+ward() { wine "$bin/ward.exe" "$@"; }
+strip_cr() { tr -d '\r'; }
+show() { strip_cr <"$1" | sed 's/^/# /'; }
+
+echo "1..7"
+
+ward net-check >"$T/out" 2>&1
+rc=$?
+show "$T/out"
+if [ $rc -eq 125 ] && grep -q '^wfp: unavailable: .*FwpmEngineOpen0: error 1764' "$T/out"; then
+	ok "net-check: WFP refused (Wine's FwpmEngineOpen0 returns 1764), exit 125"
+else
+	not_ok "net-check: WFP not refused as expected (exit $rc)"
+fi
+if grep -q '^loopback exemption: unavailable: .*NetworkIsolationGetAppContainerConfig' "$T/out" &&
+	grep -q '^network walls: unavailable' "$T/out"; then
+	ok "net-check: the loopback exemption API is missing: refused"
+else
+	not_ok "net-check: the loopback exemption was not refused"
+fi
+
+state=$(echo "$T"/prefix/drive_c/users/*/AppData/Local/ward)
+if [ ! -e "$state/network.journal" ]; then
+	ok "net-check leaves no network journal behind"
+else
+	not_ok "net-check left a network journal"
+	show "$state/network.journal"
+fi
+
+ward cleanup >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q 'none left' "$T/out"; then
+	ok "cleanup with nothing tracked: exit 0"
+else
+	not_ok "cleanup with nothing tracked (exit $rc)"
+	show "$T/out"
+fi
+
+# A journal as a crashed run (or ward-setup.exe) would leave it.
+mkdir -p "$state"
+printf 'ward-windows-net 1\nloopback\tS-1-15-2-1-2-3-4-5-6-7\nprovider\t{98d81c5c-73d9-86b8-9483-6b55c0230de7}\nsublayer\t{55256eba-7245-8de3-9e7a-586b5d3bb2c7}\nfilter\t{0a3c2a8b-4c1d-8e2f-9a00-112233445566}\tS-1-5-21-1-2-3-1001\tconnect-v4\n' >"$state/network.journal"
+cp "$state/network.journal" "$T/journal.before"
+ward cleanup >"$T/out" 2>&1
+rc=$?
+show "$T/out"
+if [ $rc -eq 125 ] && grep -q '4 left' "$T/out" && cmp -s "$state/network.journal" "$T/journal.before"; then
+	ok "cleanup that cannot prove a removal keeps every entry (exit 125, journal unchanged)"
+else
+	not_ok "cleanup dropped entries it could not remove (exit $rc)"
+fi
+if grep -q 'loopback.*NetworkIsolationGetAppContainerConfig\|loopback.*not available' "$T/out"; then
+	ok "cleanup names the first entry it could not remove and why"
+else
+	not_ok "cleanup's report does not name the failing entry"
+fi
+
+printf 'ward-windows-net 1\nremove\teverything\n' >"$state/network.journal"
+cp "$state/network.journal" "$T/journal.before"
+ward cleanup >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 125 ] && grep -q 'malformed' "$T/out" && cmp -s "$state/network.journal" "$T/journal.before"; then
+	ok "a malformed journal is refused and left as it was"
+else
+	not_ok "a malformed journal (exit $rc)"
+	show "$T/out"
+fi
+
+[ "$fails" -eq 0 ]
