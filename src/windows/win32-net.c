@@ -512,16 +512,13 @@ static wchar_t *journal_path(Win32NetCtx *c, const char *name)
 	return win32_wide(buf);
 }
 
-static int n_journal_read(void *ctx, char **ret)
+int win32_text_read(const wchar_t *path, char **ret)
 {
-	_cleanup_free_ wchar_t *path = journal_path(ctx, "network.journal");
 	HANDLE h;
 	LARGE_INTEGER size;
 	char *buf;
 	DWORD got = 0;
 
-	if (!path)
-		return -ENOMEM;
 	h = CreateFileW(path, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING, 0, NULL);
 	if (h == INVALID_HANDLE_VALUE)
 		return win32_errno(GetLastError());
@@ -552,41 +549,39 @@ static int write_all(HANDLE h, const char *s)
 	return FlushFileBuffers(h) ? 0 : win32_errno(GetLastError());
 }
 
-static int n_journal_append(void *ctx, const char *text)
+int win32_text_append(const wchar_t *path, const char *header, const char *text)
 {
-	_cleanup_free_ wchar_t *path = journal_path(ctx, "network.journal");
 	LARGE_INTEGER size;
 	HANDLE h;
 	int r;
 
-	if (!path)
-		return -ENOMEM;
 	h = CreateFileW(path, FILE_APPEND_DATA | FILE_READ_ATTRIBUTES, FILE_SHARE_READ, NULL,
 			OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
 	if (h == INVALID_HANDLE_VALUE)
 		return win32_errno(GetLastError());
 	r = GetFileSizeEx(h, &size) ? 0 : win32_errno(GetLastError());
 	if (r == 0 && size.QuadPart == 0)
-		r = write_all(h, WIN_NET_JOURNAL_HEADER);
+		r = write_all(h, header);
 	if (r == 0)
 		r = write_all(h, text);
 	CloseHandle(h);
 	return r;
 }
 
-static int n_journal_replace(void *ctx, const char *text)
+int win32_text_replace(const wchar_t *path, const char *text)
 {
-	_cleanup_free_ wchar_t *path = journal_path(ctx, "network.journal"),
-			       *tmp = journal_path(ctx, "network.journal.new");
+	size_t n = wcslen(path) + 8;
+	_cleanup_free_ wchar_t *tmp = malloc(n * sizeof(wchar_t));
 	HANDLE h;
 	int r;
 
-	if (!path || !tmp)
-		return -ENOMEM;
 	if (!text)
 		return DeleteFileW(path) || GetLastError() == ERROR_FILE_NOT_FOUND
 			       ? 0
 			       : win32_errno(GetLastError());
+	if (!tmp)
+		return -ENOMEM;
+	swprintf(tmp, n, L"%ls.new", path);
 	h = CreateFileW(tmp, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
 	if (h == INVALID_HANDLE_VALUE)
 		return win32_errno(GetLastError());
@@ -597,6 +592,27 @@ static int n_journal_replace(void *ctx, const char *text)
 	if (r < 0)
 		DeleteFileW(tmp);
 	return r;
+}
+
+static int n_journal_read(void *ctx, char **ret)
+{
+	_cleanup_free_ wchar_t *path = journal_path(ctx, "network.journal");
+
+	return path ? win32_text_read(path, ret) : -ENOMEM;
+}
+
+static int n_journal_append(void *ctx, const char *text)
+{
+	_cleanup_free_ wchar_t *path = journal_path(ctx, "network.journal");
+
+	return path ? win32_text_append(path, WIN_NET_JOURNAL_HEADER, text) : -ENOMEM;
+}
+
+static int n_journal_replace(void *ctx, const char *text)
+{
+	_cleanup_free_ wchar_t *path = journal_path(ctx, "network.journal");
+
+	return path ? win32_text_replace(path, text) : -ENOMEM;
 }
 
 int win32_net_lock(Win32NetCtx *c)

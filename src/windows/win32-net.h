@@ -5,6 +5,8 @@
  * Windows-only. */
 #pragma once
 
+#include <wchar.h>
+
 #include "windows/win-net-api.h"
 
 typedef struct Win32NetCtx {
@@ -18,3 +20,10 @@ void win32_net_init(WinNetApi *api, Win32NetCtx *ctx);
  * waited for up to 30 s. */
 int win32_net_lock(Win32NetCtx *ctx);
 void win32_net_unlock(Win32NetCtx *ctx);
+
+/* Small text files (journals): read whole (-ENOENT), append with @header
+ * first when empty (flushed before it returns), replace whole through a
+ * temporary file (NULL: delete). */
+int win32_text_read(const wchar_t *path, char **ret);
+int win32_text_append(const wchar_t *path, const char *header, const char *text);
+int win32_text_replace(const wchar_t *path, const char *text);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The network walls under Wine: what Wine can show is the fail-closed
-# path. Wine 8's fwpuclnt.dll answers FwpmEngineOpen0 with
+# The network walls and ward-setup.exe under Wine: what Wine can show is
+# the fail-closed path (and DPAPI, which Wine implements). Wine 8's fwpuclnt.dll answers FwpmEngineOpen0 with
 # RPC_S_CANNOT_SUPPORT (1764) and has FwpmFilterGetByKey0 as an
 # unimplemented stub; it has no firewallapi.dll (no loopback exemption).
 # So: net-check must report both unavailable and exit 125, and
@@ -34,7 +34,7 @@ ward() { wine "$bin/ward.exe" "$@"; }
 strip_cr() { tr -d '\r'; }
 show() { strip_cr <"$1" | sed 's/^/# /'; }
 
-echo "1..7"
+echo "1..12"
 
 ward net-check >"$T/out" 2>&1
 rc=$?
@@ -95,6 +95,47 @@ if [ $rc -eq 125 ] && grep -q 'malformed' "$T/out" && cmp -s "$state/network.jou
 else
 	not_ok "a malformed journal (exit $rc)"
 	show "$T/out"
+fi
+
+# ward-setup.exe (the sandbox-user tier's elevated setup). Wine's
+# NetUserAdd returns NERR_Success and creates nothing: the read-back must
+# refuse, and --uninstall must undo what was journaled before that.
+setup() { wine "$bin/ward-setup.exe" "$@"; }
+rm -f "$state/network.journal"
+setup probe >"$T/out" 2>&1
+show "$T/out"
+if grep -q '^dpapi: ok' "$T/out"; then
+	ok "ward-setup probe: a credential record round-trips through DPAPI, not stored in clear"
+else
+	not_ok "ward-setup probe: DPAPI round trip"
+fi
+setup install --no-read-acls >"$T/out" 2>&1
+rc=$?
+show "$T/out"
+if [ $rc -eq 125 ] && grep -q 'user WardSandboxOffline: reported created, but the account cannot be read back' "$T/out"; then
+	ok "ward-setup install: Wine's NetUserAdd success without a user is refused (exit 125)"
+else
+	not_ok "ward-setup install was not refused at the user read-back (exit $rc)"
+fi
+if grep -q "^user	WardSandboxOffline\$" "$state/setup.journal" 2>/dev/null &&
+	! grep -q '^credentials\|ready' "$T/out" && [ ! -e "$state/sandbox-users.dpapi" ]; then
+	ok "the user was journaled before the attempt; no credential record was written"
+else
+	not_ok "the setup journal or the credential record is not as expected"
+fi
+setup probe >"$T/out" 2>&1
+if grep -q '^offline user: absent' "$T/out"; then
+	ok "no sandbox user exists afterwards (nothing claimed)"
+else
+	not_ok "a sandbox user appears to exist under Wine"
+fi
+setup --uninstall >"$T/out" 2>&1
+rc=$?
+show "$T/out"
+if [ $rc -eq 0 ] && [ ! -e "$state/setup.journal" ] && [ ! -e "$state/sandbox-sid" ]; then
+	ok "ward-setup --uninstall undoes the journal (synthetic SID file gone, journal gone)"
+else
+	not_ok "ward-setup --uninstall (exit $rc)"
 fi
 
 [ "$fails" -eq 0 ]
