@@ -102,8 +102,17 @@ int win_wfp_plan(const WinWfpInput *in, WinWfpPlan *ret)
 	snprintf(ret->sid, sizeof(ret->sid), "%s", sid);
 	ret->proxy_port = in->proxy_port;
 	ret->persistent = in->persistent;
-	ret->provider = WIN_WARD_WFP_PROVIDER;
-	ret->sublayer = WIN_WARD_WFP_SUBLAYER;
+	/* Persistent objects share ward's fixed provider and sublayer. A
+	 * dynamic session gets its own, keyed by the SID: objects a session
+	 * adds are deleted when it closes, so two runs must never share one
+	 * (the first to end would take the other's sublayer with it). */
+	if (in->persistent) {
+		ret->provider = WIN_WARD_WFP_PROVIDER;
+		ret->sublayer = WIN_WARD_WFP_SUBLAYER;
+	} else {
+		win_guid_from_name("wfp-provider", sid, &ret->provider);
+		win_guid_from_name("wfp-sublayer", sid, &ret->sublayer);
+	}
 	ret->sublayer_weight = WIN_WFP_SUBLAYER_WEIGHT;
 
 	if (in->proxy_port) {

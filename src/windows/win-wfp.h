@@ -6,8 +6,10 @@
  * and the executor (win-net-exec.c) reads every filter back and compares
  * it with the plan through win_wfp_filter_check().
  *
- * The filters, all in ward's sublayer (weight 0xffff) under ward's
- * provider, each conditioned on the identity:
+ * The filters, all in a ward sublayer (weight 0xffff) under a ward
+ * provider (the fixed WIN_WARD_WFP_* ones for persistent filters; for a
+ * dynamic session, its own, derived from the SID, since a session's
+ * objects go when it closes), each conditioned on the identity:
  *   proxy-v4 / proxy-v6    ALE_AUTH_CONNECT, PERMIT, weight 15:
  *                          TCP to 127.0.0.1 / ::1, remote port = the proxy's
  *   connect-v4 / -v6       ALE_AUTH_CONNECT, BLOCK, weight 0: every other

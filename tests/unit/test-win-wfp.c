@@ -114,7 +114,20 @@ static void test_win_wfp_plan_package_proxy(void **state)
 	assert_int_equal(win_wfp_plan(&in, &p), 0);
 	assert_int_equal(p.n, 12);
 	assert_false(p.persistent);
-	assert_true(win_guid_equal(&p.sublayer, &WIN_WARD_WFP_SUBLAYER));
+	/* A dynamic session has its own sublayer and provider, per SID:
+	 * two runs never share objects one of them deletes on close. */
+	assert_false(win_guid_equal(&p.sublayer, &WIN_WARD_WFP_SUBLAYER));
+	assert_false(win_guid_equal(&p.provider, &WIN_WARD_WFP_PROVIDER));
+	{
+		WinWfpInput other = in;
+		WinWfpPlan q;
+
+		other.sid = "S-1-15-2-9-9-9-9-9-9-9";
+		assert_int_equal(win_wfp_plan(&other, &q), 0);
+		assert_false(win_guid_equal(&p.sublayer, &q.sublayer));
+		assert_int_equal(win_wfp_plan(&in, &q), 0);
+		assert_true(win_guid_equal(&p.sublayer, &q.sublayer));
+	}
 	assert_int_equal(p.sublayer_weight, 0xffff);
 	for (size_t i = 0; i < p.n; i++) {
 		const WinWfpCondition *id = cond(&p.filters[i], WIN_WFP_F_PACKAGE);
@@ -194,6 +207,8 @@ static void test_win_wfp_plan_no_proxy_and_user(void **state)
 	in = (WinWfpInput){ .identity = WIN_WFP_USER, .sid = USER, .persistent = true };
 	assert_int_equal(win_wfp_plan(&in, &p), 0);
 	assert_true(p.persistent);
+	assert_true(win_guid_equal(&p.sublayer, &WIN_WARD_WFP_SUBLAYER));
+	assert_true(win_guid_equal(&p.provider, &WIN_WARD_WFP_PROVIDER));
 	{
 		const WinWfpCondition *u = cond(&p.filters[0], WIN_WFP_F_USER);
 
