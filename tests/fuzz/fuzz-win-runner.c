@@ -1,0 +1,34 @@
+/* Fuzz target: the Windows command runner's request parser and check
+ * (src/windows/win-runner-proto.c), fed one pipe message: whatever parses
+ * formats back to the same bytes and is judged without crashing. */
+#include <assert.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "windows/win-runner-proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *forbidden[] = { "C:\\Users\\me\\AppData\\Local\\ward", NULL };
+	WinRunnerRequest req;
+	char why[256], *back = NULL;
+	int r;
+
+	r = win_runner_parse((const char *)data, size, &req, why, sizeof(why));
+	if (r < 0) {
+		assert(r == -EINVAL || r == -E2BIG);
+		return 0;
+	}
+	assert(req.app && req.cwd && req.cmdline && req.env);
+	assert(win_runner_format(&req, &back) == 0);
+	assert(strlen(back) == size && memcmp(back, data, size) == 0);
+	free(back);
+	r = win_runner_allow(&req, "S-1-15-3-1024-1-2-3-4-5-6-7-8", forbidden, why, sizeof(why));
+	assert(r == 0 || r == -EPERM);
+	win_runner_request_done(&req);
+	return 0;
+}
