@@ -459,8 +459,9 @@ static int n_loopback_get(void *ctx, char ***ret, char *why, size_t n)
 	r = result(get(&count, &sids), why, n);
 	if (r < 0)
 		return r;
-	/* The array and its SIDs are the caller's to free with HeapFree (the
-	 * documented sample does); a short-lived process may leave them. */
+	/* The array and its SIDs belong to the caller; they are not freed
+	 * here (ward.exe is short-lived, and the right deallocator is one
+	 * more thing to verify on real Windows). */
 	for (DWORD i = 0; i < count; i++) {
 		wchar_t *w = NULL;
 		char *s;
