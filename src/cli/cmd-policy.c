@@ -11,6 +11,7 @@
 #include "common/dirs.h"
 #include "common/log.h"
 #include "common/strv.h"
+#include "policy/ceiling.h"
 #include "policy/policy.h"
 #include "ward/ward.h"
 
@@ -55,8 +56,21 @@ static int report(const PolicyError *e)
 	return WARD_EXIT_SETUP;
 }
 
-/* Finalize against the invoking user's home and @workspace (or the cwd). */
-static int finalize(WardPolicy *p, const char *workspace)
+DEFINE_TRIVIAL_CLEANUP_FUNC(Ceiling *, ceiling_free)
+
+static int report_ceiling(const PolicyError *e)
+{
+	char line[1400];
+
+	policy_error_format(e, line, sizeof(line));
+	log_error("Refused by the managed policy: %s", line);
+	return WARD_EXIT_SETUP;
+}
+
+/* The effective policy as `ward run` makes it: within the managed ceiling
+ * @c (may be NULL), finalized against the home and @workspace. */
+static int show_load(Ceiling *c, const char *file, char *const *presets, const char *workspace,
+		     WardPolicy **ret)
 {
 	_cleanup_free_ char *home = NULL, *ws = NULL;
 	PolicyError e = { 0 };
@@ -73,14 +87,37 @@ static int finalize(WardPolicy *p, const char *workspace)
 				workspace ? workspace : ".");
 		return WARD_EXIT_SETUP;
 	}
-	r = policy_finalize(p, &(PolicyContext){ .home = home, .workspace = ws }, &e);
-	if (r == -ENOMEM) {
-		log_error_errno(r, "Failed to finalize the policy: %m");
-		return WARD_EXIT_SETUP;
-	}
+	PolicyContext ctx = { .home = home, .workspace = ws };
+	r = policy_load_bounded(c, file, presets, NULL, NULL, &ctx, ret, &e);
+	if (r == -ENOMEM)
+		return log_error_errno(r, "Failed to load the policy: %m"), WARD_EXIT_SETUP;
+	if (r == -EPERM)
+		return report_ceiling(&e);
 	if (r < 0)
 		return report(&e);
+	if (c && ceiling_check_run(c, ceiling_default_tier(c) , "the policy", true, ws, &e) < 0 &&
+	    strcmp(e.path, "workspace") == 0)
+		return report_ceiling(&e);
 	return 0;
+}
+
+/* The policy's JSON; with a ceiling, a "managed" member marks what came
+ * from it (remove it to reload the output as a policy file). */
+static char *show_json(const WardPolicy *p, const Ceiling *c)
+{
+	_cleanup_free_ char *text = policy_to_json(p);
+	_cleanup_cjson_ cJSON *doc = NULL;
+	cJSON *m;
+
+	if (!text || !c)
+		return TAKE_PTR(text);
+	doc = cJSON_Parse(text);
+	m = ceiling_marks(c);
+	if (!doc || !m || !cJSON_AddItemToObject(doc, "managed", m)) {
+		cJSON_Delete(m);
+		return NULL;
+	}
+	return cJSON_Print(doc);
 }
 
 enum {
@@ -122,6 +159,7 @@ static int policy_check(int argc, char **argv)
 		{},
 	};
 	_cleanup_(cli_parsed_done) CliParsed a = {};
+	_cleanup_(ceiling_freep) Ceiling *ceiling = NULL;
 	WardPolicy *p = NULL;
 	PolicyError e = { 0 };
 	const char *file;
@@ -136,15 +174,13 @@ static int policy_check(int argc, char **argv)
 	}
 	file = a.pos[0];
 
-	p = policy_new_defaults();
-	if (!p)
-		return log_error_errno(-ENOMEM, "Failed to allocate the policy: %m"), WARD_EXIT_SETUP;
-	r = policy_merge_file(p, file, &e);
-	if (r < 0) {
-		policy_free(p);
-		return report(&e);
-	}
-	r = finalize(p, NULL);
+	r = ceiling_load_system(&ceiling, &e);
+	if (r == -ENOMEM)
+		return log_error_errno(r, "Out of memory: %m"), WARD_EXIT_SETUP;
+	if (r < 0)
+		return report_ceiling(&e);
+	/* The defaults (within the managed ceiling, if any), then FILE. */
+	r = show_load(ceiling, file, NULL, NULL, &p);
 	policy_free(p);
 	if (r != 0)
 		return r;
@@ -163,6 +199,7 @@ static int policy_show(int argc, char **argv)
 	};
 	_cleanup_(cli_parsed_done) CliParsed a = {};
 	_cleanup_strv_ char **presets = NULL;
+	_cleanup_(ceiling_freep) Ceiling *ceiling = NULL;
 	_cleanup_free_ char *json = NULL;
 	const char *file = NULL, *workspace = NULL;
 	WardPolicy *p = NULL;
@@ -191,15 +228,15 @@ static int policy_show(int argc, char **argv)
 		return WARD_EXIT_USAGE;
 	}
 
-	r = policy_load(file, presets, &p, &e);
+	r = ceiling_load_system(&ceiling, &e);
+	if (r == -ENOMEM)
+		return log_error_errno(r, "Out of memory: %m"), WARD_EXIT_SETUP;
 	if (r < 0)
-		return report(&e);
-	r = finalize(p, workspace);
-	if (r != 0) {
-		policy_free(p);
+		return report_ceiling(&e);
+	r = show_load(ceiling, file, presets, workspace, &p);
+	if (r != 0)
 		return r;
-	}
-	json = policy_to_json(p);
+	json = show_json(p, ceiling);
 	policy_free(p);
 	if (!json)
 		return log_error_errno(-ENOMEM, "Failed to format the policy: %m"), WARD_EXIT_SETUP;

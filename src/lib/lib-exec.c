@@ -371,6 +371,7 @@ static int build_request(ward_run *r, const char *const *argv, RunRequest *req, 
 	req->policy_file = r->policy_file;
 	req->presets = r->presets;
 	req->policy_overrides = *ret_text;
+	req->overrides_source = "libward caller";
 	req->env_extra = r->env;
 	req->tier = r->tier;
 	req->strict = r->strict;

@@ -157,8 +157,8 @@ int policy_merge_file(WardPolicy *p, const char *path, PolicyError *reterr)
 	return merge_file(p, path, false, reterr);
 }
 
-int policy_load(const char *file_or_null, char *const *flag_presets, WardPolicy **ret,
-		PolicyError *reterr)
+int policy_load_staged(const char *file_or_null, char *const *flag_presets, PolicyStageFn fn,
+		       void *userdata, WardPolicy **ret, PolicyError *reterr)
 {
 	_cleanup_free_ char *dir = NULL, *def = NULL;
 	WardPolicy *p;
@@ -168,10 +168,20 @@ int policy_load(const char *file_or_null, char *const *flag_presets, WardPolicy 
 	p = policy_new_defaults();
 	if (!p)
 		return policy_error_set(reterr, "<defaults>", "", "out of memory"), -ENOMEM;
+	if (fn && (r = fn(p, true, "<defaults>", userdata, reterr)) < 0)
+		goto fail;
 
 	for (size_t i = 0; flag_presets && flag_presets[i]; i++) {
+		_cleanup_free_ char *label = NULL;
+
 		r = policy_apply_preset(p, flag_presets[i], reterr);
 		if (r < 0)
+			goto fail;
+		if (fn && asprintf(&label, "--preset %s", flag_presets[i]) < 0) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		if (fn && (r = fn(p, false, label, userdata, reterr)) < 0)
 			goto fail;
 	}
 
@@ -186,6 +196,8 @@ int policy_load(const char *file_or_null, char *const *flag_presets, WardPolicy 
 			r = merge_file(p, def, true, reterr);
 			if (r < 0)
 				goto fail;
+			if (fn && (r = fn(p, false, def, userdata, reterr)) < 0)
+				goto fail;
 		}
 		/* No home and no XDG_CONFIG_HOME: there is no default file. */
 	}
@@ -193,10 +205,18 @@ int policy_load(const char *file_or_null, char *const *flag_presets, WardPolicy 
 		r = policy_merge_file(p, file, reterr);
 		if (r < 0)
 			goto fail;
+		if (fn && (r = fn(p, false, file, userdata, reterr)) < 0)
+			goto fail;
 	}
 	*ret = p;
 	return 0;
 fail:
 	policy_free(p);
 	return r;
+}
+
+int policy_load(const char *file_or_null, char *const *flag_presets, WardPolicy **ret,
+		PolicyError *reterr)
+{
+	return policy_load_staged(file_or_null, flag_presets, NULL, NULL, ret, reterr);
 }

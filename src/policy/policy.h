@@ -185,6 +185,15 @@ int policy_hash(const WardPolicy *p, char ret[65]);
 int policy_load(const char *file_or_null, char *const *flag_presets, WardPolicy **ret,
 		PolicyError *reterr);
 
+/* policy_load(), calling @fn (may be NULL) after each step: the defaults
+ * (@is_defaults; @fn may change them), each preset ("--preset NAME") and
+ * the user's file (its path), with the policy so far, not finalized. A
+ * negative return from @fn stops the load with it. */
+typedef int (*PolicyStageFn)(WardPolicy *p, bool is_defaults, const char *source, void *userdata,
+			     PolicyError *reterr);
+int policy_load_staged(const char *file_or_null, char *const *flag_presets, PolicyStageFn fn,
+		       void *userdata, WardPolicy **ret, PolicyError *reterr);
+
 /* Whether host pattern @pattern (a name, "name:port", an address or
  * "[v6]:port") names loopback: localhost and names below .localhost,
  * 127.0.0.0/8, ::1. Returns what it is ("localhost", "a loopback

@@ -6,6 +6,7 @@
 
 #include "audit/audit.h"
 #include "cow/cow.h"
+#include "policy/ceiling.h"
 #include "policy/policy.h"
 #include "run/backend.h"
 #include "run/run.h"
@@ -21,6 +22,7 @@ struct Run {
 	/* The request, copied. */
 	char **argv, **presets, **env_extra;
 	char *workspace_arg, *policy_file, *overrides, *session_arg, *result_file;
+	char *overrides_source;
 	int tier;
 	bool tier_asked;    /* the request named the tier (else the policy's, else 2) */
 	bool strict, cow_new, allow_unsafe;
@@ -40,6 +42,8 @@ struct Run {
 	/* prepare */
 	char *home, *state, *config, *ws;
 	WardPolicy *pol;
+	Ceiling *ceiling;   /* the managed ceiling, NULL when there is none */
+	bool session_cow;   /* --session names a copy-on-write session */
 	char **policy_files, **envp;
 	char hash[65];
 	cJSON *path_hidden;

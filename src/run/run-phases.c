@@ -119,6 +119,7 @@ static int resolve_workspace(Run *run)
 		return run_failf(run, "session", r, "Failed to open session '%s'", run->session_arg);
 	if ((r = session_workspace(run, s)) < 0)
 		return r;
+	run->session_cow = cow_session_is_cow(s);
 	if (run->workspace_arg) {
 		if ((r = run_resolve_workspace(run->workspace_arg, &w, &e)) < 0)
 			return run_fail_with(run, &e, r);
@@ -129,18 +130,36 @@ static int resolve_workspace(Run *run)
 	return 0;
 }
 
+static int ceiling_fail(Run *run, const PolicyError *e)
+{
+	char buf[1400];
+
+	policy_error_format(e, buf, sizeof(buf));
+	return run_failf(run, "ceiling", 0, "Refused by the managed policy: %s", buf);
+}
+
+/* The managed ceiling (policy/ceiling.h), every source checked against it
+ * as it is merged: the one place a run's policy is made, for every caller
+ * of the run boundary (the CLI, libward, ward mcp, sessions). */
 static int load_policy(Run *run)
 {
+	PolicyContext ctx = { .home = run->home, .workspace = run->ws };
 	PolicyError pe = {};
 	WardError e;
 	int r;
 
-	if (policy_load(run->policy_file, run->presets, &run->pol, &pe) < 0)
-		return policy_fail(run, &pe);
-	if (run->overrides && policy_merge_json(run->pol, "<command line>", run->overrides, &pe) < 0)
-		return policy_fail(run, &pe);
-	PolicyContext ctx = { .home = run->home, .workspace = run->ws };
-	if (policy_finalize(run->pol, &ctx, &pe) < 0)
+	r = ceiling_load_system(&run->ceiling, &pe);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return ceiling_fail(run, &pe);
+	r = policy_load_bounded(run->ceiling, run->policy_file, run->presets, run->overrides,
+				run->overrides_source, &ctx, &run->pol, &pe);
+	if (r == -ENOMEM)
+		return r;
+	if (r == -EPERM)
+		return ceiling_fail(run, &pe);
+	if (r < 0)
 		return policy_fail(run, &pe);
 	r = run_check_workspace(run->ws, run->home, run->pol, run->state, run->config,
 				run->allow_unsafe, &e);
@@ -320,7 +339,22 @@ int run_do_prepare(Run *run)
 	 * table. */
 	if (!run->tier_asked && run->pol->has_tier)
 		run->tier = run->pol->tier;
+	else if (!run->tier_asked)
+		run->tier = ceiling_default_tier(run->ceiling);
 	run->result.tier = run->tier;
+	/* What the run itself asks of the ceiling: before anything is acquired. */
+	if (run->ceiling) {
+		_cleanup_free_ char *src = NULL;
+		PolicyError pe = {};
+
+		if (asprintf(&src, "<%s>", run->overrides_source) < 0)
+			return -ENOMEM;
+		r = ceiling_check_run(run->ceiling, run->tier,
+				      run->tier_asked ? src : "the policy's \"tier\"",
+				      run->cow_new || run->session_cow, run->ws, &pe);
+		if (r < 0)
+			return ceiling_fail(run, &pe);
+	}
 	if ((r = tier_gaps(run)) < 0)
 		return r;
 	run->backend = backend_for_tier(run->tier);
@@ -437,6 +471,8 @@ static int write_start(Run *run)
 		.cow = run->result.cow,
 		.path_hidden = run->path_hidden,
 		.describe = run->describe,
+		.managed_file = ceiling_file(run->ceiling),
+		.managed_sha256 = ceiling_digest(run->ceiling),
 	};
 	/* A run that cannot be recorded does not start (a full file system
 	 * must not hide it). */

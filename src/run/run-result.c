@@ -60,6 +60,22 @@ static void add_strv(cJSON *o, const char *name, char *const *l)
 		cJSON_AddItemToArray(a, cJSON_CreateString(l[i]));
 }
 
+/* "managed": {"file", "sha256"} of the ceiling that bound the run; null
+ * (@null_if_none) or left out when there was none. */
+static void add_managed(cJSON *obj, const char *file, const char *sha256, bool null_if_none)
+{
+	cJSON *m;
+
+	if (!file || !sha256) {
+		if (null_if_none)
+			cJSON_AddNullToObject(obj, "managed");
+		return;
+	}
+	m = cJSON_AddObjectToObject(obj, "managed");
+	cJSON_AddStringToObject(m, "file", file);
+	cJSON_AddStringToObject(m, "sha256", sha256);
+}
+
 cJSON *run_result_object(const RunOutcome *o)
 {
 	const RunResult *r = o->result;
@@ -110,6 +126,7 @@ cJSON *run_result_object(const RunOutcome *o)
 	add_copy(obj, "changes", o->facts, cJSON_CreateNull());
 	add_str_or_null(obj, "audit_error", o->audit_error ? strerror(-o->audit_error) : NULL);
 	cJSON_AddNumberToObject(obj, "events_lost", o->events_lost);
+	add_managed(obj, o->managed_file, o->managed_sha256, true);
 	return obj;
 }
 
@@ -127,6 +144,7 @@ cJSON *run_event_start(const RunStart *s)
 	add_strv(ev, "partly_held", s->partly_held);
 	cJSON_AddStringToObject(ev, "policy_hash", s->policy_hash);
 	cJSON_AddItemToObject(ev, "policy_sources", json_strv_array(s->policy_sources));
+	add_managed(ev, s->managed_file, s->managed_sha256, false);
 	cJSON_AddStringToObject(ev, "network", s->network);
 	if (s->n_host_ports > 0) {
 		cJSON *hp = cJSON_AddArrayToObject(ev, "host_ports");
@@ -201,6 +219,7 @@ cJSON *run_event_error(const RunOutcome *o)
 		cJSON_AddItemToObject(ev, "argv", json_strv_array(o->argv));
 	if (o->workspace)
 		cJSON_AddStringToObject(ev, "workspace", o->workspace);
+	add_managed(ev, o->managed_file, o->managed_sha256, false);
 	return ev;
 }
 

@@ -28,6 +28,10 @@ typedef struct RunOutcome {
 	const cJSON *facts;
 	int audit_error;         /* -errno of the last audit record lost, 0 */
 	unsigned events_lost;    /* lines --events-fd did not get */
+	/* The managed ceiling that bound the run (policy/ceiling.h): its path
+	 * and SHA-256; NULL: none. */
+	const char *managed_file;
+	const char *managed_sha256;
 } RunOutcome;
 
 /* The facts for the `start` event, borrowed. */
@@ -45,6 +49,8 @@ typedef struct RunStart {
 	bool cow;
 	const cJSON *path_hidden;     /* may be NULL */
 	const cJSON *describe;        /* the backend's: enforced, degraded, limits, ... */
+	const char *managed_file;     /* NULL: no managed ceiling */
+	const char *managed_sha256;
 } RunStart;
 
 /* The one line a person reads about @e: its detail, then the system's

@@ -125,6 +125,8 @@ Run *run_new(const RunRequest *req)
 	    dup_str(&run->workspace_arg, req->workspace) < 0 ||
 	    dup_str(&run->policy_file, req->policy_file) < 0 ||
 	    dup_str(&run->overrides, req->policy_overrides) < 0 ||
+	    dup_str(&run->overrides_source,
+		    req->overrides_source ? req->overrides_source : "command line") < 0 ||
 	    dup_str(&run->session_arg, req->session) < 0 ||
 	    dup_str(&run->result_file, req->result_file) < 0)
 		return run_free(run);
@@ -143,6 +145,8 @@ Run *run_free(Run *run)
 	free(run->workspace_arg);
 	free(run->policy_file);
 	free(run->overrides);
+	free(run->overrides_source);
+	ceiling_free(run->ceiling);
 	free(run->session_arg);
 	free(run->result_file);
 	free(run->home);
@@ -219,6 +223,8 @@ static void outcome(const Run *run, RunOutcome *o)
 		.facts = run->facts,
 		.audit_error = run->audit_error,
 		.events_lost = run->events_lost,
+		.managed_file = ceiling_file(run->ceiling),
+		.managed_sha256 = ceiling_digest(run->ceiling),
 	};
 }
 

@@ -55,6 +55,9 @@ typedef struct RunRequest {
 	/* Flags as a policy document, merged last as "<command line>" (so they
 	 * get the same validation and error messages as a file). May be NULL. */
 	const char *policy_overrides;
+	/* Who asked for the overrides and the tier, named when the managed
+	 * ceiling (docs/policy.md) refuses them; NULL: "command line". */
+	const char *overrides_source;
 	char *const *env_extra;       /* --env NAME[=VALUE], may be NULL */
 	int tier;                     /* -1: the default (2) */
 	bool strict;                  /* refuse a run with degraded protections */
