@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/path-util.h"
 #include "common/strv.h"
+#include "policy/ceiling.h"
 #include "policy/policy.h"
 #include "ward/ward.h"
 
@@ -416,6 +417,27 @@ int audit_exit(int status)
 	return audit_lost && status == 0 ? WARD_EXIT_FAILURE : status;
 }
 
+/* The managed ceiling (policy/ceiling.h) may require copy-on-write and
+ * bounds the workspace: refused before the session exists. */
+static int session_within_ceiling(bool cow, const char *ws)
+{
+	_cleanup_free_ char *home = NULL;
+	PolicyError e = {};
+	char line[1400];
+	int r;
+
+	if ((r = ward_home_dir(&home)) < 0)
+		return log_error_errno(r, "Failed to find the home directory: %m");
+	r = ceiling_check_request(cow, ws, home, &e);
+	if (r == -ENOMEM)
+		return log_error_errno(r, "Out of memory: %m");
+	if (r < 0) {
+		policy_error_format(&e, line, sizeof(line));
+		log_error("Refused by the managed policy: %s", line);
+	}
+	return r;
+}
+
 int cmd_session(int argc, char **argv)
 {
 	_cleanup_(args_done) Args a = {};
@@ -437,6 +459,8 @@ int cmd_session(int argc, char **argv)
 	}
 	if (state_dir(&state) < 0)
 		return WARD_EXIT_FAILURE;
+	if (session_within_ceiling(a.cow, ws) < 0)
+		return WARD_EXIT_SETUP;
 	r = cow_session_create(state, ws, a.cow, &s);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create a session: %m"), WARD_EXIT_FAILURE;

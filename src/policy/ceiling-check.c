@@ -452,6 +452,21 @@ int ceiling_check(const Ceiling *c, const WardPolicy *p, const char *source, Pol
 	return check_scalars(c, p, source, e);
 }
 
+int ceiling_check_request(bool cow, const char *workspace, const char *home, PolicyError *e)
+{
+	Ceiling *c = NULL;
+	PolicyContext ctx = { .home = home, .workspace = workspace };
+	int r = ceiling_load_system(&c, e);
+
+	if (r < 0 || !c)
+		return r == -ENOMEM ? r : r < 0 ? -EPERM : 0;
+	r = ceiling_bind(c, &ctx, e);
+	if (r >= 0)
+		r = ceiling_check_run(c, ceiling_default_tier(c), "the request", cow, workspace, e);
+	ceiling_free(c);
+	return r == -ENOMEM ? r : r < 0 ? -EPERM : 0;
+}
+
 int ceiling_default_tier(const Ceiling *c)
 {
 	if (!c || tier_allowed(c, 2))

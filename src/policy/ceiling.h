@@ -58,6 +58,10 @@ int ceiling_check(const Ceiling *c, const WardPolicy *p, const char *source, Pol
  * writes to a copy-on-write session, and the workspace (writable). */
 int ceiling_check_run(const Ceiling *c, int tier, const char *tier_source, bool cow,
 		      const char *workspace, PolicyError *e);
+/* A request without a policy of its own (`ward session new`): the system
+ * ceiling, if any, loaded and checked for @cow and @workspace, with @home
+ * for "~". 0, or -EPERM / -errno with @e. */
+int ceiling_check_request(bool cow, const char *workspace, const char *home, PolicyError *e);
 /* The tier a run gets when nothing asks for one: 2, or the ceiling's first
  * allowed tier when 2 is not allowed. */
 int ceiling_default_tier(const Ceiling *c);
