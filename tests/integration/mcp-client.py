@@ -617,6 +617,39 @@ def scenario_vanish(root, outside):
     s.close()
 
 
+def scenario_managed(root, outside):
+    """The managed ceiling bounds what the server runs: its flags, like a
+    user's, may only narrow (MANAGED_DIR: test ceilings, managed-lib.sh)."""
+    d = os.environ["MANAGED_DIR"]
+
+    def run(ceiling, marker, *flags):
+        os.environ["WARD_TEST_MANAGED_FILE"] = os.path.join(d, ceiling)
+        s = Server(root, *flags)
+        s.initialize()
+        r = s.call("run_command", {"command": "touch " + marker})
+        s.close()
+        del os.environ["WARD_TEST_MANAGED_FILE"]
+        return r, os.path.exists(os.path.join(root, marker))
+
+    r, made = run("main.json", "m-widen", "--allow-domain", "evil.org")
+    st = structured(r)
+    report(st.get("exit_code") == 125 and result(r).get("isError") is True,
+           "a server flag that widens the ceiling: the run exits 125")
+    report("network.allow" in json.dumps(r) and "managed" in json.dumps(r),
+           "the refusal names the managed rule")
+    report(not made, "and the command did not run")
+    r, made = run("main.json", "m-narrow", "--allow-domain", "api.example.com")
+    report(structured(r).get("exit_code") == 0 and made, "a server flag within the ceiling: it runs")
+    r, made = run("main.json", "m-tier", "--tier", "0")
+    report(structured(r).get("exit_code") == 125 and not made, "--tier 0 outside allowed_tiers: refused")
+    r, made = run("cow.json", "m-cow")
+    report(structured(r).get("exit_code") == 125 and not made,
+           "require_cow: a server without --cow runs nothing")
+    r, made = run("cow.json", "m-cow2", "--cow")
+    report(structured(r).get("exit_code") == 0 and not made,
+           "require_cow: with --cow the run works, its write in the session")
+
+
 def main():
     scenario, root, outside = sys.argv[1], sys.argv[2], sys.argv[3]
     globals()["scenario_" + scenario](os.path.realpath(root), os.path.realpath(outside))

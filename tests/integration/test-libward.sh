@@ -10,6 +10,7 @@
 # unprivileged user cannot reach the build tree.)
 
 SRC_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/managed-lib.sh"
 # Stage the installed tree and the sources to build into DIR.
 stage() {
 	local dir=$1 src=$SRC_ROOT
@@ -22,6 +23,7 @@ stage() {
 }
 if [ "${1:-}" = --stage ]; then
 	stage "$2"
+	managed_stage
 	exit 0
 fi
 
@@ -118,4 +120,26 @@ if [ -x "$h" ]; then
 	check "the example discarded the session" grep -q '^--- discarded: yes' "$T/ex.out"
 	sed 's/^/# /' "$T/ex.err"
 fi
+# The managed ceiling bounds libward callers too (managed-lib.sh): a
+# widening is refused before anything runs, a narrowing works.
+if [ -x "$h" ] && managed_dir; then
+	lw() { WARD_TEST_MANAGED_FILE="$MANAGED/$1" "$h" "${@:2}"; }
+	lw main.json --allow evil.org -- touch "$WS/lw-widen" >"$T/lw.out" 2>"$T/lw.err"
+	check_eq "libward: a host outside the ceiling: 125" 125 "$?"
+	check "libward: the refusal names the managed rule and the caller" \
+		grep -q 'managed.*libward caller.*network.allow' "$T/lw.err"
+	check_not "libward: and the command did not run" test -e "$WS/lw-widen"
+	lw main.json --allow api.example.com -- touch "$WS/lw-narrow" >/dev/null 2>&1
+	check_eq "libward: a host within the ceiling runs" 0 "$?"
+	check "libward: and the command ran" test -e "$WS/lw-narrow"
+	lw cow.json -- touch "$WS/lw-cow" >/dev/null 2>&1
+	check_eq "libward: require_cow refuses a plain run" 125 "$?"
+	check_not "libward: and the command did not run" test -e "$WS/lw-cow"
+	lw cow.json --cow -- touch "$WS/lw-cow2" >/dev/null 2>&1
+	check_eq "libward: require_cow, a cow run works" 0 "$?"
+	check_not "libward: its write stayed in the session" test -e "$WS/lw-cow2"
+else
+	ok_skip "libward and the managed ceiling: no harness or no test ceilings"
+fi
+
 done_testing

@@ -8,7 +8,15 @@
 # another workspace's session); and a client that vanishes mid-call (EOF,
 # EPIPE, the server killed, a cancellation), after which no process of the
 # command remains on the host.
+# ward-test: stage
+# (run-unpriv.sh calls `test-mcp.sh --stage DIR` as root first: the test
+# ceilings, managed-lib.sh.)
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/managed-lib.sh"
+if [ "${1:-}" = --stage ]; then
+	managed_stage
+	exit 0
+fi
 . "$(dirname "$0")/lib.sh"
 
 require_t2
@@ -44,6 +52,11 @@ else
 	ok_skip "curl is not installed"
 fi
 client vanish
+if managed_dir; then
+	MANAGED_DIR=$MANAGED client managed
+else
+	ok_skip "no root-made directory with the test ceilings"
+fi
 
 # The server refuses bad flags at start, before reading anything.
 check_eq "--timeout 0 is a usage error" 2 "$(status_of "$WARD" mcp --timeout 0 </dev/null)"
