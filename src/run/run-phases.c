@@ -370,6 +370,14 @@ int run_do_prepare(Run *run)
 	 * (after the hash: it stays the hash of `ward policy show`). */
 	if (policy_add_ca_reads(run->pol, run->envp, run->home) < 0)
 		return -ENOMEM;
+	/* Those files are readable paths too: within the ceiling's. */
+	if (run->ceiling) {
+		PolicyError pe = {};
+
+		if (ceiling_check(run->ceiling, run->pol,
+				  "the environment (SSL_CERT_FILE, SSL_CERT_DIR and the like)", &pe) < 0)
+			return ceiling_fail(run, &pe);
+	}
 	run->in = (BackendInput)BACKEND_INPUT_INIT;
 	test_hooks(run);
 	/* A view of its own: PATH entries it does not show. */

@@ -116,6 +116,23 @@ mkdir -p "$ows"
 at_exit "rm -rf '$ows'"
 refused "a workspace outside the writable paths" "$ows/m" "fs.read_write" "workspace" \
 	wm main.json run -w "$ows" -- touch "$ows/m"
+# A symlink inside an allowed tree that leads out of it is outside.
+mkdir -p "$ows/dir"
+ln -s "$ows/dir" "$WS/link-out"
+echo "{ \"fs\": { \"read_write\": [\"$WS/link-out\"] } }" >"$T/link.json"
+refused "a writable path through a symlink leading out" "$ows/dir/m" "resolves to" "$T/link.json" \
+	wm main.json run -p "$T/link.json" -- touch "$WS/link-out/m"
+# Readable paths: a file, and the certificate variables ward makes readable.
+echo secret >"$ows/ca.pem"
+echo "{ \"fs\": { \"read\": [\"$ows/ca.pem\"] } }" >"$T/read.json"
+refused "a readable path outside fs.read" "$WS/m-read" "fs.read" "$T/read.json" \
+	wm reads.json run -p "$T/read.json" -- sh -c "cat '$ows/ca.pem' > '$WS/m-read'"
+refused "SSL_CERT_FILE naming a file outside fs.read" "$WS/m-ca" "fs.read" "the environment" \
+	env SSL_CERT_FILE="$ows/ca.pem" WARD_TEST_MANAGED_FILE="$M/reads.json" "$WARD" run -- \
+	sh -c "cat '$ows/ca.pem' > '$WS/m-ca'"
+check_eq "a run within the readable paths works" 0 \
+	"$(status_of wm reads.json run -- sh -c 'cat /etc/passwd > reads-ok')"
+check "and read what it may" test -s "$WS/reads-ok"
 wm main.json run --result "$T/res-ref.json" --allow-domain evil.org -- true 2>/dev/null
 check_eq "a refused run's result names the step" ceiling "$(jq -r .setup_step "$T/res-ref.json")"
 check_eq "and records the ceiling's sha256" "$sha" "$(jq -r .managed.sha256 "$T/res-ref.json")"
