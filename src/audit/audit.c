@@ -41,6 +41,7 @@ struct AuditLog {
 	char *session;
 	AuditRotation rot;
 	EventStream *events;
+	EventStream *stream; /* log shipping: audit_set_stream_fd() */
 	unsigned failures; /* records that could not be written */
 	int last_error;    /* -errno of the last failure */
 };
@@ -93,6 +94,7 @@ AuditLog *audit_close(AuditLog *a)
 	if (a->fd >= 0)
 		(void)close(a->fd);
 	event_stream_free(a->events);
+	event_stream_free(a->stream);
 	free(a->path);
 	free(a->session);
 	free(a);
@@ -112,6 +114,20 @@ int audit_set_events_fd(AuditLog *a, int fd)
 	if (a->events)
 		return -EEXIST;
 	return event_stream_new(fd, &a->events);
+}
+
+int audit_set_stream_fd(AuditLog *a, int fd)
+{
+	if (!a)
+		return -EINVAL;
+	if (a->stream)
+		return -EEXIST;
+	return event_stream_new(fd, &a->stream);
+}
+
+int audit_stream_fd(const AuditLog *a)
+{
+	return a && a->stream ? event_stream_fd(a->stream) : -EBADF;
 }
 
 int audit_events_fd(const AuditLog *a)
@@ -340,6 +356,7 @@ int audit_write(AuditLog *a, const char *event, cJSON *fields)
 	/* After the file's lock is released: a slow reader of the events
 	 * must not hold up the other runs writing the log. */
 	event_stream_write(a->events, line, len);
+	event_stream_write(a->stream, line, len);
 	return r;
 }
 

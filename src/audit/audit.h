@@ -62,6 +62,11 @@ int audit_set_events_fd(AuditLog *a, int fd);
 /* The log's own events descriptor (to keep it across a fork that closes
  * other fds), or -EBADF when none is set. */
 int audit_events_fd(const AuditLog *a);
+/* A second live copy, for log shipping (WARD_AUDIT_STREAM, the managed
+ * ceiling's audit.stream: docs/audit.md): the same rules as the events fd,
+ * its losses not counted in audit_events_lost. -EEXIST when set already. */
+int audit_set_stream_fd(AuditLog *a, int fd);
+int audit_stream_fd(const AuditLog *a);
 /* Lines that did not reach the events fd, counted in every process sharing
  * this log; *@ret_error (may be NULL) gets why the stream stopped (-EPIPE:
  * the reader is gone; -ETIMEDOUT: it stopped reading in the middle of a

@@ -558,8 +558,9 @@ int quarantine_guard_start(const QuarantineInput *in, int init_pidfd, pid_t *ret
 	}
 	if (pid == 0) {
 		struct pollfd pfd = { .fd = init_pidfd, .events = POLLIN };
-		int keep[5] = { init_pidfd, p[1], in->audit ? audit_fd(in->audit) : -1, lock,
-				in->audit ? audit_events_fd(in->audit) : -1 };
+		int keep[6] = { init_pidfd, p[1], in->audit ? audit_fd(in->audit) : -1, lock,
+				in->audit ? audit_events_fd(in->audit) : -1,
+				in->audit ? audit_stream_fd(in->audit) : -1 };
 		sigset_t all;
 		int r, null;
 
@@ -569,8 +570,8 @@ int quarantine_guard_start(const QuarantineInput *in, int init_pidfd, pid_t *ret
 		(void)setsid();
 		sigfillset(&all);
 		(void)sigprocmask(SIG_SETMASK, &all, NULL);
-		qsort(keep, 5, sizeof(int), cmp_int);
-		close_except(keep, 5);
+		qsort(keep, 6, sizeof(int), cmp_int);
+		close_except(keep, 6);
 		null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null >= 0) {
 			(void)dup2(null, 0);

@@ -411,8 +411,8 @@ static int close_other_fds(int *keep, size_t n)
 int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pid)
 {
 	pid_t parent = getpid(), pid;
-	/* http, socks, audit, events, report, the DNS stub's two */
-	int keep[7 + PROXY_HOST_FDS_MAX + PROXY_CAPTURE_FDS_MAX], r;
+	/* http, socks, audit, events, stream, report, the DNS stub's two */
+	int keep[8 + PROXY_HOST_FDS_MAX + PROXY_CAPTURE_FDS_MAX], r;
 	size_t n = 0;
 	sigset_t none;
 
@@ -461,6 +461,8 @@ int proxy_spawn(const ProxyConfig *cfg, int http_fd, int socks_fd, pid_t *ret_pi
 	/* The live copy for --events-fd: refusals reach the harness at once. */
 	if (cfg->audit && audit_events_fd(cfg->audit) >= 0)
 		keep[n++] = audit_events_fd(cfg->audit);
+	if (cfg->audit && audit_stream_fd(cfg->audit) >= 0)
+		keep[n++] = audit_stream_fd(cfg->audit);
 	if (cfg->has_report && cfg->report_fd >= 0)
 		keep[n++] = cfg->report_fd;
 	if (close_other_fds(keep, n) < 0)

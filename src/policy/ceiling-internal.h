@@ -26,6 +26,7 @@ struct Ceiling {
 	size_t n_tiers;
 	char **presets;    /* allowed_presets */
 	bool require_cow;
+	char *audit_stream; /* "audit": {"stream": ...}, NULL: none */
 
 	char **applied;    /* what ceiling_narrow_defaults() changed */
 };

@@ -25,6 +25,7 @@ Ceiling *ceiling_free(Ceiling *c)
 	if (!c)
 		return NULL;
 	free(c->file);
+	free(c->audit_stream);
 	cJSON_Delete(c->doc);
 	policy_free(c->pol);
 	policy_free(c->bound);
@@ -145,6 +146,16 @@ static int take_presets(Ceiling *c, const char *name, cJSON *v, PolicyError *e)
 	return 0;
 }
 
+bool audit_stream_valid(const char *s)
+{
+	return s && (strcmp(s, "stdout") == 0 || strcmp(s, "stderr") == 0 || s[0] == '/');
+}
+
+const char *ceiling_audit_stream(const Ceiling *c)
+{
+	return c ? c->audit_stream : NULL;
+}
+
 int ceiling_parse(const char *name, const char *text, Ceiling **ret, PolicyError *e)
 {
 	_cleanup_(ceiling_freep) Ceiling *c = calloc(1, sizeof(Ceiling));
@@ -182,6 +193,18 @@ int ceiling_parse(const char *name, const char *text, Ceiling **ret, PolicyError
 			return policy_error_set(e, name, "require_cow", "expected true or false");
 		c->require_cow = cJSON_IsTrue(v);
 	}
+	if ((v = cJSON_GetObjectItemCaseSensitive(rest, "audit"))) {
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "stream");
+
+		if (!cJSON_IsObject(v) || !cJSON_IsString(s) || cJSON_GetArraySize(v) != 1 ||
+		    !audit_stream_valid(s->valuestring))
+			return policy_error_set(e, name, "audit",
+						"expected {\"stream\": \"stdout\", \"stderr\" or an "
+						"absolute path}");
+		if (!(c->audit_stream = strdup(s->valuestring)))
+			return -ENOMEM;
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(rest, "audit");
 	cJSON_DeleteItemFromObjectCaseSensitive(rest, "allowed_tiers");
 	cJSON_DeleteItemFromObjectCaseSensitive(rest, "allowed_presets");
 	cJSON_DeleteItemFromObjectCaseSensitive(rest, "require_cow");

@@ -36,6 +36,11 @@ int ceiling_load_system(Ceiling **ret, PolicyError *e);
 Ceiling *ceiling_free(Ceiling *c);
 
 const char *ceiling_file(const Ceiling *c);
+/* "audit": {"stream": DEST}: where every run also sends its audit lines
+ * (docs/audit.md, "Shipping the audit log"); NULL: not set. */
+const char *ceiling_audit_stream(const Ceiling *c);
+/* DEST: "stdout", "stderr" or an absolute path. */
+bool audit_stream_valid(const char *s);
 /* SHA-256 of the file's bytes, lowercase hex. */
 const char *ceiling_digest(const Ceiling *c);
 

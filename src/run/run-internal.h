@@ -71,6 +71,9 @@ _printf_(3, 4) void run_log(const Run *run, RunLogLevel level, const char *fmt, 
  * the same error. Returns it (-errno). */
 _printf_(4, 5) int run_failf(Run *run, const char *step, int err, const char *fmt, ...);
 int run_fail_with(Run *run, const WardError *e, int r);
+/* Tee @a to the audit stream configured for @run, if any (@ret_dest: its
+ * setting). 0 or -errno (-EINVAL: not stdout, stderr or a path). */
+int run_audit_stream(const Run *run, AuditLog *a, const char **ret_dest);
 
 int run_do_prepare(Run *run);
 int run_do_acquire(Run *run);

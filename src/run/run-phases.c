@@ -493,6 +493,52 @@ static int write_start(Run *run)
 	return 0;
 }
 
+/* Log shipping (docs/audit.md, "Shipping the audit log"): every line also
+ * to ward's stdout or stderr, or to a path such as /proc/1/fd/1 (the
+ * container's own output, which a node's log agent collects, also for runs
+ * started with kubectl exec). The managed ceiling's audit.stream, which a
+ * user cannot turn off, else $WARD_AUDIT_STREAM. */
+int run_audit_stream(const Run *run, AuditLog *a, const char **ret_dest)
+{
+	const char *dest = ceiling_audit_stream(run->ceiling);
+	_cleanup_close_ int own = -EBADF;
+	int fd;
+
+	if (!dest)
+		dest = getenv("WARD_AUDIT_STREAM");
+	*ret_dest = dest;
+	if (!dest || !*dest)
+		return 0;
+	if (!audit_stream_valid(dest))
+		return -EINVAL;
+	if (strcmp(dest, "stdout") == 0)
+		fd = 1;
+	else if (strcmp(dest, "stderr") == 0)
+		fd = 2;
+	else {
+		/* Never created: a log sink exists (a pipe, a FIFO, a file). */
+		own = open(dest, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (own < 0)
+			return -errno;
+		fd = own;
+	}
+	return audit_set_stream_fd(a, fd);
+}
+
+/* A stream that cannot be opened stops the run: its record would not leave. */
+static int open_audit_stream(Run *run)
+{
+	const char *dest = NULL;
+	int r = run_audit_stream(run, run->audit, &dest);
+
+	if (r == -EINVAL)
+		return run_failf(run, "audit", EINVAL,
+				 "WARD_AUDIT_STREAM=%s: expected stdout, stderr or an absolute path", dest);
+	if (r < 0)
+		return run_failf(run, "audit", r, "Failed to open the audit stream '%s'", dest);
+	return 0;
+}
+
 int run_do_acquire(Run *run)
 {
 	const char *own_dirs[] = { run->config, run->state };
@@ -513,6 +559,8 @@ int run_do_acquire(Run *run)
 	if (run->events_fd >= 0 && (r = audit_set_events_fd(run->audit, run->events_fd)) < 0)
 		return run_failf(run, "events", r, "--events-fd %d: not a descriptor open for writing",
 				 run->events_fd);
+	if ((r = open_audit_stream(run)) < 0)
+		return r;
 	/* The proxy's refusals come back on a pipe, for the line at the end. */
 	if (run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_PROXY)) {
 		int pfd[2];

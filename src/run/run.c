@@ -250,6 +250,9 @@ static void report_error_event(Run *run)
 		/* The events stream gets the error too (not if the fd is bad). */
 		if (run->events_fd >= 0)
 			(void)audit_set_events_fd(own, run->events_fd);
+		/* And the log shipping stream (a refusal is what it is for). */
+		const char *dest;
+		(void)run_audit_stream(run, own, &dest);
 	}
 	outcome(run, &o);
 	r = audit_write(audit, "error", run_event_error(&o));

@@ -38,6 +38,7 @@ managed_fixtures() {
   "fs": { "read": ["/etc", "/tmp"], "read_exec": ["/usr", "/bin", "/sbin", "/lib", "/lib64"],
           "read_write": ["/tmp"] }
 }' || return 1
+	_managed_put "$d/audit.json" 644 '{ "audit": { "stream": "stderr" }, "allowed_tiers": [1, 2] }' || return 1
 	_managed_put "$d/cow.json" 644 '{ "require_cow": true }' || return 1
 	_managed_put "$d/tier1.json" 644 '{ "allowed_tiers": [1] }' || return 1
 	_managed_put "$d/netnone.json" 644 '{ "network": { "mode": "none" } }' || return 1

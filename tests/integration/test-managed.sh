@@ -177,4 +177,27 @@ check_eq "policy show refuses it too" 125 \
 check_eq "no managed file: runs as before" 0 \
 	"$(status_of env WARD_TEST_MANAGED_FILE=/nonexistent/managed.json "$WARD" run -- true)"
 
+# --- shipping the audit log (WARD_AUDIT_STREAM, the ceiling's audit.stream) ---
+# jl FILE FILTER: FILTER true for the JSON lines of FILE (ward's own
+# messages on stderr are not JSON).
+jl() { grep '^{' "$1" | jq -e -s "map($2) | any" >/dev/null; }
+WARD_AUDIT_STREAM=stderr "$WARD" run -- sh -c 'echo out' >"$T/as.out" 2>"$T/as.err"
+check "WARD_AUDIT_STREAM=stderr: the start event on stderr" \
+	jl "$T/as.err" '.event == "start" and .argv == ["sh", "-c", "echo out"]'
+check "and the exit event" jl "$T/as.err" '.event == "exit" and .exit_code == 0'
+check_eq "stdout is the command's alone" out "$(cat "$T/as.out")"
+: >"$T/sink.log"
+WARD_AUDIT_STREAM="$T/sink.log" "$WARD" run -- true 2>/dev/null
+check_eq "WARD_AUDIT_STREAM=PATH: the lines are appended there" 2 \
+	"$(jq -r 'select(.event == "start" or .event == "exit") | .event' "$T/sink.log" | wc -l)"
+refused "WARD_AUDIT_STREAM naming no existing sink" "$WS/m-sink" "audit stream" "$T/no-such-sink" \
+	env WARD_AUDIT_STREAM="$T/no-such-sink" "$WARD" run -- touch "$WS/m-sink"
+check_not "and it was not created" test -e "$T/no-such-sink"
+WARD_AUDIT_STREAM= wm audit.json run -- true >/dev/null 2>"$T/as2.err"
+check "the ceiling's audit.stream sends the lines, whatever the environment says" \
+	jl "$T/as2.err" '.event == "start" and (.managed.sha256 | length) == 64'
+wm audit.json run --tier 0 -- true >/dev/null 2>"$T/as3.err"
+check "a refused run's error event is shipped too" \
+	jl "$T/as3.err" '.event == "error" and .step == "ceiling"'
+
 done_testing

@@ -79,6 +79,9 @@ static void test_parse_errors(void **state)
 		"{\"allowed_presets\": [\"ruby\"]}",
 		"{\"require_cow\": 1}",
 		"{\"fs\": {\"reed\": []}}",
+		"{\"audit\": \"stderr\"}",
+		"{\"audit\": {\"stream\": \"relative.log\"}}",
+		"{\"audit\": {\"stream\": \"stderr\", \"other\": 1}}",
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -90,6 +93,17 @@ static void test_parse_errors(void **state)
 		assert_null(c);
 		assert_true(e.msg[0] != '\0');
 	}
+}
+
+static void test_audit_stream(void **state)
+{
+	Ceiling *c = parse_ok("{\"audit\": {\"stream\": \"/proc/1/fd/1\"}}");
+	(void)state;
+	assert_string_equal(ceiling_audit_stream(c), "/proc/1/fd/1");
+	ceiling_free(c);
+	c = parse_ok("{}");
+	assert_null(ceiling_audit_stream(c));
+	ceiling_free(c);
 }
 
 static void test_fs_levels(void **state)
@@ -377,6 +391,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_audit_stream),
 		cmocka_unit_test(test_fs_levels),
 		cmocka_unit_test(test_fs_unbounded_levels),
 		cmocka_unit_test(test_fs_symlink),
