@@ -6,7 +6,7 @@ BUILD_DEPS := gcc pkg-config meson ninja-build libcjson-dev libcmocka-dev libssl
 # What the integration tests, the demo and the benchmarks drive.
 TEST_DEPS := bubblewrap curl socat python3 openssl openssh-server openssh-client \
 	iproute2 netcat-openbsd tmux vim-tiny util-linux bsdutils passwd procps psmisc less \
-	podman runc
+	podman runc uidmap mmdebstrap
 
 # ward.exe: the cross compiler, and Wine for its tests. Only `make windows`
 # and `make windows-test` install them.
@@ -15,7 +15,7 @@ WINDOWS_TEST_DEPS := wine wine64
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all deps test-deps build demo test bench clean install uninstall windows windows-test
+.PHONY: all deps test-deps build demo test bench clean install uninstall image windows windows-test
 
 all: build
 
@@ -51,6 +51,12 @@ install: build
 	meson configure build -Dprefix=$(abspath $(PREFIX)) >/dev/null
 	ninja -C build
 	meson install -C build --no-rebuild $(if $(DESTDIR),--destdir "$(abspath $(DESTDIR))")
+
+# The OCI image localhost/ward:latest, offline from the host's Debian
+# sources (mmdebstrap + podman import; deploy/image/build.sh); the pod test
+# is tests/cluster/ (docs/kubernetes.md).
+image: test-deps build
+	bash deploy/image/build.sh build/ward
 
 uninstall:
 	ninja -C build uninstall

@@ -15,13 +15,14 @@
 #include "common/cleanup.h"
 #include "common/log.h"
 #include "linux/landlock.h"
+#include "policy/ceiling.h"
 #include "probe/probe.h"
 #include "probe/tiers.h"
 #include "ward/ward.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: ward probe [--json] [--quick] [--tier N] [--table]\n\n"
+	fprintf(f, "Usage: ward probe [--json] [--quick] [--tier N] [--table] [--ready]\n\n"
 		   "Show what this kernel offers to ward (user, mount, pid, net, ipc and uts\n"
 		   "namespaces; overlayfs in a user namespace; the Landlock ABI and its features;\n"
 		   "seccomp and whether ward's filter is in force; cgroup v2 delegation) and the\n"
@@ -33,6 +34,10 @@ static void usage(FILE *f)
 		   "            this host gets\n"
 		   "  --table   print the table of every tier's guarantees (docs/tiers.md)\n"
 		   "            and exit\n"
+		   "  --ready   a readiness probe: exit 0 when the tier a run gets by\n"
+		   "            default (2, or the managed ceiling's first allowed tier,\n"
+		   "            /etc/ward/managed.json) is available here, else 125;\n"
+		   "            one line either way\n"
 		   "  -h, --help  show this help\n");
 }
 
@@ -226,10 +231,39 @@ oom:
 	return -ENOMEM;
 }
 
+DEFINE_TRIVIAL_CLEANUP_FUNC(Ceiling *, ceiling_free)
+
+/* --ready (a readiness probe): is the tier a run gets by default here (2,
+ * or the managed ceiling's first allowed tier when 2 is not allowed)
+ * available on this host, which gets @tier? One line either way. */
+static int ready(int tier)
+{
+	_cleanup_(ceiling_freep) Ceiling *c = NULL;
+	PolicyError e = {};
+	char line[1400];
+	int want;
+
+	if (ceiling_load_system(&c, &e) < 0) {
+		policy_error_format(&e, line, sizeof(line));
+		printf("not ready: the managed policy is refused: %s\n", line);
+		return WARD_EXIT_SETUP;
+	}
+	want = ceiling_default_tier(c);
+	if (want > tier) {
+		printf("not ready: runs need tier %d%s, this host gets tier %d (ward probe says why)\n",
+		       want, c ? " (the managed ceiling's allowed_tiers)" : "", tier);
+		return WARD_EXIT_SETUP;
+	}
+	printf("ready: runs get tier %d%s%s\n", want, c ? " within the managed ceiling " : "",
+	       c ? ceiling_file(c) : "");
+	return 0;
+}
+
 int cmd_probe(int argc, char **argv)
 {
-	enum { OPT_JSON = 1, OPT_QUICK, OPT_TIER, OPT_TABLE, OPT_HELP };
+	enum { OPT_JSON = 1, OPT_QUICK, OPT_TIER, OPT_TABLE, OPT_READY, OPT_HELP };
 	static const CliOption opts[] = {
+		{ "ready", 0, CLI_ARG_NONE, OPT_READY },
 		{ "json", 0, CLI_ARG_NONE, OPT_JSON },
 		{ "quick", 0, CLI_ARG_NONE, OPT_QUICK },
 		{ "tier", 0, CLI_ARG_REQUIRED, OPT_TIER },
@@ -239,7 +273,7 @@ int cmd_probe(int argc, char **argv)
 	};
 	_cleanup_(cli_parsed_done) CliParsed a = {};
 	_cleanup_free_ char *err = NULL;
-	bool json = false, quick = false;
+	bool json = false, quick = false, want_ready = false;
 	WardFeatures f;
 	int r, tier, show_tier = -1;
 
@@ -258,6 +292,9 @@ int cmd_probe(int argc, char **argv)
 			break;
 		case OPT_QUICK:
 			quick = true;
+			break;
+		case OPT_READY:
+			want_ready = true;
 			break;
 		case OPT_TIER:
 			if (strlen(a.opts[i].value) != 1 || a.opts[i].value[0] < '0' ||
@@ -288,6 +325,8 @@ int cmd_probe(int argc, char **argv)
 	if (r < 0)
 		return log_error_errno(r, "Failed to probe the kernel: %m"), WARD_EXIT_SETUP;
 	tier = probe_best_tier(&f);
+	if (want_ready)
+		return ready(tier);
 	if (json)
 		r = print_json(&f, show_tier >= 0 ? show_tier : tier);
 	else {

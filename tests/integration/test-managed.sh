@@ -143,6 +143,12 @@ check_eq "allowed_tiers [1]: a run without --tier gets tier 1" 1 "$(jq -r .tier 
 refused "allowed_tiers [1]: --tier 2" "$WS/m-t2" "allowed_tiers" "<command line>" \
 	wm tier1.json run --tier 2 -- touch "$WS/m-t2"
 
+# --- the readiness probe ---
+out=$(wm tier1.json probe --ready)
+check_eq "probe --ready: allowed_tiers [1] is ready here" 0 "$?"
+check "probe --ready: names the tier and the ceiling ($out)" grep -q "tier 1 within the managed ceiling" <<<"$out"
+check_eq "probe --ready: a refused managed file is not ready" 125 "$(status_of wm groupw.json probe --ready)"
+
 # --- sessions: copy-on-write required ---
 refused "require_cow: a plain run" "$WS/m-cow" "require_cow" "cow" \
 	wm cow.json run -- touch "$WS/m-cow"
