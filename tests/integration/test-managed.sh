@@ -199,7 +199,7 @@ check_eq "WARD_AUDIT_STREAM=PATH: the lines are appended there" 2 \
 refused "WARD_AUDIT_STREAM naming no existing sink" "$WS/m-sink" "audit stream" "$T/no-such-sink" \
 	env WARD_AUDIT_STREAM="$T/no-such-sink" "$WARD" run -- touch "$WS/m-sink"
 check_not "and it was not created" test -e "$T/no-such-sink"
-WARD_AUDIT_STREAM= wm audit.json run -- true >/dev/null 2>"$T/as2.err"
+WARD_AUDIT_STREAM='' wm audit.json run -- true >/dev/null 2>"$T/as2.err"
 check "the ceiling's audit.stream sends the lines, whatever the environment says" \
 	jl "$T/as2.err" '.event == "start" and (.managed.sha256 | length) == 64'
 wm audit.json run --tier 0 -- true >/dev/null 2>"$T/as3.err"
