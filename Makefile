@@ -6,7 +6,7 @@ BUILD_DEPS := gcc pkg-config meson ninja-build libcjson-dev libcmocka-dev libssl
 # What the integration tests, the demo and the benchmarks drive.
 TEST_DEPS := bubblewrap curl socat python3 openssl openssh-server openssh-client \
 	iproute2 netcat-openbsd tmux vim-tiny util-linux bsdutils passwd procps psmisc less \
-	podman runc uidmap mmdebstrap
+	podman runc uidmap mmdebstrap python3-yaml python3-jsonschema
 
 # ward.exe: the cross compiler, and Wine for its tests. Only `make windows`
 # and `make windows-test` install them.

@@ -23,6 +23,8 @@ mmdebstrap --quiet --variant=minbase --include="$pkgs" \
 	--customize-hook="copy-in '$ward' /usr/local/bin" \
 	--customize-hook='chmod 0755 "$1/usr/local/bin/ward"' \
 	--customize-hook='mkdir -p "$1/etc/ward" "$1/workspace"' \
+	--customize-hook='chroot "$1" useradd --uid 1000 --user-group --create-home --shell /bin/sh agent' \
+	--customize-hook='chown 1000:1000 "$1/workspace"' \
 	--customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/*' \
 	bookworm "$tmp/rootfs.tar"
 podman import --quiet \

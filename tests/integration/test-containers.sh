@@ -6,18 +6,18 @@
 # tier each gets, that a run works or refuses with the documented message,
 # and that --tier 1 runs in the default container and still confines.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/podman-lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip_all "rootful Podman needs root (this run is uid $(id -u))"
-command -v podman >/dev/null || skip_all "podman not installed (apt-get install podman runc)"
-command -v runc >/dev/null || skip_all "runc not installed (crun refuses hybrid cgroup hosts)"
+podman_require
 
 # What each container gets: ward's own binary and this test's tree through
 # the host's root file system; limits lowered, which needs no
 # CAP_SYS_RESOURCE (podman would raise them); a home of its own.
 mkdir -p "$T/chome"
 echo "host-secret-$$" >"$T/secret"
+read -r nofile nproc <<<"$(podman_limits)"
 pod=(podman --runtime runc run --rm --network none
-	--ulimit nofile=1024:1024 --ulimit nproc=4096:4096
+	--ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc"
 	-e HOME="$T/chome" -e XDG_STATE_HOME="$T/chome/state" -e XDG_CONFIG_HOME="$T/chome/config"
 	-w "$WS")
 profile="${WARD_SRC:-}/contrib/ward-seccomp.json"

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# ward in Kubernetes pods, without a cluster (docs/kubernetes.md): `make
+# image` builds localhost/ward:latest offline, `podman kube play` runs the
+# manifests of deploy/kubernetes/ (Pod and ConfigMap YAML, hostUsers: false
+# and the seccomp annotation honoured; podman 4.3 ignores procMount and the
+# readiness probe, so the probe's command is run by hand), and inside each
+# pod: the tier `ward probe` reports against docs/kubernetes.md, a run that
+# works, a workspace policy and a flag that widen the ceiling refused (125,
+# checked in the pod that nothing happened), a managed file not root's
+# refused, the audit lines in `podman logs` (runs started with podman exec,
+# as with kubectl exec), the readiness verdict; then `podman kube down` and
+# nothing left. The agent-sandbox manifests are checked against the CRDs of
+# agent-sandbox v0.5.6 (crds/). Run by .ci/run, as root:
+#   WARD_BIN=build/ward bash tests/cluster/test-pod.sh
+# (the release build: the image gets no test switches).
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+: "${WARD:=${WARD_BIN:-$SRC/build/ward}}"
+WARD=$(realpath "$WARD" 2>/dev/null || echo "$WARD")
+export WARD
+. "$SRC/tests/integration/lib.sh"
+. "$SRC/tests/integration/podman-lib.sh"
+start=$(date +%s)
+
+podman_require
+command -v mmdebstrap >/dev/null || skip_all "mmdebstrap not installed (apt-get install mmdebstrap)"
+/usr/bin/python3 -c 'import yaml, jsonschema' 2>/dev/null ||
+	skip_all "python3-yaml and python3-jsonschema are needed"
+[ -x "$WARD" ] || skip_all "no ward binary at $WARD (make build)"
+
+# --- the agent-sandbox manifests against the CRDs of a named release ---
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "agent-sandbox CRDs: ${line#ok [0-9]* - }" ;;
+	"not ok "*) not_ok "agent-sandbox CRDs: ${line#not ok [0-9]* - }" ;;
+	esac
+done < <(/usr/bin/python3 "$HERE/validate-crds.py" "$HERE/crds/agent-sandbox-v0.5.6" \
+	"$SRC/deploy/kubernetes/agent-sandbox.yaml")
+sed -e 's/procMount: Unmasked/procMont: Unmasked/' "$SRC/deploy/kubernetes/agent-sandbox.yaml" >"$T/typo.yaml"
+check_not "the CRD check refuses a misspelt field" \
+	/usr/bin/python3 "$HERE/validate-crds.py" "$HERE/crds/agent-sandbox-v0.5.6" "$T/typo.yaml"
+
+# --- this host's podman: a subordinate range for user namespaces, limits ---
+# hostUsers: false takes its ids from the user "containers" (podman's
+# --userns=auto); added where missing.
+for f in /etc/subuid /etc/subgid; do
+	grep -q '^containers:' "$f" 2>/dev/null || echo 'containers:2147483647:2147483648' >>"$f"
+done
+podman_conf "$T/containers.conf"
+mkdir -p "$T/seccomp"
+cp "$SRC/contrib/ward-seccomp.json" "$T/seccomp/ward-seccomp.json"
+volumes_before=$(podman volume ls -q | sort)
+
+# --- the image ---
+t0=$(date +%s)
+if ! bash "$SRC/deploy/image/build.sh" "$WARD" >"$T/image.log" 2>&1; then
+	sed 's/^/# /' "$T/image.log"
+	skip_all "make image failed here (see above)"
+fi
+ok "make image built localhost/ward:latest in $(($(date +%s) - t0)) s"
+check_eq "the image's PATH is set" \
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+	"$(podman image inspect localhost/ward:latest --format '{{range .Config.Env}}{{println .}}{{end}}' | grep '^PATH=')"
+
+# play MANIFEST: start its pod; down MANIFEST at exit.
+play() {
+	at_exit "podman kube down '$1' >/dev/null 2>&1"
+	podman --runtime runc kube play --seccomp-profile-root "$T/seccomp" "$1" >"$T/play.log" 2>&1 ||
+		{ sed 's/^/# /' "$T/play.log"; return 1; }
+}
+# readiness MANIFEST CONTAINER: run the readinessProbe's command of MANIFEST
+# in CONTAINER (podman 4.3 does not run it); its output, then its status.
+readiness() {
+	local cmd
+	mapfile -t cmd < <(/usr/bin/python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d.get("kind") == "Pod":
+        print("\n".join(d["spec"]["containers"][0]["readinessProbe"]["exec"]["command"]))' "$1")
+	podman exec "$2" "${cmd[@]}"
+}
+tier_of() { podman exec "$1" ward probe --json 2>/dev/null | jq -r .tier; }
+
+# --- the tier-1 pod (restricted Pod Security Standard) ---
+T1=$SRC/deploy/kubernetes/pod-t1.yaml
+C1=ward-agent-t1-agent
+if play "$T1"; then
+	ok "kube play pod-t1.yaml"
+	check_eq "T1 envelope: ward probe reports tier 1 (docs/kubernetes.md)" 1 "$(tier_of $C1)"
+	check_eq "T1 envelope: runs as the non-root user" 1000 "$(podman exec $C1 id -u)"
+	out=$(readiness "$T1" $C1)
+	check_eq "T1 envelope: the readiness probe passes ($out)" 0 "$?"
+	podman exec $C1 ward run -- sh -c 'echo made > /workspace/made' 2>"$T/run.err"
+	check_eq "T1: a ward run works" 0 "$?"
+	check_eq "T1: and wrote the workspace" made "$(podman exec $C1 cat /workspace/made)"
+	podman exec $C1 sh -c 'echo "{\"fs\": {\"read_write\": [\"/home/agent\"]}}" > /workspace/ward.json'
+	podman exec $C1 ward run -p /workspace/ward.json -- touch /home/agent/widened 2>"$T/w.err"
+	check_eq "T1: a workspace policy widening the ceiling: 125" 125 "$?"
+	check "T1: ... naming the managed rule and the file" \
+		grep -q 'managed.*/workspace/ward.json.*fs.read_write' "$T/w.err"
+	check_not "T1: ... and nothing was written" podman exec $C1 test -e /home/agent/widened
+	podman exec $C1 ward run --allow-domain evil.org -- touch /workspace/flag 2>"$T/f.err"
+	check_eq "T1: a flag widening the ceiling: 125" 125 "$?"
+	check "T1: ... naming the managed rule and the command line" \
+		grep -q 'managed.*<command line>.*network.allow' "$T/f.err"
+	check_not "T1: ... and nothing ran" podman exec $C1 test -e /workspace/flag
+	check_eq "T1: --tier 2, outside the pod's allowed_tiers: 125" 125 \
+		"$(status_of podman exec $C1 ward run --tier 2 -- true)"
+	sleep 1
+	podman logs $C1 >"$T/logs" 2>&1
+	check "T1: the start event of the run is in podman logs (via /proc/1/fd/1)" \
+		grep -q '"event":"start".*"argv":\["sh","-c","echo made > /workspace/made"\]' "$T/logs"
+	check "T1: ... with the ceiling's sha256" grep -q '"event":"start".*"managed":{"file":"/etc/ward/managed.json","sha256":"[0-9a-f]\{64\}"}' "$T/logs"
+	check "T1: the refusals' error events too" grep -q '"event":"error".*"step":"ceiling"' "$T/logs"
+else
+	not_ok "kube play pod-t1.yaml"
+fi
+
+# --- the T2 envelope (pod.yaml): hostUsers: false, ward's seccomp profile ---
+T2=$SRC/deploy/kubernetes/pod.yaml
+C2=ward-agent-agent
+if play "$T2"; then
+	ok "kube play pod.yaml"
+	check_not "T2 envelope: the pod has a user namespace of its own (hostUsers: false)" \
+		podman exec $C2 grep -qE '^ +0 +0 +4294967295$' /proc/self/uid_map
+	# podman 4.3 ignores procMount: /proc stays masked and tier 2 cannot
+	# mount its own (docs/kubernetes.md); Kubernetes with ProcMountType
+	# gives tier 2.
+	check_eq "T2 envelope under podman 4.3 (procMount ignored): ward probe reports tier 1" 1 "$(tier_of $C2)"
+	check "... naming mount-proc" eval "podman exec $C2 ward probe --json | grep -q '\"step\":\"mount-proc\"'"
+	# The ConfigMap's file is the host's root's: unmapped in the pod's user
+	# namespace it shows as uid 65534, which is not root: refused.
+	check_eq "T2: the ConfigMap shows as owned by uid 65534 here" 65534 \
+		"$(podman exec $C2 stat -c %u /etc/ward/managed.json)"
+	podman exec $C2 ward run -- touch /workspace/nonroot 2>"$T/nr.err"
+	check_eq "T2: a managed file not root's: ward run refuses (125)" 125 "$?"
+	check "T2: ... saying why" grep -q 'owned by uid 65534, not root' "$T/nr.err"
+	check_not "T2: ... and nothing ran" podman exec $C2 test -e /workspace/nonroot
+	out=$(readiness "$T2" $C2)
+	check_eq "T2: the readiness probe fails ($out)" 125 "$?"
+else
+	not_ok "kube play pod.yaml"
+fi
+
+# --- down, and nothing left ---
+podman kube down "$T1" >/dev/null 2>&1
+podman kube down "$T2" >/dev/null 2>&1
+check_eq "after kube down: no pod left" "" "$(podman pod ls -q --filter name=ward-agent)"
+check_eq "after kube down: no container left" "" "$(podman ps -aq --filter name=ward-agent)"
+check_eq "after kube down: no volume left" "$volumes_before" "$(podman volume ls -q | sort)"
+diag "tests/cluster took $(($(date +%s) - start)) s"
+done_testing
