@@ -6,7 +6,9 @@
 # Also ward without Landlock and seccomp (test switch), to price them, and
 # tier 1 (--tier 1: Landlock, seccomp and the wall check, no namespaces)
 # against bare /bin/true, and T1 without the wall check (test switch), to
-# price the check.
+# price the check. And ward under a managed ceiling (the test switch
+# WARD_TEST_MANAGED_FILE, a root-owned file made here when run as root), to
+# price the ceiling: its load, the ownership walk, the narrowing checks.
 #   bench/startup.sh [WARD] [REPETITIONS]
 set -euo pipefail
 WARD=${1:-build/ward}
@@ -17,6 +19,22 @@ WARD=$(realpath "$WARD")
 # (ward-test, created where missing), from a copy it can reach. Root pays
 # for stronger limits on hosts whose controllers are on cgroup v1 (the
 # migration waits for an RCU grace period); see docs/hardening.md.
+if [ "$(id -u)" -eq 0 ] && [ -z "${WARD_BENCH_MANAGED:-}" ]; then
+	managed_dir=$(mktemp -d /run/ward-bench-managed.XXXXXX)
+	chmod 755 "$managed_dir"
+	cat >"$managed_dir/managed.json" <<'JSON'
+{
+  "fs": { "read_write": ["/tmp"], "deny": ["/etc/ward"] },
+  "network": { "mode": "proxy", "allow": ["*.example.com", "pypi.org"] },
+  "limits": { "timeout_s": 1800, "pids": 4096 },
+  "git": "read-only",
+  "allowed_tiers": [1, 2]
+}
+JSON
+	chmod 644 "$managed_dir/managed.json"
+	export WARD_BENCH_MANAGED="$managed_dir/managed.json"
+	trap 'rm -rf "$managed_dir"' EXIT
+fi
 if [ "$(id -u)" -eq 0 ] && [ -z "${WARD_BENCH_NO_UNPRIV:-}" ]; then
 	id -u ward-test >/dev/null 2>&1 || useradd -m ward-test
 	stage=$(mktemp -d /tmp/ward-bench-stage.XXXXXX)
@@ -29,7 +47,8 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${WARD_BENCH_NO_UNPRIV:-}" ]; then
 	echo "== as the unprivileged user ward-test =="
 	(cd "$stage" && setpriv --reuid=ward-test --regid=ward-test --init-groups --reset-env \
 		env HOME="$(getent passwd ward-test | cut -d: -f6)" PATH=/usr/bin:/bin \
-		WARD_BENCH_NO_UNPRIV=1 bash "$stage/startup.sh" "$stage/ward" "$N")
+		WARD_BENCH_NO_UNPRIV=1 WARD_BENCH_MANAGED="$WARD_BENCH_MANAGED" \
+		bash "$stage/startup.sh" "$stage/ward" "$N")
 	rc=$?
 	rm -rf "$stage"
 	exit $rc
@@ -37,7 +56,7 @@ fi
 command -v bwrap >/dev/null || { echo "bwrap not installed (apt-get install bubblewrap)"; exit 1; }
 
 T=$(mktemp -d /tmp/ward-bench.XXXXXX)
-trap 'rm -rf "$T"' EXIT
+trap 'rm -rf "$T" ${managed_dir:+"$managed_dir"}' EXIT
 mkdir -p "$T/home/.ssh" "$T/ws"
 echo secret >"$T/home/.ssh/id_rsa"
 export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config
@@ -59,6 +78,7 @@ bwrap "${bwrap_args[@]}"
 "$WARD" run -- /bin/true
 WARD_TEST_NO_HARDENING=1 "$WARD" run -- /bin/true
 "$WARD" run --tier 1 -- /bin/true
+[ -z "${WARD_BENCH_MANAGED:-}" ] || WARD_TEST_MANAGED_FILE=$WARD_BENCH_MANAGED "$WARD" run -- /bin/true
 
 python3 - "$N" "$WARD" -- "${bwrap_args[@]}" <<'PY'
 import os, random, statistics, subprocess, sys, time
@@ -72,6 +92,9 @@ variants = {
     "ward --tier 1": ([ward, "run", "--tier", "1", "--", "/bin/true"], None),
     "ward --tier 1 (no wall check)": ([ward, "run", "--tier", "1", "--", "/bin/true"], {"WARD_TEST_NO_WALLS": "1"}),
 }
+if os.environ.get("WARD_BENCH_MANAGED"):
+    variants["ward (managed ceiling)"] = ([ward, "run", "--", "/bin/true"],
+                                          {"WARD_TEST_MANAGED_FILE": os.environ["WARD_BENCH_MANAGED"]})
 times = {k: [] for k in variants}
 base_env = dict(os.environ)
 names = list(variants)
@@ -102,4 +125,6 @@ t1, bare = med["ward --tier 1"], med["bare /bin/true"]
 print(f"ratio T1/bare:                    {t1 / bare:.3f}  (target <= 2.0)")
 print(f"T1 over bare exec:                {t1 - bare:.3f} ms")
 print(f"the wall check (T1):              {t1 - med['ward --tier 1 (no wall check)']:.3f} ms  (target < 0.1)")
+if "ward (managed ceiling)" in med:
+    print(f"the managed ceiling:              {med['ward (managed ceiling)'] - w:.3f} ms  (target: not measurable)")
 PY
