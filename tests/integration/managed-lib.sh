@@ -12,11 +12,12 @@
 
 MANAGED_FIXED=/run/ward-test-managed
 
-# _managed_put FILE MODE TEXT: write atomically.
+# _managed_put FILE MODE TEXT [OWNER]: write atomically (a concurrent
+# test run reading FILE sees the old or the new one, mode and owner set).
 _managed_put() {
 	local tmp
 	tmp=$(mktemp "$1.XXXXXX") || return 1
-	printf '%s\n' "$3" >"$tmp" && chmod "$2" "$tmp" && mv -f "$tmp" "$1"
+	printf '%s\n' "$3" >"$tmp" && chmod "$2" "$tmp" && chown "${4:-0}" "$tmp" && mv -f "$tmp" "$1"
 }
 
 # managed_fixtures DIR: write the ceilings into DIR (as root).
@@ -45,7 +46,7 @@ managed_fixtures() {
 	# Writable by a group: refused.
 	_managed_put "$d/groupw.json" 664 '{}' || return 1
 	# Owned by another user: refused.
-	_managed_put "$d/other.json" 644 '{}' && chown 65534 "$d/other.json" || return 1
+	_managed_put "$d/other.json" 644 '{}' 65534 || return 1
 	# In a directory a group may write: refused.
 	chown 0:65534 "$d/groupdir" && chmod 775 "$d/groupdir" || return 1
 	_managed_put "$d/groupdir/main.json" 644 '{}' || return 1
