@@ -12,6 +12,7 @@
 #include "common/cleanup.h"
 #include "common/dirs.h"
 #include "common/safe-path.h"
+#include "common/strv.h"
 #include "policy/policy-internal.h"
 
 /* Policies are small; a bigger file is a mistake (or an attack on the parser). */
@@ -193,10 +194,13 @@ int policy_load_staged(const char *file_or_null, char *const *flag_presets, Poli
 				goto fail;
 			}
 			/* The default file is optional; an explicit one is not. */
+			size_t n_sources = strv_length(p->sources);
 			r = merge_file(p, def, true, reterr);
 			if (r < 0)
 				goto fail;
-			if (fn && (r = fn(p, false, def, userdata, reterr)) < 0)
+			/* A stage only where there was a file. */
+			if (fn && strv_length(p->sources) > n_sources &&
+			    (r = fn(p, false, def, userdata, reterr)) < 0)
 				goto fail;
 		}
 		/* No home and no XDG_CONFIG_HOME: there is no default file. */
