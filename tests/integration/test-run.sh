@@ -21,7 +21,7 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 }
-fields='["v","session","exit_code","started","status","signal","timed_out","oom_killed","parent_died","duration_ms","tier","argv","workspace","cow","degraded","not_held","partly_held","setup_step","error","errno","quarantined","protected_check_failed","net_refused","net_refused_more","net_attempts","changes","audit_error","events_lost"]'
+fields='["v","session","exit_code","started","status","signal","timed_out","oom_killed","parent_died","duration_ms","tier","argv","workspace","cow","degraded","not_held","partly_held","setup_step","error","errno","quarantined","protected_check_failed","net_refused","net_refused_more","net_attempts","changes","audit_error","events_lost","managed"]'
 
 # --- --result-fd: one line, the complete object ---------------------------------
 "$WARD" run --result-fd 3 -- sh -c 'exit 3' 3>"$T/fd.json" 2>/dev/null
