@@ -230,11 +230,31 @@ int ceiling_parse(const char *name, const char *text, Ceiling **ret, PolicyError
 	return 0;
 }
 
-/* Only root may have written @st (a directory on the way, or the file). */
+/* Is @uid outside this process's user namespace (no line of
+ * /proc/self/uid_map maps it)? A file shows the overflow uid (65534) when
+ * its owner is not mapped here: the host's root as a pod with hostUsers:
+ * false sees it, or the real root in a namespace of `unshare -U`. No
+ * process in this namespace can be that owner. Where 65534 is mapped (no
+ * user namespace: the identity map) it is the user nobody, and refused. */
+static bool uid_unmapped(uid_t uid)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned long inside, outside, count;
+
+	if (!f)
+		return false;
+	while (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
+		if (uid >= inside && uid - inside < count)
+			return false;
+	return true;
+}
+
+/* Only root (or an owner outside this user namespace) may have written
+ * @st (a directory on the way, or the file). */
 static int root_only(const char *file, const char *what, const char *path, const struct stat *st,
 		     PolicyError *e)
 {
-	if (st->st_uid != 0)
+	if (st->st_uid != 0 && !uid_unmapped(st->st_uid))
 		return policy_error_set(e, file, "",
 					"refusing the managed policy: %s '%s' is owned by uid %u, "
 					"not root",
@@ -293,8 +313,16 @@ static int open_root_only(const char *file, PolicyError *e)
 		if (strcmp(name, "..") == 0 || strcmp(name, ".") == 0)
 			return policy_error_set(e, file, "", "'.' and '..' are not allowed in its path");
 		fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		/* No file: no ceiling. But a symlink root made that leads
+		 * nowhere (a ConfigMap being replaced, a removed target) is a
+		 * ceiling that should be there: refused, not ignored. */
+		if (fd < 0 && errno == ENOENT && links > 0)
+			return policy_error_set(e, file, "",
+						"refusing to run: the managed policy is a symlink to "
+						"'%s', which does not exist",
+						name);
 		if (fd < 0)
-			return -errno == -ENOENT ? -ENOENT : -errno;
+			return -errno;
 		if (fstat(fd, &st) < 0) {
 			r = -errno;
 			(void)close(fd);

@@ -129,17 +129,49 @@ if play "$T2"; then
 	check_eq "T2 envelope under podman 4.3 (procMount ignored): ward probe reports tier 1" 1 "$(tier_of $C2)"
 	check "... naming mount-proc" eval "podman exec $C2 ward probe --json | grep -q '\"step\":\"mount-proc\"'"
 	# The ConfigMap's file is the host's root's: unmapped in the pod's user
-	# namespace it shows as uid 65534, which is not root: refused.
-	check_eq "T2: the ConfigMap shows as owned by uid 65534 here" 65534 \
+	# namespace it shows as uid 65534, an owner no process in the pod can be.
+	check_eq "T2: the ConfigMap shows as owned by the unmapped uid 65534" 65534 \
 		"$(podman exec $C2 stat -c %u /etc/ward/managed.json)"
-	podman exec $C2 ward run -- touch /workspace/nonroot 2>"$T/nr.err"
-	check_eq "T2: a managed file not root's: ward run refuses (125)" 125 "$?"
-	check "T2: ... saying why" grep -q 'owned by uid 65534, not root' "$T/nr.err"
-	check_not "T2: ... and nothing ran" podman exec $C2 test -e /workspace/nonroot
+	podman exec $C2 ward run -- touch /workspace/t2 2>"$T/t2.err"
+	check_eq "T2: tier 2 is not available here: ward run refuses (125)" 125 "$?"
+	check "T2: ... naming the step (mount-proc)" grep -q "mount-proc" "$T/t2.err"
+	check_not "T2: ... and nothing ran" podman exec $C2 test -e /workspace/t2
+	podman exec $C2 ward run --tier 1 -- touch /workspace/t2 2>"$T/t2b.err"
+	check_eq "T2: --tier 1 is outside the ceiling's allowed_tiers [2]: 125" 125 "$?"
+	check "T2: ... naming the managed rule" grep -q 'allowed_tiers' "$T/t2b.err"
+	check_not "T2: ... and nothing ran" podman exec $C2 test -e /workspace/t2
 	out=$(readiness "$T2" $C2)
 	check_eq "T2: the readiness probe fails ($out)" 125 "$?"
+	check "T2: ... saying tier 2 is needed" grep -q 'need tier 2' <<<"$out"
 else
 	not_ok "kube play pod.yaml"
+fi
+
+# --- a managed file that is not root's (a hostPath of uid 1000's) ---
+mkdir -p "$T/etc-ward"
+echo '{ "allowed_tiers": [1] }' >"$T/etc-ward/managed.json"
+chown 1000:1000 "$T/etc-ward/managed.json"
+chmod 755 "$T" "$T/etc-ward"
+NR=$T/pod-nonroot.yaml
+/usr/bin/python3 - "$T1" "$T/etc-ward" >"$NR" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "Pod"]
+pod = docs[0]
+pod["metadata"]["name"] = "ward-agent-nonroot"
+pod["spec"]["volumes"] = [{"name": "managed", "hostPath": {"path": sys.argv[2], "type": "Directory"}}]
+print(yaml.safe_dump(pod))
+PY
+C3=ward-agent-nonroot-agent
+if play "$NR"; then
+	podman exec $C3 ward run -- touch /workspace/nonroot 2>"$T/nr.err"
+	check_eq "a managed file owned by uid 1000: ward run refuses (125)" 125 "$?"
+	check "... saying why" grep -q 'owned by uid 1000, not root' "$T/nr.err"
+	check_not "... and nothing ran" podman exec $C3 test -e /workspace/nonroot
+	out=$(podman exec $C3 ward probe --ready)
+	check_eq "... and the pod is not ready ($out)" 125 "$?"
+	podman kube down "$NR" >/dev/null 2>&1
+else
+	not_ok "kube play of a pod with a non-root managed file"
 fi
 
 # --- down, and nothing left ---

@@ -180,6 +180,19 @@ refused "a managed file of the caller's, under /tmp" "$WS/m-mine" "refusing the 
 	"$T/mine/managed.json" env WARD_TEST_MANAGED_FILE="$T/mine/managed.json" "$WARD" run -- touch "$WS/m-mine"
 check_eq "policy show refuses it too" 125 \
 	"$(status_of env WARD_TEST_MANAGED_FILE="$T/mine/managed.json" "$WARD" policy show)"
+# In a user namespace of the caller's (unshare -U -r), root's files show as
+# uid 65534, an owner no process there can be: accepted, and the rules hold.
+if unshare -U -r true 2>/dev/null; then
+	out=$(unshare -U -r env WARD_TEST_MANAGED_FILE="$M/main.json" "$WARD" policy show 2>&1)
+	check_eq "unshare -U -r: root's ceiling (shown as uid 65534, unmapped) is accepted" 0 "$?"
+	check "... and applied" grep -q '"sha256"' <<<"$out"
+	check_eq "unshare -U -r: a group-writable one is still refused" 125 \
+		"$(status_of unshare -U -r env WARD_TEST_MANAGED_FILE="$M/groupw.json" "$WARD" policy show)"
+	check_eq "unshare -U -r: the caller's own file (shown as root there) under /tmp is still refused" 125 \
+		"$(status_of unshare -U -r env WARD_TEST_MANAGED_FILE="$T/mine/managed.json" "$WARD" policy show)"
+else
+	ok_skip "unprivileged user namespaces are not available"
+fi
 check_eq "no managed file: runs as before" 0 \
 	"$(status_of env WARD_TEST_MANAGED_FILE=/nonexistent/managed.json "$WARD" run -- true)"
 

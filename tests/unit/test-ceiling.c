@@ -362,6 +362,11 @@ static void test_load_ownership(void **state)
 	assert_int_equal(symlink("..data/m.json", lnk), 0);
 	assert_int_equal(ceiling_load(lnk, &c, &e), 0);
 	c = ceiling_free(c);
+	/* A symlink of root's leading nowhere: refused, not "no ceiling". */
+	snprintf(sub, sizeof(sub), "%s/dangling.json", run);
+	assert_int_equal(symlink("..data/gone.json", sub), 0);
+	assert_int_equal(ceiling_load(sub, &c, &e), -EPERM);
+	assert_non_null(strstr(e.msg, "does not exist"));
 	/* Group- or world-writable file, another owner, writable directory. */
 	assert_int_equal(chmod(path, 0664), 0);
 	assert_int_equal(ceiling_load(path, &c, &e), -EPERM);
