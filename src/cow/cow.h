@@ -26,7 +26,9 @@ const char *cow_session_id(const CowSession *s);
 const char *cow_session_workspace(const CowSession *s);
 bool cow_session_is_cow(const CowSession *s);
 /* Holds a command back until changes from now on are stamped after the
- * session's start (conflict detection; at most a clock tick). */
+ * session's start (at most a tick of the coarse clock). Every path that
+ * starts a session's command calls it first: conflict detection at apply
+ * relies on it. */
 void cow_session_settle(const CowSession *s);
 const char *cow_session_upper_dir(const CowSession *s);  /* absolute */
 const char *cow_session_work_dir(const CowSession *s);   /* absolute */

@@ -34,6 +34,9 @@ static int setup(void **state)
 	/* Old enough that the session start is clearly later. */
 	usleep(30000);
 	assert_int_equal(cow_session_create(f->state, f->ws, true, &f->s), 0);
+	/* As a run does before its command: edits from here on are
+	 * stamped after the session's start. */
+	cow_session_settle(f->s);
 	snprintf(f->id, sizeof(f->id), "%s", cow_session_id(f->s));
 	*state = f;
 	return 0;
@@ -270,6 +273,9 @@ static void test_cow_apply_nested_metadata_named(void **state)
 	usleep(30000);
 	f->s = cow_session_free(f->s);
 	assert_int_equal(cow_session_create(f->state, f->ws, true, &f->s), 0);
+	/* As a run does before its command: edits from here on are
+	 * stamped after the session's start. */
+	cow_session_settle(f->s);
 	tu_dir(U(f), "lib", 0755);
 	tu_dir(U(f), "lib/.git", 0755);
 	tu_file(U(f), "lib/.git/config", "[core]\n\tfsmonitor = evil\n", 0644);

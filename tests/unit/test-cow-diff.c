@@ -20,6 +20,9 @@ static int setup(void **state)
 	f->ws = tu_path(f->root, "ws");
 	tu_dir(f->root, "ws", 0755);
 	assert_int_equal(cow_session_create(f->state, f->ws, true, &f->s), 0);
+	/* As a run does before its command: edits from here on are
+	 * stamped after the session's start. */
+	cow_session_settle(f->s);
 	*state = f;
 	return 0;
 }
