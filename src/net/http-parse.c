@@ -319,7 +319,9 @@ static const char *status_text(int status)
 	case 403: return "Forbidden";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
+	case 417: return "Expectation Failed";
 	case 431: return "Request Header Fields Too Large";
+	case 501: return "Not Implemented";
 	case 502: return "Bad Gateway";
 	case 503: return "Service Unavailable";
 	case 504: return "Gateway Timeout";

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "net/http-msg.h"
 #include "net/http-parse.h"
 #include "net/inspect.h"
 #include "net/net-rules.h"
@@ -29,11 +30,19 @@
 
 static atomic_int n_threads;
 
+/* Input is buffered: a head, its body and the next request may arrive in
+ * one read. */
+#define IN_CAP (HTTP_HEAD_MAX + 65536)
+/* Bytes a body is relayed in, with a tail held back for the scans. */
+#define CHUNK 65536
+
 typedef struct Stream {
 	int fd;
 	SSL *ssl;
 	const char *prefix; /* bytes read before (plain streams) */
 	size_t prefix_len, prefix_off;
+	char *in; /* IN_CAP bytes */
+	size_t in_off, in_len;
 } Stream;
 
 typedef struct Ctx {
@@ -288,26 +297,30 @@ static bool swap(Header *h, const NetCredential *c, const char *decoded)
 	return true;
 }
 
-/* Read the request head (into @buf, up to HTTP_HEAD_MAX); its length,
- * *total the bytes read. */
-static ssize_t read_head(Ctx *x, char *buf, size_t *total)
+/* Read more client or upstream bytes into @s's buffer: >0 read, 0 at EOF
+ * (or the buffer full), -1 on error. */
+static ssize_t s_fill(Stream *s)
 {
-	size_t n = 0;
+	ssize_t k;
 
-	for (;;) {
-		char *end = n >= 4 ? memmem(buf, n, "\r\n\r\n", 4) : NULL;
-		ssize_t k;
-		if (end) {
-			*total = n;
-			return end + 4 - buf;
-		}
-		if (n >= HTTP_HEAD_MAX)
-			return -E2BIG;
-		k = s_read(&x->c, buf + n, HTTP_HEAD_MAX - n);
-		if (k <= 0)
-			return n == 0 ? 0 : -EBADMSG;
-		n += (size_t)k;
+	if (s->in_off == s->in_len)
+		s->in_off = s->in_len = 0;
+	if (s->in_off > 0 && s->in_len == IN_CAP) {
+		memmove(s->in, s->in + s->in_off, s->in_len - s->in_off);
+		s->in_len -= s->in_off;
+		s->in_off = 0;
 	}
+	if (s->in_len == IN_CAP)
+		return 0;
+	k = s_read(s, s->in + s->in_len, IN_CAP - s->in_len);
+	if (k > 0)
+		s->in_len += (size_t)k;
+	return k;
+}
+
+static size_t s_avail(const Stream *s)
+{
+	return s->in_len - s->in_off;
 }
 
 /* Paths that prefix rules could misread: dot segments, encoded dots,
@@ -333,185 +346,346 @@ static bool ambiguous_path(const char *p)
 	return false;
 }
 
-/* Copy the body: @framing -1 none, -2 chunked or unknown (until the client
- * half-closes or the upstream answers and closes), else a length. The
- * bytes are checked for any placeholder (held back by its length, so one
- * split across reads is seen). */
-static int relay_body(Ctx *x, const char *pre, size_t pre_len, long long framing)
+/* Whether @s holds the placeholder of a credential that does not apply to
+ * this host and path (every credential is looked at, not the first). */
+static bool foreign_placeholder(Ctx *x, const char *s, size_t n)
 {
 	const NetRules *r = x->rules;
-	size_t hold = NET_PLACEHOLDER_LEN, held = 0;
-	char buf[65536 + NET_PLACEHOLDER_LEN];
-	long long left = framing;
-	size_t i;
-	ssize_t k;
 
-	if (framing == -1)
+	for (size_t i = 0; r && i < r->n_creds; i++)
+		if (contains(s, n, r->creds[i].placeholder) && !cred_applies(&r->creds[i], x->job->host, x->path))
+			return true;
+	return false;
+}
+
+/* A body on its way, in either direction: request bodies are checked for
+ * a placeholder bound elsewhere, answers have any secret the requests
+ * carried masked. The last bytes are held back until more come, so what
+ * is split across reads (or chunks) is seen whole. Chunked bodies are
+ * decoded and sent on as chunks of ward's own. */
+typedef struct Out {
+	Stream *dst;
+	bool request, chunked;
+	char *buf;
+	size_t held, hold;
+	uint64_t *count;
+} Out;
+
+static int out_send(Ctx *x, Out *o, size_t n)
+{
+	char line[24];
+	int k;
+
+	if (!n)
 		return 0;
-	for (bool first = true;; first = false) {
-		if (first && pre_len) {
-			k = (ssize_t)(pre_len > 65536 ? 65536 : pre_len);
-			memcpy(buf + held, pre, (size_t)k);
-			pre += k;
-			pre_len -= (size_t)k;
-			first = pre_len == 0;
-		} else {
-			size_t want = 65536;
-			if (framing >= 0 && (long long)want > left - (long long)held)
-				want = (size_t)(left - (long long)held);
-			k = want ? s_read(&x->c, buf + held, want) : 0;
-			if (k < 0)
-				return -EIO;
+	if (o->chunked) {
+		k = snprintf(line, sizeof(line), "%zx\r\n", n);
+		if (s_write(o->dst, line, (size_t)k) < 0)
+			return -EIO;
+	}
+	if (s_write(o->dst, o->buf, n) < 0 || (o->chunked && s_write(o->dst, "\r\n", 2) < 0))
+		return -EIO;
+	*o->count += n;
+	memmove(o->buf, o->buf + n, o->held - n);
+	o->held -= n;
+	(void)x;
+	return 0;
+}
+
+static void mask(Ctx *x, char *b, size_t n)
+{
+	for (size_t i = 0; i < x->n_needles; i++) {
+		const char *nd = x->needles[i];
+		size_t nl = nd ? strlen(nd) : 0;
+		char *at = b;
+		while (nl && (at = memmem(at, n - (size_t)(at - b), nd, nl))) {
+			memset(at, 'x', nl);
+			at += nl;
 		}
-		held += (size_t)k;
-		if (k > 0 && placeholder_in(r, buf, held, &i) && !cred_applies(&r->creds[i], x->job->host, x->path)) {
+	}
+}
+
+static int out_put(Ctx *x, Out *o, const char *data, size_t n)
+{
+	while (n > 0) {
+		size_t k = n > CHUNK ? CHUNK : n;
+		memcpy(o->buf + o->held, data, k);
+		o->held += k;
+		data += k;
+		n -= k;
+		if (o->request && foreign_placeholder(x, o->buf, o->held)) {
 			refuse(x, 403, "the body carries a credential placeholder bound to another host");
 			return -EPERM;
 		}
-		/* Send all but the tail that could start a placeholder. */
-		size_t send_n = k == 0 || (framing >= 0 && (long long)held >= left) ? held : held > hold ? held - hold : 0;
-		if (send_n && s_write(&x->u, buf, send_n) < 0)
+		if (!o->request)
+			mask(x, o->buf, o->held);
+		if (o->held > o->hold && out_send(x, o, o->held - o->hold) < 0)
 			return -EIO;
-		x->up += send_n;
-		memmove(buf, buf + send_n, held - send_n);
-		held -= send_n;
-		if (framing >= 0) {
-			left -= (long long)send_n;
-			if (left <= 0)
-				return 0;
+	}
+	return 0;
+}
+
+static int out_end(Ctx *x, Out *o)
+{
+	if (out_send(x, o, o->held) < 0)
+		return -EIO;
+	if (o->chunked && s_write(o->dst, "0\r\n\r\n", 5) < 0)
+		return -EIO;
+	return 0;
+}
+
+/* Relay the body framed by @h from @src through @o. 0, or -errno (the
+ * connection ends). */
+static int relay_body(Ctx *x, Stream *src, const HttpHead *h, Out *o)
+{
+	uint64_t left = h->length;
+	HttpChunked ck = { 0 };
+	int r;
+
+	if (h->body == HTTP_BODY_NONE)
+		return 0;
+	for (;;) {
+		if (s_avail(src) == 0) {
+			ssize_t k = s_fill(src);
+			if (k < 0 && h->body != HTTP_BODY_CLOSE)
+				return -EIO;
+			if (k <= 0) {
+				if (h->body != HTTP_BODY_CLOSE)
+					return -EPIPE; /* the body ended early */
+				return out_end(x, o);
+			}
 		}
-		if (k == 0 && held == 0)
-			return 0;
-		if (pre_len)
-			first = true;
+		const char *p = src->in + src->in_off;
+		size_t n = s_avail(src), used = 0, off = 0, dl = 0;
+		if (h->body == HTTP_BODY_LENGTH) {
+			if ((uint64_t)n > left)
+				n = (size_t)left;
+			src->in_off += n;
+			left -= n;
+			if (out_put(x, o, p, n) < 0)
+				return -EIO;
+			if (left == 0)
+				return out_end(x, o);
+		} else if (h->body == HTTP_BODY_CLOSE) {
+			src->in_off += n;
+			if (out_put(x, o, p, n) < 0)
+				return -EIO;
+		} else {
+			r = http_chunked_feed(&ck, p, n, &used, &off, &dl);
+			src->in_off += used;
+			if (r < 0)
+				return -EBADMSG;
+			if (dl && out_put(x, o, p + off, dl) < 0)
+				return -EIO;
+			if (r == 1)
+				return out_end(x, o);
+		}
 	}
 }
 
-/* The answer, as it comes, until the upstream closes; a secret the
- * request carried is masked if the answer echoes it (the last bytes are
- * held back until the next read, so an echo split across reads is seen). */
-static void relay_answer(Ctx *x)
+/* Read a head from @s with @parse into @h: 1, 0 when the stream ended
+ * before any byte of it, or the parser's negative status (-400 and such;
+ * -EPIPE for a stream that ended within a head). */
+static int read_head(Stream *s, bool request, bool head_request, HttpHead *h, const char **why)
 {
-	size_t hold = 0, held = 0;
-	char *buf;
+	for (;;) {
+		int r = request ? http_msg_request(s->in + s->in_off, s_avail(s), h, why)
+				: http_msg_response(s->in + s->in_off, s_avail(s), head_request, h, why);
+		ssize_t k;
+		if (r != 0)
+			return r;
+		if (s->in_off > 0) {
+			memmove(s->in, s->in + s->in_off, s_avail(s));
+			s->in_len -= s->in_off;
+			s->in_off = 0;
+		}
+		k = s_fill(s);
+		if (k <= 0) {
+			*why = "the connection ended within a head";
+			return s_avail(s) == 0 && k == 0 ? 0 : -EPIPE;
+		}
+	}
+}
 
+/* The target as origin form ("/path"): an absolute form ("http://host/x")
+ * must name the connection's host and port. NULL with *why when not. */
+static const char *origin_target(Ctx *x, const HttpHead *h, size_t *len, const char **why)
+{
+	const char *t = h->target, *auth, *slash;
+	size_t n = h->target_len, al;
+	char hn[NET_HOST_MAX];
+	unsigned port;
+
+	if (n && t[0] == '/') {
+		*len = n;
+		return t;
+	}
+	if (n > 7 && strncasecmp(t, "http://", 7) == 0)
+		auth = t + 7, port = 80;
+	else if (n > 8 && strncasecmp(t, "https://", 8) == 0)
+		auth = t + 8, port = 443;
+	else {
+		*why = "expected an origin-form target (\"/path\")";
+		return NULL;
+	}
+	slash = memchr(auth, '/', n - (size_t)(auth - t));
+	al = slash ? (size_t)(slash - auth) : n - (size_t)(auth - t);
+	{
+		const char *colon = NULL, *rb = al && auth[0] == '[' ? memchr(auth, ']', al) : NULL;
+		size_t hl = al;
+		colon = memchr(rb ? rb : auth, ':', al - (size_t)((rb ? rb : auth) - auth));
+		if (colon) {
+			char *e;
+			unsigned long v = strtoul(colon + 1, &e, 10);
+			if (e != auth + al || v == 0 || v > 65535) {
+				*why = "a malformed port in the request target";
+				return NULL;
+			}
+			port = (unsigned)v;
+			hl = (size_t)(colon - auth);
+		}
+		if (memchr(auth, '@', al) || net_normalize_host(auth, hl, hn) < 0 || strcmp(hn, x->job->host) != 0 ||
+		    port != x->job->port) {
+			*why = "the request target names another host or port than the connection's";
+			return NULL;
+		}
+	}
+	*len = slash ? n - (size_t)(slash - t) : 1;
+	return slash ? slash : "/";
+}
+
+/* The upstream's answer to the request just sent: interim answers, the
+ * head, the body. 1 when the connection can take another request. */
+static int relay_answer(Ctx *x, bool head_request, bool close)
+{
+	HttpHead h;
+	const char *why = NULL;
+	size_t hold = 0;
+	Out o = { .dst = &x->c, .count = &x->down };
+	char *out = NULL;
+	size_t out_len = 0;
+	FILE *f;
+	int r;
+
+	for (;;) {
+		r = read_head(&x->u, false, head_request, &h, &why);
+		if (r <= 0) {
+			snprintf(x->why, sizeof(x->why), "tls inspection: %s",
+				 r == 0 ? "the upstream closed without an answer" : why);
+			return 0;
+		}
+		if (h.status >= 200 || h.status == 101)
+			break;
+		/* An interim answer (100 Continue and such): on as it is. */
+		mask(x, x->u.in + x->u.in_off, h.head_len);
+		if (s_write(&x->c, x->u.in + x->u.in_off, h.head_len) < 0)
+			return 0;
+		x->down += h.head_len;
+		x->u.in_off += h.head_len;
+	}
+	close = close || h.close;
+	f = open_memstream(&out, &out_len);
+	if (!f)
+		return 0;
+	{
+		const char *line = x->u.in + x->u.in_off;
+		fprintf(f, "%.*s\r\n", (int)((const char *)memchr(line, '\r', h.head_len) - line), line);
+	}
+	for (size_t i = 0; i < h.n_headers; i++) {
+		const HttpHeader *hd = &h.headers[i];
+		if (http_header_is(hd, "Connection") || http_header_is(hd, "Keep-Alive") ||
+		    http_header_is(hd, "Proxy-Connection") ||
+		    (h.body == HTTP_BODY_CHUNKED && http_header_is(hd, "Content-Length")))
+			continue;
+		fprintf(f, "%.*s: %.*s\r\n", (int)hd->name_len, hd->name, (int)hd->value_len, hd->value);
+	}
+	fputs(close ? "Connection: close\r\n\r\n" : "\r\n", f);
+	fclose(f);
+	x->u.in_off += h.head_len;
+	mask(x, out, out_len);
+	r = out && s_write(&x->c, out, out_len) == 0;
+	free(out);
+	if (!r)
+		return 0;
+	x->down += out_len;
 	for (size_t i = 0; i < x->n_needles; i++)
 		if (x->needles[i] && strlen(x->needles[i]) > hold)
 			hold = strlen(x->needles[i]);
-	buf = malloc(65536 + hold);
-	if (!buf)
-		return;
-	for (;;) {
-		ssize_t k = s_read(&x->u, buf + held, 65536);
-		size_t send_n;
-		if (k < 0)
-			k = 0;
-		held += (size_t)k;
-		for (size_t i = 0; i < x->n_needles; i++) {
-			const char *nd = x->needles[i];
-			size_t nl = nd ? strlen(nd) : 0;
-			char *at = buf;
-			while (nl && (at = memmem(at, held - (size_t)(at - buf), nd, nl))) {
-				memset(at, 'x', nl);
-				at += nl;
-			}
-		}
-		send_n = k == 0 ? held : held > hold ? held - hold : 0;
-		if (send_n && s_write(&x->c, buf, send_n) < 0)
-			break;
-		x->down += send_n;
-		memmove(buf, buf + send_n, held - send_n);
-		held -= send_n;
-		if (k == 0)
-			break;
+	o.hold = hold;
+	o.chunked = h.body == HTTP_BODY_CHUNKED;
+	o.buf = malloc(CHUNK + hold);
+	if (!o.buf)
+		return 0;
+	r = relay_body(x, &x->u, &h, &o);
+	free(o.buf);
+	if (r < 0) {
+		if (!x->why[0])
+			snprintf(x->why, sizeof(x->why), "tls inspection: the upstream's answer ended early or was malformed");
+		return 0;
 	}
-	free(buf);
+	return !close && h.status != 101;
 }
 
-static void handle_request(Ctx *x)
+/* One request of the connection: read, check, forward, relay its answer.
+ * 1 when the connection goes on with the next request, 0 when it ends. */
+static int handle_request(Ctx *x)
 {
 	InspectJob *j = x->job;
 	const NetRules *r = x->rules;
-	char *head = malloc(HTTP_HEAD_MAX + 1);
-	Header hs[MAX_HEADERS];
-	size_t nh = 0, total = 0, idx;
-	ssize_t hl;
-	const char *p, *end, *sp1, *sp2, *target;
-	size_t tlen;
-	long long framing = -1;
-	bool chunked = false;
+	HttpHead *h = malloc(sizeof(*h));
+	Header hs[HTTP_MSG_MAX_HEADERS];
+	size_t nh = 0, idx, tlen;
+	const char *target, *perr = NULL;
 	char *out = NULL;
 	size_t out_len = 0;
 	FILE *f;
 	char why[512];
 	const char *deny;
-	char *body_pre = NULL;
+	Out o = { .dst = &x->u, .request = true, .hold = NET_PLACEHOLDER_LEN, .count = &x->up };
+	int hr, ret = 0;
 
 	memset(hs, 0, sizeof(hs));
-	if (!head)
-		return;
+	if (!h)
+		return 0;
 	snprintf(x->method, sizeof(x->method), "?");
 	snprintf(x->path, sizeof(x->path), "?");
-	hl = read_head(x, head, &total);
-	if (hl == 0 && x->c.ssl)
+	hr = read_head(&x->c, true, false, h, &perr);
+	if (hr == 0 && x->c.ssl && x->requests == 0)
 		snprintf(x->why, sizeof(x->why),
 			 "tls inspection: the client closed after the handshake without a request (a "
 			 "client that pins the server's key closes here)");
-	if (hl <= 0) {
-		if (hl < 0)
-			refuse(x, hl == -E2BIG ? 431 : 400, "request head too large or malformed");
+	if (hr == -EPIPE && x->requests == 0)
+		snprintf(x->why, sizeof(x->why), "the client closed within a request head");
+	if (hr == -EPIPE || hr == 0)
+		goto done;
+	if (hr < 0) {
+		if (h->method_len && h->method_len < sizeof(x->method))
+			snprintf(x->method, sizeof(x->method), "%.*s", (int)h->method_len, h->method);
+		refuse(x, -hr, perr);
 		goto done;
 	}
-	/* The body's first bytes follow the head: keep them apart. */
-	body_pre = total > (size_t)hl ? malloc(total - (size_t)hl) : NULL;
-	if (total > (size_t)hl) {
-		if (!body_pre)
-			goto done;
-		memcpy(body_pre, head + hl, total - (size_t)hl);
-	}
-	head[hl] = '\0';
-	/* Request line. */
-	end = strstr(head, "\r\n");
-	sp1 = memchr(head, ' ', (size_t)(end - head));
-	sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(end - sp1 - 1)) : NULL;
-	if (!sp1 || !sp2 || (size_t)(sp1 - head) >= sizeof(x->method) || strncmp(sp2 + 1, "HTTP/1.", 7) != 0) {
-		refuse(x, 400, "malformed request line");
+	if (h->method_len >= sizeof(x->method)) {
+		refuse(x, 400, "a method longer than 31 bytes");
 		goto done;
 	}
-	snprintf(x->method, sizeof(x->method), "%.*s", (int)(sp1 - head), head);
-	target = sp1 + 1;
-	tlen = (size_t)(sp2 - target);
-	if (tlen > 7 && strncasecmp(target, "http://", 7) == 0) {
-		const char *slash = memchr(target + 7, '/', tlen - 7);
-		tlen -= slash ? (size_t)(slash - target) : tlen;
-		target = slash ? slash : "/";
-		if (!slash)
-			tlen = 1;
+	snprintf(x->method, sizeof(x->method), "%.*s", (int)h->method_len, h->method);
+	target = origin_target(x, h, &tlen, &perr);
+	if (!target) {
+		refuse(x, strstr(perr, "another host") ? 403 : 400, perr);
+		goto done;
 	}
-	if (tlen == 0 || target[0] != '/' || tlen >= sizeof(x->path)) {
-		refuse(x, 400, "expected an origin-form target (\"/path\") of at most 511 bytes");
+	if (tlen >= sizeof(x->path)) {
+		refuse(x, 400, "a request target longer than 511 bytes");
 		goto done;
 	}
 	snprintf(x->path, sizeof(x->path), "%.*s", (int)tlen, target);
 	x->requests++;
-	/* Headers. */
-	for (p = end + 2; p < head + hl - 2 && nh < MAX_HEADERS; nh++) {
-		const char *le = strstr(p, "\r\n"), *colon = memchr(p, ':', (size_t)(le - p));
-		if (!colon) {
-			refuse(x, 400, "malformed header");
-			goto done;
-		}
-		hs[nh].name = p;
-		hs[nh].name_len = (size_t)(colon - p);
-		hs[nh].value = colon + 1;
-		while (hs[nh].value < le && (*hs[nh].value == ' ' || *hs[nh].value == '\t'))
-			hs[nh].value++;
-		hs[nh].value_len = (size_t)(le - hs[nh].value);
-		p = le + 2;
-	}
-	if (p < head + hl - 2) {
-		refuse(x, 431, "too many headers");
-		goto done;
+	nh = h->n_headers;
+	for (size_t i = 0; i < nh; i++) {
+		hs[i].name = h->headers[i].name;
+		hs[i].name_len = h->headers[i].name_len;
+		hs[i].value = h->headers[i].value;
+		hs[i].value_len = h->headers[i].value_len;
 	}
 	/* The Host header, when there is one, names the host connected to. */
 	for (size_t i = 0; i < nh; i++)
@@ -535,7 +709,7 @@ static void handle_request(Ctx *x)
 		goto done;
 	}
 	/* Placeholders: swapped where they belong, refused elsewhere. */
-	if (placeholder_in(r, x->path, strlen(x->path), &idx) && !cred_applies(&r->creds[idx], j->host, x->path)) {
+	if (foreign_placeholder(x, x->path, strlen(x->path))) {
 		refuse(x, 403, "the target carries a credential placeholder bound to another host or path");
 		goto done;
 	}
@@ -551,7 +725,8 @@ static void handle_request(Ctx *x)
 			refuse(x, 403, "a credential goes over verified TLS only (network.inspect)");
 			goto done;
 		}
-		if (!cred_applies(c, j->host, x->path)) {
+		if (!cred_applies(c, j->host, x->path) || foreign_placeholder(x, hs[i].value, hs[i].value_len) ||
+		    (dec && foreign_placeholder(x, decoded, strlen(decoded)))) {
 			snprintf(why, sizeof(why), "the credential placeholder of %s goes to %s%s only",
 				 c->env, c->host, c->path ? c->path : "");
 			refuse(x, 403, why);
@@ -573,13 +748,13 @@ static void handle_request(Ctx *x)
 		if (c->as == CRED_AS_BASIC && hs[i].replaced)
 			add_needle(x, hs[i].replaced + 6);
 		{
-			cJSON *o = cJSON_CreateObject();
-			if (o) {
-				cJSON_AddStringToObject(o, "method", x->method);
-				cJSON_AddStringToObject(o, "path", x->path);
-				cJSON_AddStringToObject(o, "credential", c->env);
+			cJSON *ev = cJSON_CreateObject();
+			if (ev) {
+				cJSON_AddStringToObject(ev, "method", x->method);
+				cJSON_AddStringToObject(ev, "path", x->path);
+				cJSON_AddStringToObject(ev, "credential", c->env);
 			}
-			audit_event(x, "net-credential", o);
+			audit_event(x, "net-credential", ev);
 		}
 	}
 	if (r && r->n_rules > 0 && ambiguous_path(x->path)) {
@@ -590,24 +765,15 @@ static void handle_request(Ctx *x)
 				goto done;
 			}
 	}
-	/* Framing, hop-by-hop headers. */
-	for (size_t i = 0; i < nh; i++) {
-		if (hname(&hs[i], "Content-Length")) {
-			char *e;
-			long long v = strtoll(hs[i].value, &e, 10);
-			if (e == hs[i].value || v < 0 || (framing >= 0 && framing != v)) {
-				refuse(x, 400, "bad Content-Length");
-				goto done;
-			}
-			framing = v;
-		} else if (hname(&hs[i], "Transfer-Encoding"))
-			chunked = true;
-		else if (hname(&hs[i], "Connection") || hname(&hs[i], "Keep-Alive") ||
-			 hname(&hs[i], "Proxy-Connection") || hname(&hs[i], "Proxy-Authorization"))
+	/* Hop-by-hop headers and the framing: ward states the framing itself
+	 * (the body is re-framed as it is relayed). Upgrade is not passed on:
+	 * what would follow could not be read. */
+	for (size_t i = 0; i < nh; i++)
+		if (hname(&hs[i], "Connection") || hname(&hs[i], "Keep-Alive") || hname(&hs[i], "Proxy-Connection") ||
+		    hname(&hs[i], "Proxy-Authorization") || hname(&hs[i], "Content-Length") ||
+		    hname(&hs[i], "Transfer-Encoding") || hname(&hs[i], "TE") || hname(&hs[i], "Upgrade") ||
+		    hname(&hs[i], "Expect") || hname(&hs[i], "Trailer"))
 			hs[i].drop = true;
-	}
-	if (chunked)
-		framing = -2;
 	f = open_memstream(&out, &out_len);
 	if (!f)
 		goto done;
@@ -622,20 +788,38 @@ static void handle_request(Ctx *x)
 			fwrite(hs[i].value, 1, hs[i].value_len, f);
 		fputs("\r\n", f);
 	}
-	fputs("Connection: close\r\n\r\n", f);
+	if (h->body == HTTP_BODY_LENGTH)
+		fprintf(f, "Content-Length: %llu\r\n", (unsigned long long)h->length);
+	else if (h->body == HTTP_BODY_CHUNKED)
+		fputs("Transfer-Encoding: chunked\r\n", f);
+	fputs(h->close ? "Connection: close\r\n\r\n" : "\r\n", f);
 	fclose(f);
-	if (s_write(&x->u, out, out_len) < 0) {
+	x->c.in_off += h->head_len;
+	/* The client waits for 100 Continue before its body: checked, it may
+	 * send it (the upstream is not asked, its answer comes after). */
+	if (h->expect_continue && h->body != HTTP_BODY_NONE &&
+	    s_write(&x->c, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+		goto done;
+	if (!out || s_write(&x->u, out, out_len) < 0) {
 		snprintf(x->why, sizeof(x->why), "upstream closed");
 		goto done;
 	}
 	x->up += out_len;
-	if (relay_body(x, body_pre, total - (size_t)hl, framing) < 0)
+	o.chunked = h->body == HTTP_BODY_CHUNKED;
+	o.buf = malloc(CHUNK + o.hold);
+	if (!o.buf)
 		goto done;
-	/* The answer, as it comes, until the upstream closes. */
-	if (!x->u.ssl)
-		(void)shutdown(x->u.fd, SHUT_WR);
-	relay_answer(x);
+	hr = relay_body(x, &x->c, h, &o);
+	if (hr < 0) {
+		if (hr == -EBADMSG)
+			refuse(x, 400, "a malformed chunked body");
+		else if (!x->why[0])
+			snprintf(x->why, sizeof(x->why), "the client's body ended early");
+		goto done;
+	}
+	ret = relay_answer(x, h->method_len == 4 && memcmp(h->method, "HEAD", 4) == 0, h->close);
 done:
+	free(o.buf);
 	if (out) {
 		OPENSSL_cleanse(out, out_len);
 		free(out);
@@ -645,8 +829,21 @@ done:
 			OPENSSL_cleanse(hs[i].replaced, strlen(hs[i].replaced));
 			free(hs[i].replaced);
 		}
-	free(body_pre);
-	free(head);
+	free(h);
+	return ret;
+}
+
+/* Request after request, while both sides keep the connection. */
+static void handle_requests(Ctx *x)
+{
+	x->c.in = malloc(IN_CAP);
+	x->u.in = malloc(IN_CAP);
+	if (x->c.in && x->u.in)
+		while (handle_request(x) == 1)
+			;
+	free(x->c.in);
+	free(x->u.in);
+	x->c.in = x->u.in = NULL;
 }
 
 static const char *tls_reason(void)
@@ -676,7 +873,7 @@ static void serve(Ctx *x)
 	if (!j->tls) {
 		x->c.prefix = j->prefix;
 		x->c.prefix_len = j->prefix_len;
-		handle_request(x);
+		handle_requests(x);
 		return;
 	}
 	x->c.ssl = SSL_new(tls_ca_server_ctx(ca));
@@ -691,7 +888,15 @@ static void serve(Ctx *x)
 			snprintf(x->why, sizeof(x->why), "tls inspection: out of resources");
 			return;
 		}
-		SSL_set_bio(x->c.ssl, b, b);
+		/* Writes go to the socket straight: a buffering BIO would hold
+		 * an answer back until the connection ends. */
+		BIO *w = BIO_new_socket(j->cfd, BIO_NOCLOSE);
+		if (!w) {
+			BIO_free_all(b);
+			snprintf(x->why, sizeof(x->why), "tls inspection: out of resources");
+			return;
+		}
+		SSL_set_bio(x->c.ssl, b, w);
 	}
 	ERR_clear_error();
 	if (SSL_accept(x->c.ssl) != 1) {
@@ -732,7 +937,7 @@ static void serve(Ctx *x)
 		x->u.ssl = NULL;
 		return;
 	}
-	handle_request(x);
+	handle_requests(x);
 }
 
 static void *thread_main(void *arg)

@@ -36,9 +36,16 @@ class H(http.server.BaseHTTPRequestHandler):
     def reply(self):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
-        log.write("%s %s %s auth=%s key=%s body=%s\n" % (self.server.name, self.command, self.path,
+        if self.headers.get("Transfer-Encoding") == "chunked":
+            while True:
+                k = int(self.rfile.readline().split(b";")[0], 16)
+                body += self.rfile.read(k)
+                self.rfile.readline()
+                if k == 0:
+                    break
+        log.write("%s %s %s auth=%s key=%s body=%s conn=%d\n" % (self.server.name, self.command, self.path,
                   self.headers.get("Authorization"), self.headers.get("X-Api-Key"),
-                  body.decode(errors="replace")))
+                  body.decode(errors="replace"), self.client_address[1]))
         out = ("ok %s %s\n" % (self.command, self.path)).encode()
         if self.path.startswith("/echo"):
             out = ("echo %s %s\n" % (self.headers.get("Authorization"), self.headers.get("X-Api-Key"))).encode()
@@ -234,6 +241,96 @@ check "audit: a net-request deny event names the rule" \
 	bash -c "cat $AUD | grep '\"event\":\"net-request\"' | grep '\"method\":\"DELETE\"' | grep -q 'no rule of network.requests'"
 check "audit: the credential use is recorded without the secret" \
 	bash -c "cat $AUD | grep -q '\"event\":\"net-credential\"' && ! cat $AUD | grep -q -F '$SECRET'"
+
+# --- more than one request per inspected connection (keep-alive) -------------
+conn_of() { sed -n "s|^tls GET $1 .* conn=\([0-9]*\)$|\1|p" "$T/requests.log"; }
+wr curl -sS "$AU/get/ka1" "$AU/get/ka2" >/dev/null
+check "keep-alive: two requests on one connection both reach the server" \
+	bash -c '[ -n "$1" ] && [ "$1" = "$2" ]' _ "$(conn_of /get/ka1)" "$(conn_of /get/ka2)"
+# A raw TLS client inside (captured: no proxy variables) sends its requests
+# on one connection, in one write (pipelined), and prints all it gets back.
+cat >"$WS/raw.py" <<'PY'
+import socket, ssl, sys
+host, port = sys.argv[1], int(sys.argv[2])
+data = sys.argv[3].encode().decode("unicode_escape").encode("latin-1")
+ctx = ssl.create_default_context()
+if len(sys.argv) > 4:
+    ctx.set_alpn_protocols(sys.argv[4].split(","))
+t = ctx.wrap_socket(socket.create_connection((host, port), timeout=20), server_hostname=host)
+print("alpn=%s" % t.selected_alpn_protocol())
+t.sendall(data)
+out = b""
+try:
+    while True:
+        k = t.recv(65536)
+        if not k:
+            break
+        out += k
+except (ssl.SSLError, OSError) as e:
+    out += ("\n[%s]" % e).encode()
+print(out.decode(errors="replace"))
+PY
+raw() { wr python3 raw.py "$@"; }
+G='Host: api.test\r\n'
+out=$(raw api.test "$SP" "GET /get/ka3 HTTP/1.1\r\n$G\r\nDELETE /get/ka4 HTTP/1.1\r\n$G\r\n")
+check "keep-alive: the first request is answered" grep -q "ok GET /get/ka3" <<<"$out"
+check "keep-alive: a second request that a rule denies is refused" grep -q "refused DELETE /get/ka4" <<<"$out"
+check_eq "... and never reached the server" "0" "$(seen " /get/ka4 ")"
+# The placeholder is the sandbox's: the variable is expanded inside.
+out=$(wr sh -c "python3 raw.py other.test $SP \"GET /ka5 HTTP/1.1\r\nHost: other.test\r\n\r\nGET /ka6 HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer \$API_TOKEN\r\n\r\n\"")
+check "keep-alive: a first request to another host passes" grep -q "ok GET /ka5" <<<"$out"
+check "keep-alive: a placeholder in a second request to the wrong host is refused" \
+	grep -q "refused GET /ka6 to other.test (the credential placeholder of API_TOKEN goes to api.test only)" <<<"$out"
+check_eq "... and never reached the server" "0" "$(seen " /ka6 ")"
+out=$(wr sh -c "python3 raw.py api.test $SP \"GET /get/ka14 HTTP/1.1\r\nHost: api.test\r\n\r\nGET /get/ka15 HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer \$API_TOKEN\r\nConnection: close\r\n\r\n\"")
+check "keep-alive: the placeholder is swapped in a second request to its host" grep -q "ok GET /get/ka15" <<<"$out"
+check_eq "... the server got the secret in the second request" "1" "$(seen "tls GET /get/ka15 auth=Bearer $SECRET ")"
+out=$(raw api.test "$SP" "GET /get/ka7 HTTP/1.1\r\n$G\r\nGET /get/ka8 HTTP/1.1\r\nHost: other.test\r\n\r\n")
+check "keep-alive: a second request naming another Host is refused" \
+	grep -q "refused GET /get/ka8 to api.test (the Host header names another host" <<<"$out"
+check_eq "... and never reached the server" "0" "$(seen " /get/ka8 ")"
+out=$(raw api.test "$SP" "GET /get/ka9 HTTP/1.1\r\n$G\r\nGET https://other.test:$SP/get/ka10 HTTP/1.1\r\n$G\r\n")
+check "keep-alive: a second request in absolute form to another host is refused" \
+	grep -q "names another host or port" <<<"$out"
+check_eq "... and never reached the server" "0" "$(seen " /get/ka10 ")"
+out=$(raw api.test "$SP" "POST /upload/ka11 HTTP/1.1\r\n${G}Content-Length: 5\r\n\r\nabcdeGET /get/ka12 HTTP/1.1\r\n${G}\r\nPUT /get/ka13 HTTP/1.1\r\n${G}Content-Length: 1\r\n\r\nx")
+check "keep-alive: a request after a body is read as a request (allowed)" grep -q "ok GET /get/ka12" <<<"$out"
+check "... and the one after it is checked (refused)" grep -q "refused PUT /get/ka13" <<<"$out"
+check_eq "... the body reached the server as a body" "1" "$(seen "tls POST /upload/ka11 auth=None key=None body=abcde ")"
+check_eq "... and the refused one never" "0" "$(seen " /get/ka13 ")"
+
+# --- smuggling: framing conflicts are refused, chunked bodies parsed ----------
+out=$(raw api.test "$SP" "POST /upload/sm1 HTTP/1.1\r\n${G}Content-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nDELETE /get/sm2 HTTP/1.1\r\n$G\r\n")
+check "Content-Length with Transfer-Encoding is refused (400, naming the conflict)" \
+	bash -c 'grep -q "HTTP/1.1 400" <<<"$1" && grep -q "both Content-Length and Transfer-Encoding" <<<"$1"' _ "$out"
+out=$(raw api.test "$SP" "POST /upload/sm3 HTTP/1.1\r\n${G}Content-Length: 2\r\nContent-Length: 40\r\n\r\nxxDELETE /get/sm4 HTTP/1.1\r\n$G\r\n")
+check "a duplicate Content-Length is refused" grep -q "more than one Content-Length" <<<"$out"
+out=$(raw api.test "$SP" "POST /upload/sm10 HTTP/1.1\r\n${G}Transfer-Encoding : chunked\r\n\r\n0\r\n\r\nDELETE /get/sm11 HTTP/1.1\r\n$G\r\n")
+check "a blank before a header's colon is refused" grep -q "malformed header field" <<<"$out"
+out=$(raw api.test "$SP" "POST /upload/sm5 HTTP/1.1\r\n${G}Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nDELETE /get/sm6 HTTP/1.1\r\n$G\r\n")
+check "a chunked body is relayed" grep -q "ok POST /upload/sm5" <<<"$out"
+check "... and the request after it is checked (refused)" grep -q "refused DELETE /get/sm6" <<<"$out"
+check_eq "... the body reached the server whole" "1" "$(seen "tls POST /upload/sm5 auth=None key=None body=abc ")"
+out=$(raw api.test "$SP" "POST /upload/sm7 HTTP/1.1\r\n${G}Transfer-Encoding: chunked\r\n\r\n0x3\r\nabc\r\n0\r\n\r\n")
+check "a malformed chunk size is refused" grep -q "malformed chunked body" <<<"$out"
+out=$(wr sh -c "p=\$(printf %s \"\$API_TOKEN\" | cut -c1-10); q=\$(printf %s \"\$API_TOKEN\" | cut -c11-);
+	python3 raw.py other.test $SP \"POST /sm9 HTTP/1.1\r\nHost: other.test\r\nTransfer-Encoding: chunked\r\n\r\n\$(printf %x \${#p})\r\n\$p\r\n\$(printf %x \${#q})\r\n\$q\r\n0\r\n\r\n\"")
+check "a placeholder split across chunks to another host is refused" grep -q "body carries a credential placeholder" <<<"$out"
+check_eq "none of the smuggled or refused requests reached the server" "0" \
+	"$(grep -c -e ' /get/sm2 ' -e '/get/sm4' -e '/get/sm6' -e '/sm7 ' -e ' /sm9 ' -e ' /upload/sm1 ' -e ' /upload/sm3 ' -e 'sm1[01]' "$T/requests.log")"
+
+# --- ALPN: inspected connections speak HTTP/1.1, never an unchecked h2 -------
+out=$(raw api.test "$SP" "GET /get/alpn1 HTTP/1.1\r\n${G}Connection: close\r\n\r\n" "h2,http/1.1")
+check "a client offering h2 and http/1.1 gets http/1.1" grep -q "^alpn=http/1.1$" <<<"$out"
+check "... and its request is answered" grep -q "ok GET /get/alpn1" <<<"$out"
+out=$(raw api.test "$SP" 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n' "h2")
+check "a client offering only h2 gets no h2" grep -q "^alpn=None$" <<<"$out"
+check "... and an h2 preface is refused (400)" grep -q "the inspector speaks HTTP/1.x only" <<<"$out"
+check_eq "curl --http2 is answered over HTTP/1.1" "ok GET /get/alpn2 1.1" \
+	"$(wr curl -sS --http2 -w ' %{http_version}' "$AU/get/alpn2" | tr -d '\n')"
+AUD=$(find "$XDG_STATE_HOME" -name '*.jsonl' 2>/dev/null | head -n 50)
+check "audit: the net event of a kept-alive connection counts its requests" \
+	bash -c "cat $AUD | grep '\"event\":\"net\"' | grep -q '\"requests\":3'"
 
 # --- bad policies -------------------------------------------------------------
 bad() {
