@@ -67,10 +67,16 @@ best() { sort -g | head -1; }
 echo "# ward egress proxy benchmark ($(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg))"
 
 # 1. throughput: interleave the three so that load changes hit all alike
+# The proxy's own CPU time (user + system, from /proc) over the SOCKS5
+# transfers: what the extra hop costs whatever the load on the machine.
+cpu() { awk '{ printf "%.3f", ($14 + $15) / 100 }' "/proc/$1/stat"; }
 : >"$T/d"; : >"$T/s"; : >"$T/h"; : >"$T/c"
+pcpu=0
 for _ in $(seq "$RUNS"); do
 	"$H/proxy-bench" fetch "$DIRECT" "$BYTES" >>"$T/d"
+	c0=$(cpu "$HAR")
 	"$H/proxy-bench" fetch "$SOCKS" "$BYTES" >>"$T/s"
+	pcpu=$(awk -v a="$pcpu" -v x="$c0" -v y="$(cpu "$HAR")" 'BEGIN { printf "%.3f", a + y - x }')
 	"$H/proxy-bench" fetch "$HTTPC" "$BYTES" >>"$T/h"
 	"$H/proxy-bench" fetch "socks:$PC:src.test:$BP" "$BYTES" >>"$T/c"
 done
@@ -80,6 +86,9 @@ echo "throughput ($BYTES bytes, best of $RUNS): direct $(gbs "$td") GB/s," \
 	"socks5 $(gbs "$ts") GB/s, http-connect $(gbs "$th") GB/s"
 echo "throughput ratio (proxy/direct): socks5 $(ratio "$td" "$ts"), http-connect $(ratio "$td" "$th")  (target >= 0.9)"
 echo "copy relay (socks5, relay_copy): $(gbs "$tc") GB/s, ratio $(ratio "$td" "$tc")"
+echo "proxy CPU per GiB relayed (socks5, splice): $(awk -v c="$pcpu" -v n="$RUNS" -v b="$BYTES" \
+	'BEGIN { printf "%.2f", c / n * 1073741824 / b }') s; the direct transfer takes $(awk -v t="$td" -v b="$BYTES" \
+	'BEGIN { printf "%.2f", t * 1073741824 / b }') s per GiB (best)"
 # A reference relay: socat with 1 MiB buffers (read/write), the same path
 # minus policy, to tell the cost of any user-space hop on this machine
 # (three busy processes instead of two) from the proxy's own.

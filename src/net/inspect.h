@@ -2,10 +2,12 @@
  * (TLS of an inspected host, intercepted with the run's CA; plain HTTP
  * while credentials or request rules exist). It terminates the client's
  * TLS with a leaf for the host, verifies the upstream against the host's
- * trust store, reads ONE request, applies network.requests, swaps a
- * credential's placeholder for its secret (only for its host and path),
- * refuses a placeholder bound anywhere else, forwards it with
- * "Connection: close" and relays the answer. docs/network.md. */
+ * trust store, then reads request after request (HTTP/1.1 keep-alive,
+ * framing parsed strictly by http-msg.c): each one is checked against
+ * network.requests, has a credential's placeholder swapped for its secret
+ * (only for its host and path) or is refused for a placeholder bound
+ * anywhere else, and is forwarded with ward's own framing; its answer is
+ * relayed before the next request is read. docs/network.md. */
 #pragma once
 
 #include <stdbool.h>
