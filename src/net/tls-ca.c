@@ -218,16 +218,18 @@ int tls_ca_new(const char *const *upstream_ca, TlsCa **ret, char *err, size_t er
 	SSL_CTX_set_mode(ca->client, SSL_MODE_AUTO_RETRY);
 	/* Throughput (docs/network.md "Performance"): the proxy decrypts and
 	 * encrypts every byte, so it prefers AES-128-GCM (AES-NI; fewer
-	 * rounds than AES-256) on both legs, its own choice on the client's
-	 * leg; and it reads ahead, several records per read(2). */
-	for (int i = 0; i < 2; i++) {
-		SSL_CTX *c = i ? ca->client : ca->server;
-		(void)SSL_CTX_set_ciphersuites(c, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
-						  "TLS_CHACHA20_POLY1305_SHA256");
-		(void)SSL_CTX_set_cipher_list(c, "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL:!eNULL:!SHA1:!MD5");
-		SSL_CTX_set_read_ahead(c, 1);
-		SSL_CTX_set_default_read_buffer_len(c, 64 * 1024);
-	}
+	 * rounds than AES-256) on both legs for TLS 1.3 (the same three suites
+	 * as OpenSSL's default, reordered), its own choice on the client's
+	 * leg; and it reads the upstream ahead, several records per read(2).
+	 * Not the client: its first bytes come through a buffering BIO
+	 * (inspect.c), which would block a read-ahead for more than the
+	 * client has sent. */
+	for (int i = 0; i < 2; i++)
+		(void)SSL_CTX_set_ciphersuites(i ? ca->client : ca->server,
+					       "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:"
+					       "TLS_CHACHA20_POLY1305_SHA256");
+	SSL_CTX_set_read_ahead(ca->client, 1);
+	SSL_CTX_set_default_read_buffer_len(ca->client, 64 * 1024);
 	SSL_CTX_set_options(ca->server, SSL_OP_CIPHER_SERVER_PREFERENCE);
 	for (size_t i = 0; upstream_ca && upstream_ca[i]; i++)
 		if (SSL_CTX_load_verify_locations(ca->client, upstream_ca[i], NULL) != 1) {
