@@ -31,18 +31,18 @@ static bool any_below(char *const *hidden, const char *dir)
 	return false;
 }
 
-static int split(const char *view, const char *real, LandlockClass cls, char *const *hidden,
-		 DenySplitEmit emit, void *ud, int depth)
+static int split(const char *view, const char *real, LandlockPathType type, LandlockClass cls,
+		 char *const *hidden, DenySplitEmit emit, void *ud, int depth)
 {
 	_cleanup_closedir_ DIR *d = NULL;
 	struct dirent *de;
 	int r;
 
 	if (!any_below(hidden, real))
-		return emit(ud, view, cls);
+		return emit(ud, view, cls, type);
 	if (depth >= SPLIT_MAX_DEPTH)
 		return -ELOOP;
-	r = emit(ud, view, LANDLOCK_CLASS_LIST);
+	r = emit(ud, view, LANDLOCK_CLASS_LIST, type);
 	if (r < 0)
 		return r;
 	d = opendir(real);
@@ -61,9 +61,18 @@ static int split(const char *view, const char *real, LandlockClass cls, char *co
 			return -ENOMEM;
 		if (strv_contains(hidden, cr))
 			continue; /* the denied path: no rule at all */
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
+		/* The listing's type saves an fstatat per entry (hundreds in
+		 * /etc); only a file system that does not fill it is asked. */
+		unsigned char dt = de->d_type;
+		if (dt == DT_UNKNOWN) {
+			if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			dt = S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+		}
+		if (dt == DT_LNK)
 			continue;
-		r = split(cv, cr, cls, hidden, emit, ud, depth + 1);
+		r = split(cv, cr, dt == DT_DIR ? LANDLOCK_PATH_DIR : LANDLOCK_PATH_FILE, cls, hidden,
+			  emit, ud, depth + 1);
 		if (r < 0)
 			return r;
 	}
@@ -76,7 +85,7 @@ int deny_split(const char *view, const char *real, LandlockClass cls, char *cons
 	if (cls != LANDLOCK_CLASS_READ && cls != LANDLOCK_CLASS_READ_EXEC) {
 		if (ret_unsplit && any_below(hidden, real))
 			*ret_unsplit = true;
-		return emit(userdata, view, cls);
+		return emit(userdata, view, cls, LANDLOCK_PATH_UNKNOWN);
 	}
-	return split(view, real, cls, hidden, emit, userdata, 0);
+	return split(view, real, LANDLOCK_PATH_UNKNOWN, cls, hidden, emit, userdata, 0);
 }

@@ -10,8 +10,11 @@
 
 #include "linux/landlock.h"
 
-/* Called once per rule to add: @view in the sandbox's view, @cls its class. */
-typedef int (*DenySplitEmit)(void *userdata, const char *view, LandlockClass cls);
+/* Called once per rule to add: @view in the sandbox's view, @cls its class,
+ * @type what the directory listing said it is (LANDLOCK_PATH_UNKNOWN for the
+ * grant itself and where the file system does not say). */
+typedef int (*DenySplitEmit)(void *userdata, const char *view, LandlockClass cls,
+			     LandlockPathType type);
 
 /* Emit the rules that grant @cls on @view (whose host path is @real,
  * canonical) minus every path in @hidden (canonical host paths) beneath it.

@@ -96,6 +96,7 @@ static const char *const class_names[_LANDLOCK_CLASS_MAX] = {
 typedef struct LandlockPlanRule {
 	char *path;
 	uint64_t access; /* for a directory; narrowed to LL_FS_FILE at apply time */
+	LandlockPathType type;
 } LandlockPlanRule;
 
 struct LandlockPlan {
@@ -285,6 +286,7 @@ int landlock_plan_new_for_abi(const LandlockRequest *req, int kernel_abi, Landlo
 		if (!p->rules[i].path)
 			return -ENOMEM;
 		p->rules[i].access = class_rights[rule->cls] & p->rights.fs;
+		p->rules[i].type = rule->type;
 		p->n_rules++;
 	}
 
@@ -384,6 +386,8 @@ static int open_rule_path(DirCache *c, const char *path)
 static int add_path_rule(int ruleset_fd, DirCache *cache, const LandlockPlanRule *rule)
 {
 	WardLandlockPathBeneathAttr attr = {};
+	LandlockPathType type = rule->type;
+	bool looked = type == LANDLOCK_PATH_UNKNOWN;
 	struct stat st;
 	int fd, r;
 
@@ -400,19 +404,31 @@ static int add_path_rule(int ruleset_fd, DirCache *cache, const LandlockPlanRule
 		return -errno;
 	}
 	attr.parent_fd = fd;
-	attr.allowed_access = rule->access;
-	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
-		(void)close(fd);
-		return 0;
+	for (;;) {
+		/* The plan's type saves an fstat; without one, or when the
+		 * kernel refuses the rule (EINVAL: directory rights on what is
+		 * no longer a directory), look. A symlink gets no rule. */
+		if (type == LANDLOCK_PATH_UNKNOWN) {
+			if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+				r = 0;
+				break;
+			}
+			type = S_ISDIR(st.st_mode) ? LANDLOCK_PATH_DIR : LANDLOCK_PATH_FILE;
+		}
+		attr.allowed_access = rule->access;
+		if (type != LANDLOCK_PATH_DIR)
+			attr.allowed_access &= LL_FS_FILE;
+		if (attr.allowed_access == 0) {
+			r = 0;
+			break;
+		}
+		r = sys_landlock_add_rule(ruleset_fd, WARD_LANDLOCK_RULE_PATH_BENEATH, &attr, 0);
+		r = r < 0 ? -errno : 0;
+		if (r != -EINVAL || looked)
+			break;
+		looked = true;
+		type = LANDLOCK_PATH_UNKNOWN;
 	}
-	if (!S_ISDIR(st.st_mode))
-		attr.allowed_access &= LL_FS_FILE;
-	if (attr.allowed_access == 0) {
-		(void)close(fd);
-		return 0;
-	}
-	r = sys_landlock_add_rule(ruleset_fd, WARD_LANDLOCK_RULE_PATH_BENEATH, &attr, 0);
-	r = r < 0 ? -errno : 0;
 	(void)close(fd);
 	return r;
 }

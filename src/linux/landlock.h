@@ -25,9 +25,19 @@ typedef enum LandlockClass {
 	_LANDLOCK_CLASS_INVALID = -22,
 } LandlockClass;
 
+/* What the plan saw at a rule's path, so that apply may skip an fstat per
+ * rule (a deny split's hundreds of entries); apply still checks what a
+ * rule lands on when the kernel refuses it (the path changed since). */
+typedef enum LandlockPathType {
+	LANDLOCK_PATH_UNKNOWN = 0, /* apply looks (fstat) */
+	LANDLOCK_PATH_DIR,
+	LANDLOCK_PATH_FILE,        /* anything else but a symlink: file rights only */
+} LandlockPathType;
+
 typedef struct LandlockPathRule {
 	const char *path;   /* absolute, in the final root view */
 	LandlockClass cls;
+	LandlockPathType type;
 } LandlockPathRule;
 
 typedef struct LandlockPlan LandlockPlan;

@@ -110,7 +110,7 @@ static int add_spec(Builder *b, MountKind kind, const char *src, const char *vie
 	return 0;
 }
 
-static int add_rule(Builder *b, const char *view, LandlockClass cls)
+static int add_typed_rule(Builder *b, const char *view, LandlockClass cls, LandlockPathType type)
 {
 	MountPlan *p = b->plan;
 
@@ -124,15 +124,24 @@ static int add_rule(Builder *b, const char *view, LandlockClass cls)
 	}
 	p->ll_rules[p->n_ll_rules].path = strdup(view);
 	p->ll_rules[p->n_ll_rules].cls = cls;
+	p->ll_rules[p->n_ll_rules].type = type;
 	if (!p->ll_rules[p->n_ll_rules].path)
 		return -ENOMEM;
 	p->n_ll_rules++;
 	return 0;
 }
 
-static int emit_rule(void *userdata, const char *view, LandlockClass cls)
+static int add_rule(Builder *b, const char *view, LandlockClass cls)
 {
-	return add_rule(userdata, view, cls);
+	return add_typed_rule(b, view, cls, LANDLOCK_PATH_UNKNOWN);
+}
+
+static int emit_rule(void *userdata, const char *view, LandlockClass cls, LandlockPathType type)
+{
+	/* The host's type, as the view shows it through the bind (a denied
+	 * entry, which a mask may cover, gets no rule); apply looks again
+	 * when the kernel refuses the rule. */
+	return add_typed_rule(userdata, view, cls, type);
 }
 
 static int add_host_bind(Builder *b, MountKind kind, LandlockClass cls, const char *src_real,

@@ -42,7 +42,8 @@ static bool list_below(char *const *list, const char *dir)
 	return false;
 }
 
-static int add_rule(void *userdata, const char *path, LandlockClass cls)
+static int add_typed_rule(void *userdata, const char *path, LandlockClass cls,
+			  LandlockPathType type)
 {
 	Tier1Rules *r = userdata;
 
@@ -59,8 +60,14 @@ static int add_rule(void *userdata, const char *path, LandlockClass cls)
 	if (!r->rules[r->n].path)
 		return -ENOMEM;
 	r->rules[r->n].cls = cls;
+	r->rules[r->n].type = type;
 	r->n++;
 	return 0;
+}
+
+static int add_rule(void *userdata, const char *path, LandlockClass cls)
+{
+	return add_typed_rule(userdata, path, cls, LANDLOCK_PATH_UNKNOWN);
 }
 
 /* A policy path: canonical, then granted minus what is hidden beneath.
@@ -79,7 +86,7 @@ static int add_policy_path(Tier1Rules *ret, const char *path, LandlockClass cls,
 		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
 	if (in_list(real, hidden))
 		return 0;
-	r = deny_split(real, real, cls, hidden, add_rule, ret, &unsplit);
+	r = deny_split(real, real, cls, hidden, add_typed_rule, ret, &unsplit);
 	if (r >= 0 && unsplit) {
 		const char *denied = "?";
 		STRV_FOREACH(h, hidden)
