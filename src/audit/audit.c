@@ -160,17 +160,18 @@ static int format_ts(char buf[32])
 {
 	struct timespec ts;
 	struct tm tm;
-	size_t n;
+	int n;
 
 	if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
 		return -errno;
 	if (!gmtime_r(&ts.tv_sec, &tm))
 		return -EOVERFLOW;
-	n = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (n == 0)
-		return -EOVERFLOW;
-	snprintf(buf + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000);
-	return 0;
+	/* Not strftime: it loads the local time zone (/etc/localtime) on
+	 * first use, for a UTC stamp that needs none. */
+	n = snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		     ts.tv_nsec / 1000000);
+	return n > 0 && n < 32 ? 0 : -EOVERFLOW;
 }
 
 /* A process-associated (POSIX) lock, not flock() or an OFD lock: the proxy

@@ -79,6 +79,12 @@ int ward_dir_ensure(const char *path)
 
 int mkdir_p(const char *path, unsigned mode)
 {
+	struct stat st;
+
+	/* The common case, every run: it is there already. One lookup, not
+	 * a mkdir (which locks the parent) per component. */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
 	_cleanup_free_ char *p = strdup(path);
 	if (!p)
 		return -ENOMEM;
