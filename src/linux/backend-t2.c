@@ -117,6 +117,9 @@ static int t2_acquire(BackendPlan *p, WardError *reterr)
 		has_stdio = true;
 	}
 
+	/* The probe's answer from prepare, for the next runs (prepare writes
+	 * nothing; the state dir exists now). */
+	(void)probe_steps_store(in->state_dir);
 	(void)placeholders_cleanup_stale(in->state_dir);
 	if (!in->cow_upper) {
 		/* A run whose guard was killed before its check. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -181,10 +182,40 @@ static void cache_key(char *buf, size_t n)
 		 WARD_VERSION, boot, (unsigned)geteuid(), caps, sc, nnp, ns, max_ns, unpriv, aa);
 }
 
+/* The answer this process found and has not written yet (prepare writes
+ * nothing: probe_steps_store, at acquire, does), by its key: it also
+ * answers the process's next runs (libward, ward mcp) without a probe. */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char key[512];
+	ProbeSteps steps;
+	bool valid;
+	bool stored;
+} pending;
+
+static bool read_cache(const char *path, const char *key, ProbeSteps *ret)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[1024], step[32];
+	int ok, err, c3, hn;
+
+	/* key \t ok \t step \t errno \t clone3_enosys \t hostname */
+	if (!f || !fgets(line, sizeof(line), f))
+		return false;
+	char *tab = strchr(line, '\t');
+	if (!tab || (size_t)(tab - line) != strlen(key) || strncmp(line, key, strlen(key)) != 0 ||
+	    sscanf(tab + 1, "%d\t%31[^\t]\t%d\t%d\t%d", &ok, step, &err, &c3, &hn) != 5)
+		return false;
+	*ret = (ProbeSteps){ .ok = ok, .error = err, .clone3_enosys = c3, .hostname_failed = hn,
+			     .cached = true };
+	snprintf(ret->step, sizeof(ret->step), "%s", strcmp(step, "-") ? step : "");
+	return true;
+}
+
 int probe_steps_cached(const char *state_dir, ProbeSteps *ret)
 {
-	_cleanup_free_ char *path = NULL, *tmp = NULL;
-	char key[512], line[1024];
+	_cleanup_free_ char *path = NULL;
+	char key[512];
 	ProbeSteps s = {};
 	int r;
 
@@ -196,52 +227,73 @@ int probe_steps_cached(const char *state_dir, ProbeSteps *ret)
 		r = probe_steps_run(ret);
 		return r;
 	}
-	if (asprintf(&path, "%s/probe-t2", state_dir) < 0 ||
-	    asprintf(&tmp, "%s/probe-t2.%d", state_dir, (int)getpid()) < 0)
-		return -ENOMEM;
-	{
-		_cleanup_fclose_ FILE *f = fopen(path, "re");
-		int ok, err, c3, hn;
-		char step[32];
-
-		/* key \t ok \t step \t errno \t clone3_enosys \t hostname */
-		if (f && fgets(line, sizeof(line), f)) {
-			char *tab = strchr(line, '\t');
-
-			if (tab && (size_t)(tab - line) == strlen(key) &&
-			    strncmp(line, key, strlen(key)) == 0 &&
-			    sscanf(tab + 1, "%d\t%31[^\t]\t%d\t%d\t%d", &ok, step, &err, &c3, &hn) == 5) {
-				s.ok = ok;
-				snprintf(s.step, sizeof(s.step), "%s", strcmp(step, "-") ? step : "");
-				s.error = err;
-				s.clone3_enosys = c3;
-				s.hostname_failed = hn;
-				s.cached = true;
-				*ret = s;
-				return 0;
-			}
-		}
+	pthread_mutex_lock(&pending_lock);
+	bool hit = pending.valid && strcmp(pending.key, key) == 0;
+	if (hit)
+		s = pending.steps;
+	pthread_mutex_unlock(&pending_lock);
+	if (hit) {
+		s.cached = true;
+		*ret = s;
+		return 0;
 	}
+	if (asprintf(&path, "%s/probe-t2", state_dir) < 0)
+		return -ENOMEM;
+	if (read_cache(path, key, ret))
+		return 0;
 	r = probe_steps_run(&s);
 	if (r < 0)
 		return r;
+	pthread_mutex_lock(&pending_lock);
+	snprintf(pending.key, sizeof(pending.key), "%s", key);
+	pending.steps = s;
+	pending.valid = true;
+	pending.stored = false;
+	pthread_mutex_unlock(&pending_lock);
+	*ret = s;
+	return 0;
+}
+
+int probe_steps_store(const char *state_dir)
+{
+	_cleanup_free_ char *path = NULL, *tmp = NULL;
+	ProbeSteps s;
+	char key[512];
+	int r = 0;
+
+	pthread_mutex_lock(&pending_lock);
+	bool todo = pending.valid && !pending.stored;
+	if (todo) {
+		snprintf(key, sizeof(key), "%s", pending.key);
+		s = pending.steps;
+		pending.stored = true;
+	}
+	pthread_mutex_unlock(&pending_lock);
+	if (!todo)
+		return 0;
+	if (asprintf(&path, "%s/probe-t2", state_dir) < 0 ||
+	    asprintf(&tmp, "%s/probe-t2.%d", state_dir, (int)getpid()) < 0)
+		return -ENOMEM;
 	/* Written whole and renamed: a concurrent run reads the old answer
 	 * or the new one. A cache that cannot be written costs the next run
 	 * a millisecond, nothing else. */
 	{
 		_cleanup_fclose_ FILE *f = fopen(tmp, "wxe");
 
-		if (f) {
+		if (!f)
+			r = -errno;
+		else {
 			fprintf(f, "%s\t%d\t%s\t%d\t%d\t%d\n", key, s.ok, s.step[0] ? s.step : "-",
 				s.error, s.clone3_enosys, s.hostname_failed);
 			if (fflush(f) == 0 && rename(tmp, path) == 0)
 				tmp[0] = '\0';
+			else
+				r = -errno;
 		}
 		if (tmp[0])
 			(void)unlink(tmp);
 	}
-	*ret = s;
-	return 0;
+	return r;
 }
 
 const char *probe_steps_hint(const ProbeSteps *s)

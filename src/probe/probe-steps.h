@@ -30,8 +30,16 @@ typedef struct ProbeSteps {
 int probe_steps_run(ProbeSteps *ret);
 
 /* The cached answer for this boot and configuration, kept in
- * @state_dir/probe-t2 (one line); tries and stores it when there is none. */
+ * @state_dir/probe-t2 (one line); tries it when there is none, and keeps
+ * that answer in this process, unwritten (a run's prepare writes nothing):
+ * probe_steps_store() writes it. */
 int probe_steps_cached(const char *state_dir, ProbeSteps *ret);
+
+/* Write the answer probe_steps_cached() found and kept, if any, into
+ * @state_dir/probe-t2 (a run's acquire, once the state dir exists).
+ * 0 when there was nothing to write; -errno when it could not be written
+ * (the next process probes again: a millisecond, nothing else). */
+int probe_steps_store(const char *state_dir);
 
 /* The fix for a failed step, one sentence naming the step, its errno and
  * what to change (a container setting, a capability, a sysctl). */

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "common/cleanup.h"
+#include "common/dirs.h"
 #include "run/run-result.h"
 #include "run/run.h"
 #include "ward/ward.h"
@@ -256,6 +257,54 @@ static void check_prepare_is_pure(int tier)
 	close(pfd[1]);
 }
 
+/* Tier 2's prepare probes the host's setup steps (probe-steps.h) and must
+ * not write the answer's cache even where ward's state dir exists already:
+ * acquire writes it. First of the tier-2 tests, so that this process has
+ * no answer in memory yet and the probe runs here. */
+static void test_prepare_writes_no_probe_cache(void **state)
+{
+	char home[128], ws[160], sdir[200];
+	char *const argv[] = { "true", NULL };
+	RunRequest req = RUN_REQUEST_INIT;
+	int logged = 0;
+	Run *run;
+
+	/* Under a seccomp filter the answer is never cached (probe-steps.c). */
+	FILE *st = fopen("/proc/self/status", "re");
+	char l[256];
+	bool filtered = false;
+	while (st && fgets(l, sizeof(l), st))
+		filtered = filtered || strncmp(l, "Seccomp:\t2", 10) == 0;
+	if (st)
+		fclose(st);
+	if (filtered)
+		skip();
+	snprintf(home, sizeof(home), "%s/home-probe", tmpdir);
+	snprintf(ws, sizeof(ws), "%s/ws", home);
+	snprintf(sdir, sizeof(sdir), "%s/.local/state/ward", home);
+	assert_int_equal(mkdir(home, 0700), 0);
+	assert_int_equal(mkdir(ws, 0700), 0);
+	assert_int_equal(mkdir_p(sdir, 0700), 0);
+	setenv("HOME", home, 1);
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("XDG_CONFIG_HOME");
+	req.argv = argv;
+	req.workspace = ws;
+	req.tier = 2;
+	req.log = logger;
+	req.log_userdata = &logged;
+	run = run_new(&req);
+	assert_non_null(run);
+	if (run_prepare(run) < 0) {
+		run_free(run);
+		skip(); /* no tier 2 here: nothing probed */
+	}
+	assert_false(exists(sdir, "probe-t2"));
+	assert_int_equal(run_acquire(run), 0);
+	assert_true(exists(sdir, "probe-t2"));
+	run_free(run);
+}
+
 static void test_prepare_is_pure_tier0(void **state)
 {
 	check_prepare_is_pure(0);
@@ -406,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_event_start),
 		cmocka_unit_test(test_error_message),
 		cmocka_unit_test(test_run_fail_before_prepare),
+		cmocka_unit_test(test_prepare_writes_no_probe_cache),
 		cmocka_unit_test(test_prepare_is_pure_tier0),
 		cmocka_unit_test(test_prepare_is_pure_tier1),
 		cmocka_unit_test(test_prepare_is_pure_tier2),
