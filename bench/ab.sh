@@ -4,7 +4,8 @@
 # machine hits both alike; prints each build's median and B/A.
 #   bench/ab.sh OLD_WARD NEW_WARD [ROUNDS] [USER]
 # USER (optional): run both as that user (setpriv), from copies it can
-# reach, to measure the unprivileged path.
+# reach, to measure the unprivileged path. WARD_AB_ARGS: options for
+# `ward run` (e.g. "--tier 1"), split on spaces.
 set -euo pipefail
 A=$(realpath "$1")
 B=$(realpath "$2")
@@ -26,11 +27,12 @@ cd "$T/ws"
 export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config
 
 python3 - "$N" "$T/a" "$T/b" "${prefix[@]}" <<'PY'
-import random, statistics, subprocess, sys, time
+import os, random, statistics, subprocess, sys, time
 n, a, b = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 prefix = sys.argv[4:]
-variants = {"A": prefix + [a, "run", "--", "/bin/true"],
-            "B": prefix + [b, "run", "--", "/bin/true"]}
+extra = os.environ.get("WARD_AB_ARGS", "").split()
+variants = {"A": prefix + [a, "run"] + extra + ["--", "/bin/true"],
+            "B": prefix + [b, "run"] + extra + ["--", "/bin/true"]}
 times = {k: [] for k in variants}
 for k, argv in variants.items():  # each runs, and warms the caches once
     subprocess.run(argv, check=True, stderr=subprocess.DEVNULL)
