@@ -97,6 +97,11 @@ static cJSON *t1_describe(const BackendPlan *p)
 	return tier1_plan_describe(p->t1);
 }
 
+static char *const *t1_notes(const BackendPlan *p)
+{
+	return tier1_plan_notes(p->t1);
+}
+
 static int t1_run(BackendPlan *p, BackendResult *ret, WardError *reterr)
 {
 	return tier1_run(p->t1, p->in->timeout_s, ret, reterr);
@@ -119,6 +124,7 @@ const Backend backend_linux_t1 = {
 	.plan = t1_plan,
 	.acquire = t1_acquire,
 	.describe = t1_describe,
+	.notes = t1_notes,
 	.run = t1_run,
 	.free = t1_free,
 };

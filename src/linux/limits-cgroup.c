@@ -603,7 +603,7 @@ int limits_cgroup_v1_create(LimitsCgroup *cg, CgroupV1 which, const char *sessio
 	return 0;
 }
 
-int limits_cgroup_join_self(const LimitsCgroup *cg)
+int limits_cgroup_join_self(const LimitsCgroup *cg, CgroupV2Join v2)
 {
 	const int fds[] = { cg->v2_fd, cg->v1_fd[0], cg->v1_fd[1], cg->v1_fd[2], cg->v1_fd[3] };
 
@@ -625,13 +625,13 @@ int limits_cgroup_join_self(const LimitsCgroup *cg)
 	for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
 		int fd, r;
 
-		if (fds[i] < 0)
+		if (fds[i] < 0 || (i == 0 && v2 == CG_V2_JOIN_SKIP))
 			continue;
 		fd = openat(fds[i], i == 0 ? "cgroup.procs" : "tasks", O_WRONLY | O_CLOEXEC);
 		r = fd < 0 ? -errno : write(fd, "0", 1) == 1 ? 0 : -errno;
 		if (fd >= 0)
 			(void)close(fd);
-		if (r < 0 && i > 0)
+		if (r < 0 && (i > 0 || v2 == CG_V2_JOIN_MUST))
 			return r;
 	}
 	return 0;

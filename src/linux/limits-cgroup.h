@@ -56,7 +56,12 @@ int limits_cgroup_attach(LimitsCgroup *cg, pid_t pid);
  * through the directory fds (paths are gone after pivot_root); the caller
  * must have one thread (v1 moves the writing thread: no RCU grace period).
  * No allocation. */
-int limits_cgroup_join_self(const LimitsCgroup *cg);
+typedef enum CgroupV2Join {
+	CG_V2_JOIN_TRY,  /* write cgroup.procs, a refusal is no error (T2: clone3 placed it) */
+	CG_V2_JOIN_SKIP, /* already in it (clone3 CLONE_INTO_CGROUP): no write */
+	CG_V2_JOIN_MUST, /* write cgroup.procs, a refusal fails (T1 after a plain fork) */
+} CgroupV2Join;
+int limits_cgroup_join_self(const LimitsCgroup *cg, CgroupV2Join v2);
 /* Kill what is left in the set's cgroups and remove them. */
 void limits_cgroup_destroy(LimitsCgroup *cg);
 

@@ -404,7 +404,7 @@ static void plan_rlimit_shares(LimitsPlan *p)
 	}
 }
 
-int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **ret)
+static int plan_new(const WardPolicy *pol, const char *session_id, bool userns, LimitsPlan **ret)
 {
 	LimitsPlan *p;
 	struct rlimit cur;
@@ -466,11 +466,30 @@ int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **
 		p->rlim[LIM_NOFILE] = (struct rlimit){ v, v };
 		p->value[LIM_NOFILE] = v;
 	}
-	plan_userns_shares(p);
+	if (userns)
+		plan_userns_shares(p);
+	else
+		for (LimitId id = LIM_INOTIFY_INSTANCES; id <= LIM_INOTIFY_WATCHES; id++)
+			if (p->requested[id]) {
+				/* A gap of the tier (docs/tiers.md), not of this
+				 * host: described, not degraded, as tmp_mb is. */
+				p->mech[id] = MECH_UNENFORCED;
+				p->why[id] = "no user namespace at tier 1: the counter is the user's own";
+			}
 	plan_rlimit_shares(p);
 	list_degraded(p);
 	*ret = p;
 	return 0;
+}
+
+int limits_plan_new(const WardPolicy *pol, const char *session_id, LimitsPlan **ret)
+{
+	return plan_new(pol, session_id, true, ret);
+}
+
+int limits_plan_new_host(const WardPolicy *pol, const char *session_id, LimitsPlan **ret)
+{
+	return plan_new(pol, session_id, false, ret);
 }
 
 int limits_acquire(LimitsPlan *p)
@@ -550,13 +569,13 @@ int limits_attach(LimitsPlan *plan, pid_t pid)
 	return limits_cgroup_attach(&plan->cg, pid);
 }
 
-int limits_apply_child(const LimitsPlan *plan)
+static int apply_child(const LimitsPlan *plan, CgroupV2Join v2)
 {
 	int r;
 
 	if (!plan)
 		return -EINVAL;
-	r = limits_cgroup_join_self(&plan->cg);
+	r = limits_cgroup_join_self(&plan->cg, v2);
 	if (r < 0)
 		return r;
 	for (LimitId id = 0; id < _LIM_MAX; id++) {
@@ -566,6 +585,16 @@ int limits_apply_child(const LimitsPlan *plan)
 			return -errno;
 	}
 	return 0;
+}
+
+int limits_apply_child(const LimitsPlan *plan)
+{
+	return apply_child(plan, CG_V2_JOIN_TRY);
+}
+
+int limits_apply_child_host(const LimitsPlan *plan, bool in_cgroup)
+{
+	return apply_child(plan, in_cgroup ? CG_V2_JOIN_SKIP : CG_V2_JOIN_MUST);
 }
 
 const char *limits_mechanism(const LimitsPlan *plan, const char *name)

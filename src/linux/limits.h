@@ -21,6 +21,10 @@ typedef struct LimitsPlan LimitsPlan;
  * nothing (a cgroup is only predicted: a usable base, writable v1
  * hierarchies). */
 int limits_plan_new(const WardPolicy *p, const char *session_id, LimitsPlan **ret);
+/* The same for a run in no user namespace of its own (tier 1): the
+ * /proc/sys/user shares are not planned (nothing could write them), the
+ * inotify limits are described as held by nothing, with the reason. */
+int limits_plan_new_host(const WardPolicy *p, const char *session_id, LimitsPlan **ret);
 /* Create the run's cgroup (named after the session id), before the run;
  * what the kernel refuses falls back as the plan would have (rlimit, or
  * degraded): limits_plan_degraded and limits_describe are final only after
@@ -48,6 +52,11 @@ uint64_t limits_tmpfs_mb(const WardPolicy *pol, bool shm);
  * nothing can start outside them, whatever limits_attach raced with), then
  * setrlimit for the limits held by rlimits, RLIMIT_CORE=0. No allocation. */
 int limits_apply_child(const LimitsPlan *plan);
+/* The same for a run with no namespaces (tier 1), which fails closed on
+ * the v2 cgroup as well: @in_cgroup when clone3(CLONE_INTO_CGROUP) put the
+ * caller there already (no write: moving a process waits for an RCU grace
+ * period), else it joins through cgroup.procs. No allocation. */
+int limits_apply_child_host(const LimitsPlan *plan, bool in_cgroup);
 /* {"pids":{"value":N,"mechanism":"cgroup"|"rlimit"}, ...} for the start event. */
 cJSON *limits_describe(const LimitsPlan *plan);
 /* Did the run's memory cgroup (v2 or v1) kill a process of the run? */

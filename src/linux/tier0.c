@@ -27,6 +27,7 @@
 #include "common/macro.h"
 #include "common/time-util.h"
 #include "linux/sandbox-step.h"
+#include "linux/syscall-wrappers.h"
 #include "linux/tier0.h"
 #include "ward/ward.h"
 
@@ -158,7 +159,7 @@ static int move_stdio(const int stdio[3])
 }
 
 _noreturn_ static void child_exec(const BackendInput *in, const Tier0Confine *c,
-				  const sigset_t *saved, int err_fd)
+				  const sigset_t *saved, int err_fd, bool in_cgroup)
 {
 	int r;
 
@@ -171,12 +172,29 @@ _noreturn_ static void child_exec(const BackendInput *in, const Tier0Confine *c,
 		SandboxStep step = SANDBOX_STEP_INIT;
 		const char *detail = NULL;
 
-		if ((r = c->confine(c->data, &step, &detail)) < 0)
+		if ((r = c->confine(c->data, in_cgroup, &step, &detail)) < 0)
 			child_fail(err_fd, FAIL_CONFINE, (int)step, detail, -r, WARD_EXIT_SETUP);
 	}
 	execvpe(in->argv[0], in->argv, in->envp);
 	child_fail(err_fd, FAIL_EXEC, 0, NULL, errno,
 		   errno == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
+}
+
+/* vfork, in a frame of its own that the child leaves only by execve or
+ * _exit: no copy of ward's page tables to make (and to tear down again at
+ * execve), none of the copy-on-write faults after a fork. The child shares
+ * ward's memory until its execve, with ward suspended meanwhile: what runs
+ * there (child_exec, the confine hook) writes only its own stack frames,
+ * and the state it changes (fds, cwd, rlimits, credentials, no_new_privs,
+ * Landlock, seccomp, the signal mask) is its own, as after fork. */
+__attribute__((noinline)) static pid_t vfork_child(const BackendInput *in, const Tier0Confine *c,
+						    const sigset_t *saved, int err_fd)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		child_exec(in, c, saved, err_fd, false);
+	return pid;
 }
 
 int tier0_run(const BackendInput *in, BackendResult *ret)
@@ -228,14 +246,32 @@ int tier0_supervise(const BackendInput *in, const Tier0Confine *c, BackendResult
 	/* The command stays in ward's process group, where it would be
 	 * without ward: a pipeline's job control, the terminal's signals and
 	 * its foreground are the caller's shell's business. */
-	cmd = fork();
+	/* With a cgroup v2, the child is born in it: moving a process there
+	 * later waits for an RCU grace period. clone3 answered with ENOSYS
+	 * (a container's seccomp profile): fork, and the hook joins it. */
+	bool in_cgroup = false;
+	cmd = -1;
+	if (c && c->has_cgroup && c->cgroup_fd >= 0) {
+		WardCloneArgs args = { .flags = CLONE_INTO_CGROUP,
+				       .exit_signal = SIGCHLD,
+				       .cgroup = (uint64_t)c->cgroup_fd };
+		cmd = (pid_t)sys_clone3(&args, sizeof(args));
+		in_cgroup = cmd >= 0;
+		if (cmd < 0 && errno != ENOSYS) {
+			e = -errno;
+			sigprocmask(SIG_SETMASK, &saved, NULL);
+			return e;
+		}
+	}
+	if (cmd < 0)
+		cmd = vfork_child(in, c, &saved, err_w);
 	if (cmd < 0) {
 		e = -errno;
 		sigprocmask(SIG_SETMASK, &saved, NULL);
 		return e;
 	}
 	if (cmd == 0)
-		child_exec(in, c, &saved, err_w);
+		child_exec(in, c, &saved, err_w, in_cgroup);
 	err_w = -EBADF; /* closed below: only the child writes */
 	(void)close(pfd[1]);
 

@@ -6,6 +6,8 @@
  * sandbox: nothing here limits what the command reads, writes or reaches. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "linux/sandbox-step.h"
 #include "run/backend.h"
 
@@ -23,8 +25,13 @@ int tier0_run(const BackendInput *in, BackendResult *ret);
  * -errno and names its step (and optionally a detail), which come back in
  * ret->error (step: the SandboxStep's name) with exit code 125. */
 typedef struct Tier0Confine {
-	int (*confine)(void *data, SandboxStep *ret_step, const char **ret_detail);
+	/* @in_cgroup: the child was born in @cgroup_fd's cgroup (clone3
+	 * CLONE_INTO_CGROUP); false when there is none or clone3 answered
+	 * ENOSYS (a plain fork: the hook joins it itself). */
+	int (*confine)(void *data, bool in_cgroup, SandboxStep *ret_step, const char **ret_detail);
 	void *data;
+	bool has_cgroup;
+	int cgroup_fd; /* a cgroup v2 directory, when has_cgroup */
 } Tier0Confine;
 int tier0_supervise(const BackendInput *in, const Tier0Confine *c, BackendResult *ret);
 

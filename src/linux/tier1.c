@@ -64,6 +64,8 @@ struct Tier1Plan {
 	char *run_id;
 	char **enforced;
 	char **degraded;
+	char **missing;        /* landlock's, and network-capture */
+	char **notes;          /* lines for the user before the run */
 	Tier1Options opt;      /* borrowed pointers: valid until free */
 	Tier1Rules rules;      /* the file system grants; the TMPDIR's comes at acquire */
 	bool acquired;
@@ -206,6 +208,22 @@ static int plan_build(Tier1Plan *p, const Tier1Options *opt, SandboxError *reter
 	if (!p->program || !p->workspace || !p->state_dir)
 		FAIL(-ENOMEM, "plan", "out of memory");
 
+	/* TLS inspection (and so credentials and request rules, which need
+	 * it) puts the run's CA where the command trusts it: the view of a
+	 * mount namespace, which tier 1 does not have. Refused, not run
+	 * without them (docs/tiers.md). */
+	if (pol->net_mode == NET_MODE_PROXY) {
+		const char *field = pol->net_credentials && pol->net_credentials[0] ? "credentials"
+				    : pol->net_requests && pol->net_requests[0]	   ? "requests"
+				    : pol->net_inspect && pol->net_inspect[0]	   ? "inspect"
+										   : NULL;
+		if (field)
+			FAIL(-EOPNOTSUPP, "network",
+			     "network.%s needs TLS inspection, which needs tier 2 (the run's CA in "
+			     "the sandbox's own view); tier 1 refuses to run without it: use tier 2, "
+			     "or remove network.%s",
+			     field, field);
+	}
 	r = landlock_abi_version();
 	if (r < 1)
 		FAIL(-ENOTSUP, "landlock",
@@ -345,7 +363,11 @@ int tier1_plan_acquire(Tier1Plan *p, const char *session_id, AuditLog *audit,
 	if (r < 0)
 		FAIL(r, "seccomp", "compiling the seccomp filter");
 
-	r = limits_plan_new(pol, session_id, &p->limits);
+	/* The run's cgroup, as at T2 (named after the session id): the
+	 * child joins it before execve (limits_apply_child_host). */
+	r = limits_plan_new_host(pol, session_id, &p->limits);
+	if (r >= 0)
+		r = limits_acquire(p->limits);
 	if (r < 0)
 		FAIL(r, "limits", "setting up resource limits");
 
@@ -378,7 +400,21 @@ int tier1_plan_acquire(Tier1Plan *p, const char *session_id, AuditLog *audit,
 	    strv_extend(&p->enforced, "seccomp-no-udp-raw-ipc") < 0)
 		FAIL(-ENOMEM, "plan", "out of memory");
 	/* Both lists exist, so the start event always has them. */
-	if (!(p->degraded = calloc(1, sizeof(char *))))
+	if (!(p->degraded = calloc(1, sizeof(char *))) || !(p->missing = calloc(1, sizeof(char *))))
+		FAIL(-ENOMEM, "plan", "out of memory");
+	STRV_FOREACH(s, landlock_plan_missing(p->landlock))
+	if (strv_extend(&p->missing, *s) < 0)
+		FAIL(-ENOMEM, "plan", "out of memory");
+	/* Transparent capture needs the run's own network namespace. Without
+	 * it a program that ignores the proxy variables is refused by
+	 * Landlock (connect only to the proxy's ports), not captured: a
+	 * feature missing, no wall (docs/network.md). */
+	if (pol->net_mode == NET_MODE_PROXY && !pol->net_no_capture &&
+	    (strv_extend(&p->missing, "network-capture") < 0 ||
+	     strv_extend(&p->notes, "network.capture is on, but tier 1 has no network namespace "
+				    "to capture in: a program that ignores the proxy variables is "
+				    "refused, not captured (use tier 2, or set network.capture "
+				    "to false)") < 0))
 		FAIL(-ENOMEM, "plan", "out of memory");
 	STRV_FOREACH(s, landlock_plan_degraded(p->landlock))
 	if (strv_extend(&p->degraded, *s) < 0)
@@ -420,6 +456,8 @@ Tier1Plan *tier1_plan_free(Tier1Plan *p)
 	strv_free(p->envp);
 	strv_free(p->enforced);
 	strv_free(p->degraded);
+	strv_free(p->missing);
+	strv_free(p->notes);
 	free(p->workspace);
 	free(p->tmpdir);
 	free(p->program);
@@ -427,6 +465,11 @@ Tier1Plan *tier1_plan_free(Tier1Plan *p)
 	free(p->run_id);
 	free(p);
 	return NULL;
+}
+
+char *const *tier1_plan_notes(const Tier1Plan *plan)
+{
+	return plan ? plan->notes : NULL;
 }
 
 int tier1_plan_landlock_abi(const Tier1Plan *plan)
@@ -449,7 +492,7 @@ cJSON *tier1_plan_describe(const Tier1Plan *p)
 
 	cJSON_AddItemToObject(o, "enforced", strv_json(p->enforced));
 	cJSON_AddItemToObject(o, "degraded", strv_json(p->degraded));
-	cJSON_AddItemToObject(o, "missing", strv_json(landlock_plan_missing(p->landlock)));
+	cJSON_AddItemToObject(o, "missing", strv_json(p->missing));
 	cJSON_AddNumberToObject(o, "landlock_abi", landlock_plan_abi(p->landlock));
 	cJSON_AddStringToObject(o, "tmpdir", p->tmpdir);
 	if (p->http_fd >= 0) {
@@ -471,7 +514,7 @@ cJSON *tier1_plan_describe(const Tier1Plan *p)
  * is T2's: capabilities, no_new_privs (Landlock and seccomp need it),
  * Landlock, seccomp last (it forbids nothing used here, but it is the
  * last wall), then the walls are tried. */
-static int confine(void *data, SandboxStep *ret_step, const char **ret_detail)
+static int confine(void *data, bool in_cgroup, SandboxStep *ret_step, const char **ret_detail)
 {
 	Tier1Plan *p = data;
 	int r;
@@ -485,7 +528,7 @@ static int confine(void *data, SandboxStep *ret_step, const char **ret_detail)
 	*ret_step = SANDBOX_STEP_CLOSE_FDS;
 	(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 	*ret_step = SANDBOX_STEP_RLIMITS;
-	if ((r = limits_apply_child(p->limits)) < 0)
+	if ((r = limits_apply_child_host(p->limits, in_cgroup)) < 0)
 		return r;
 	if (geteuid() == 0 || getuid() == 0) {
 		*ret_step = SANDBOX_STEP_DROP_CAPS;
@@ -535,7 +578,10 @@ int tier1_run(Tier1Plan *p, uint64_t timeout_s, BackendResult *ret, WardError *r
 	in.parent_pid = p->parent_pid;
 	for (int fd = 0; fd <= 2; fd++)
 		in.stdio[fd] = p->opt.stdio[fd];
-	Tier0Confine c = { .confine = confine, .data = p };
+	Tier0Confine c = { .confine = confine,
+			   .data = p,
+			   .has_cgroup = limits_cgroup_fd(p->limits) >= 0,
+			   .cgroup_fd = limits_cgroup_fd(p->limits) };
 	p->supervisor = getpid();
 	/* The proxy is a child of this process like the command: the end of
 	 * the run kills and reaps it with the rest of the tree (each of its

@@ -59,6 +59,9 @@ Tier1Plan *tier1_plan_free(Tier1Plan *plan);
  * "limits":{...}} for the start event, after acquire. Caller frees. */
 struct cJSON *tier1_plan_describe(const Tier1Plan *plan);
 int tier1_plan_landlock_abi(const Tier1Plan *plan);
+/* Lines for the user before the run (what the policy asks that tier 1
+ * leaves out); NULL when none. After acquire. */
+char *const *tier1_plan_notes(const Tier1Plan *plan);
 
 /* Run: as sandbox_run(), in the backend interface's terms. */
 int tier1_run(Tier1Plan *plan, uint64_t timeout_s, BackendResult *ret, WardError *reterr);

@@ -226,6 +226,29 @@ except OSError as e:
 check_limits() {
 	st=$(status_of t1 --timeout 1 -- sleep 30)
 	check_eq "limits: the timeout kills the run" 124 "$st"
+	# limits.pids holds at T1 as at T2: the run's cgroup (root: v1 here),
+	# else RLIMIT_NPROC. The start event's mechanism must be what holds.
+	if [ ! -x "${WARD_HELPERS:-}/forkbomb" ]; then
+		ok_skip "limits: the forkbomb helper is not built"
+		return
+	fi
+	local bomb=forkbomb-t1-$$ out n mech
+	cp "$WARD_HELPERS/forkbomb" "$WS/$bomb"
+	echo '{ "version": 1, "limits": { "pids": 64 } }' >"$T/pids.json"
+	out=$(t1 -p "$T/pids.json" -- "./$bomb" 4999 2>&1)
+	n=$(sed -n 's/^forkbomb: \([0-9]*\) processes, then EAGAIN$/\1/p' <<<"$out")
+	check "limits: a fork bomb stops below limits.pids=64 (got '${n:-none}')" \
+		test -n "$n" -a "${n:-999}" -lt 64
+	mech=$(grep '"event":"start"' "$XDG_STATE_HOME/ward/audit.jsonl" | tail -1 |
+		sed -n 's/.*"pids":{"value":[0-9]*,"mechanism":"\([^"]*\)".*/\1/p')
+	check "limits: the start event names what holds pids (got '$mech')" \
+		test "$mech" = cgroup -o "$mech" = cgroup-v1 -o "$mech" = rlimit
+	check_not "limits: nothing of the fork bomb is left on the host" pgrep -f "$bomb"
+	# No user namespace at T1: the inotify counters are not the run's own,
+	# and the start event must not claim a mechanism that holds them.
+	mech=$(grep '"event":"start"' "$XDG_STATE_HOME/ward/audit.jsonl" | tail -1 |
+		sed -n 's/.*"inotify_instances":{"value":[0-9]*,"mechanism":"\([^"]*\)".*/\1/p')
+	check_eq "limits: inotify is described as held by nothing at T1" none "$mech"
 }
 
 while IFS=$'\t' read -r id hold how; do
@@ -264,6 +287,36 @@ err=$(t1 -p "$T/overlap.json" -- true 2>&1)
 check_eq "a denied path beneath a writable one is refused at T1 (exit 125)" 125 "$(status_of t1 -p "$T/overlap.json" -- true)"
 check "the refusal names the path" grep -q "$T/rw/secret" <<<"$err"
 check_eq "--cow is refused at T1 (exit 125)" 125 "$(status_of t1 --cow -- true)"
+
+# TLS inspection (and credentials and request rules, which need it) needs
+# the run's CA in a view of its own: T1 refuses, it never runs without it.
+for field in credentials requests inspect; do
+	case $field in
+	credentials) v='[ { "host": "api.test", "env": "T1_TOKEN", "from_env": "T1_TOKEN" } ]' ;;
+	requests) v='[ { "host": "api.test", "methods": "read-only" } ]' ;;
+	inspect) v='[ "api.test" ]' ;;
+	esac
+	cat >"$T/net-$field.json" <<EOF
+{ "version": 1, "network": { "mode": "proxy", "allow": ["api.test"], "$field": $v } }
+EOF
+	rm -f "$T/ran-$field"
+	err=$(T1_TOKEN=tok-$$ t1 -p "$T/net-$field.json" -- sh -c "echo RAN >$T/ran-$field" 2>&1)
+	st=$?
+	check_eq "network.$field at T1 is refused (exit 125)" 125 "$st"
+	check "...the command did not run (host: no marker)" test ! -e "$T/ran-$field"
+	check "...naming network.$field and tier 2" \
+		eval 'grep -q "network.$field" <<<"$err" && grep -q "tier 2" <<<"$err"'
+done
+# Transparent capture needs a network namespace: reported (missing, and a
+# line on stderr), the run goes on; a client that ignores the proxy is
+# refused by Landlock, not captured.
+err=$(t1 --net proxy --allow-domain api.test -- true 2>&1)
+check "network.capture at T1: a warning says it is not done" grep -q 'network.capture' <<<"$err"
+check "...and the start event lists network-capture as missing" python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+s = [e for e in ev if e["event"] == "start"][-1]
+assert "network-capture" in s["missing"], s' "$XDG_STATE_HOME/ward/audit.jsonl"
 
 # --- "tier": 1 in the policy; --tier wins ------------------------------------
 echo '{ "version": 1, "tier": 1 }' >"$T/t1.json"
