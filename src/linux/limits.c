@@ -451,7 +451,9 @@ static int plan_new(const WardPolicy *pol, const char *session_id, bool userns, 
 		p->value[LIM_PIDS] = share_of(pol->pids, cur.rlim_cur);
 
 	p->wants_cgroup = pol->pids || pol->memory_mb || pol->cpu_percent || pol->io_weight;
-	if (p->wants_cgroup)
+	/* Tier 1 makes its cgroup right after this (limits_acquire redoes
+	 * the cgroup part): no prediction to throw away. */
+	if (p->wants_cgroup && userns)
 		predict_cgroups(p);
 	resolve_uncounted(p);
 	if (pol->nofile) {

@@ -23,7 +23,9 @@ typedef struct LimitsPlan LimitsPlan;
 int limits_plan_new(const WardPolicy *p, const char *session_id, LimitsPlan **ret);
 /* The same for a run in no user namespace of its own (tier 1): the
  * /proc/sys/user shares are not planned (nothing could write them), the
- * inotify limits are described as held by nothing, with the reason. */
+ * inotify limits are described as held by nothing, with the reason; the
+ * cgroup is not predicted (call limits_acquire next: until then pids and
+ * memory read as their rlimit fallback). */
 int limits_plan_new_host(const WardPolicy *p, const char *session_id, LimitsPlan **ret);
 /* Create the run's cgroup (named after the session id), before the run;
  * what the kernel refuses falls back as the plan would have (rlimit, or

@@ -6,6 +6,7 @@
  * leaves d_type unknown. Regular files are never opened or stat'ed. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,9 +348,13 @@ int workspace_scan(int ws_fd, char *const *protected, WorkspaceScan *ret, char *
 	int r = 0;
 
 	*ret = (WorkspaceScan){};
-	w = calloc(1, sizeof(*w));
+	/* malloc, and only the fields zeroed: the 32 KiB buffer is filled
+	 * by getdents64 before any read (calloc would fault in every page of
+	 * it, per scan, before and after each run). */
+	w = malloc(sizeof(*w));
 	if (!w)
 		return -ENOMEM;
+	memset(w, 0, offsetof(Walk, buf));
 	w->out = ret;
 	w->path = calloc(1, 256);
 	w->cap = 256;
