@@ -83,7 +83,7 @@ static const Row rows[] = {
 		{ TIER_HELD, "seccomp refuses TIOCSTI and TIOCLINUX" } } },
 	{ "limits", "resource limits", {
 		{ TIER_PARTLY, "only the timeout" },
-		{ TIER_PARTLY, "as at T2 (cgroup or rlimits), but no tmpfs: limits.tmp_mb and shm_mb do not apply" },
+		{ TIER_PARTLY, "as at T2 (the run's cgroup or rlimits), but no tmpfs: limits.tmp_mb and shm_mb do not apply; no user namespace: the inotify limits are not held" },
 		{ TIER_HELD, "a cgroup where one is delegated (else rlimits, reported degraded); sized tmpfs" } } },
 };
 /* clang-format on */
