@@ -180,13 +180,37 @@ _noreturn_ static void child_exec(const BackendInput *in, const Tier0Confine *c,
 		   errno == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
 }
 
+/* May the child share our memory (vfork)? Not when this process catches a
+ * signal that can arrive from outside (a program that embeds libward may
+ * have handlers): a handler run in the child would write the parent's
+ * memory. Faults the child itself would raise (SEGV, BUS, FPE, ILL, TRAP,
+ * SYS: a sanitizer's handlers) do not count. Unknown (no /proc): no. */
+static bool vfork_safe(void)
+{
+	const unsigned long long faults = (1ULL << (SIGSEGV - 1)) | (1ULL << (SIGBUS - 1)) |
+					  (1ULL << (SIGFPE - 1)) | (1ULL << (SIGILL - 1)) |
+					  (1ULL << (SIGTRAP - 1)) | (1ULL << (SIGSYS - 1));
+	_cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	char buf[2048];
+	ssize_t n;
+
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return false;
+	buf[n] = '\0';
+	const char *cgt = strstr(buf, "\nSigCgt:\t");
+	if (!cgt)
+		return false;
+	return (strtoull(cgt + 9, NULL, 16) & ~faults) == 0;
+}
+
 /* vfork, in a frame of its own that the child leaves only by execve or
  * _exit: no copy of ward's page tables to make (and to tear down again at
  * execve), none of the copy-on-write faults after a fork. The child shares
  * ward's memory until its execve, with ward suspended meanwhile: what runs
  * there (child_exec, the confine hook) writes only its own stack frames,
  * and the state it changes (fds, cwd, rlimits, credentials, no_new_privs,
- * Landlock, seccomp, the signal mask) is its own, as after fork. */
+ * Landlock, seccomp, the signal mask) is its own, as after fork. Only
+ * where no signal handler could run in the child (vfork_safe). */
 __attribute__((noinline)) static pid_t vfork_child(const BackendInput *in, const Tier0Confine *c,
 						    const sigset_t *saved, int err_fd)
 {
@@ -263,8 +287,13 @@ int tier0_supervise(const BackendInput *in, const Tier0Confine *c, BackendResult
 			return e;
 		}
 	}
-	if (cmd < 0)
+	if (cmd < 0 && vfork_safe())
 		cmd = vfork_child(in, c, &saved, err_w);
+	else if (cmd < 0) {
+		cmd = fork();
+		if (cmd == 0)
+			child_exec(in, c, &saved, err_w, false);
+	}
 	if (cmd < 0) {
 		e = -errno;
 		sigprocmask(SIG_SETMASK, &saved, NULL);
