@@ -610,9 +610,9 @@ int limits_cgroup_join_self(const LimitsCgroup *cg, CgroupV2Join v2)
 	/* "0" is the writing process. Joining before the command is forked
 	 * means nothing it starts can be outside the limit, whatever the
 	 * parent's limits_cgroup_attach raced with. The v2 cgroup is joined
-	 * by clone3(CLONE_INTO_CGROUP) already, and writing cgroup.procs from
-	 * inside a user namespace may be refused by the delegation rules, so
-	 * only v1 (root, no clone3 path) fails closed here.
+	 * by clone3(CLONE_INTO_CGROUP) or the supervisor already at T2 (@v2:
+	 * CG_V2_JOIN_SKIP), so v1 (root, no clone3 path) fails closed here,
+	 * and v2 with CG_V2_JOIN_MUST (T1 after a fork: no one else moves it).
 	 *
 	 * v1 through "tasks", not "cgroup.procs": moving a whole thread group
 	 * takes cgroup_threadgroup_rwsem for writing, which waits for an RCU
@@ -631,7 +631,7 @@ int limits_cgroup_join_self(const LimitsCgroup *cg, CgroupV2Join v2)
 		r = fd < 0 ? -errno : write(fd, "0", 1) == 1 ? 0 : -errno;
 		if (fd >= 0)
 			(void)close(fd);
-		if (r < 0 && (i > 0 || v2 == CG_V2_JOIN_MUST))
+		if (r < 0)
 			return r;
 	}
 	return 0;

@@ -57,8 +57,7 @@ int limits_cgroup_attach(LimitsCgroup *cg, pid_t pid);
  * must have one thread (v1 moves the writing thread: no RCU grace period).
  * No allocation. */
 typedef enum CgroupV2Join {
-	CG_V2_JOIN_TRY,  /* write cgroup.procs, a refusal is no error (T2: clone3 placed it) */
-	CG_V2_JOIN_SKIP, /* already in it (clone3 CLONE_INTO_CGROUP): no write */
+	CG_V2_JOIN_SKIP, /* in it already (clone3 CLONE_INTO_CGROUP, or the supervisor moved it) */
 	CG_V2_JOIN_MUST, /* write cgroup.procs, a refusal fails (T1 after a plain fork) */
 } CgroupV2Join;
 int limits_cgroup_join_self(const LimitsCgroup *cg, CgroupV2Join v2);

@@ -591,7 +591,11 @@ static int apply_child(const LimitsPlan *plan, CgroupV2Join v2)
 
 int limits_apply_child(const LimitsPlan *plan)
 {
-	return apply_child(plan, CG_V2_JOIN_TRY);
+	/* T2's init is in the v2 cgroup before it gets here: born there
+	 * (clone3 CLONE_INTO_CGROUP), or moved by the supervisor before the
+	 * go byte (the clone fallback). Writing cgroup.procs again would
+	 * only wait for an RCU grace period, per run. */
+	return apply_child(plan, CG_V2_JOIN_SKIP);
 }
 
 int limits_apply_child_host(const LimitsPlan *plan, bool in_cgroup)
