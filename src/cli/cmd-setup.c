@@ -24,7 +24,8 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: ward setup apparmor [--print] [--dir DIR] [--binary PATH]\n\n"
+	fprintf(f, "Usage: ward setup apparmor [--print] [--dir DIR] [--binary PATH]\n"
+		   "       ward setup vm [--dir DIR]   (tier 3's guest image: 'ward setup vm -h')\n\n"
 		   "Write the AppArmor profile that allows this ward binary to create user\n"
 		   "namespaces (needed for tier 2 where AppArmor restricts them, as on Ubuntu\n"
 		   "23.10 and later) and load it with apparmor_parser. Needs root; without\n"
@@ -208,6 +209,8 @@ int cmd_setup(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "apparmor") == 0)
 		return setup_apparmor(argc - 1, argv + 1);
-	log_error("Unknown setup target '%s' (known: apparmor).", argv[1]);
+	if (strcmp(argv[1], "vm") == 0)
+		return setup_vm(argc - 1, argv + 1);
+	log_error("Unknown setup target '%s' (known: apparmor, vm).", argv[1]);
 	return WARD_EXIT_USAGE;
 }

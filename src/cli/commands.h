@@ -5,6 +5,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_setup(int argc, char **argv);   /* ward setup apparmor */
+int setup_vm(int argc, char **argv);    /* ward setup vm (cmd-setup-vm.c) */
 int cmd_policy(int argc, char **argv);
 int cmd_session(int argc, char **argv);   /* ward session new ... */
 int cmd_sessions(int argc, char **argv);  /* ward sessions */

@@ -979,8 +979,9 @@ static int on_git(Parser *ps, const char *path, cJSON *v)
 
 static int on_tier(Parser *ps, const char *path, cJSON *v)
 {
-	if (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1 && v->valuedouble != 2))
-		return fail_type(ps, path, "0, 1 or 2", v);
+	if (!cJSON_IsNumber(v) || (v->valuedouble != 0 && v->valuedouble != 1 && v->valuedouble != 2 &&
+				     v->valuedouble != 3))
+		return fail_type(ps, path, "0, 1, 2 or 3", v);
 	ps->p->has_tier = true;
 	ps->p->tier = (int)v->valuedouble;
 	return 0;

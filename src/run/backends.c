@@ -12,20 +12,13 @@ extern const Backend backend_tier0;
 extern const Backend backend_linux_t1;
 extern const Backend backend_linux_t2;
 
-static int t3_probe(WardError *reterr)
-{
-	return ward_error_set(reterr, "tier", EOPNOTSUPP,
-			      "Tier 3 is not built yet; use --tier 2 (the default), --tier 1 "
-			      "(Landlock and seccomp only) or --tier 0 (no isolation)");
-}
-
-static const Backend backend_t3_unbuilt = { .tier = 3, .name = "unbuilt", .probe = t3_probe };
+extern const Backend backend_vm_t3;
 
 static const Backend *const backends[] = {
 	[0] = &backend_tier0,
 	[1] = &backend_linux_t1,
 	[2] = &backend_linux_t2,
-	[3] = &backend_t3_unbuilt,
+	[3] = &backend_vm_t3,
 };
 
 const Backend *backend_for_tier(int tier)

@@ -1,0 +1,511 @@
+/* The tier-3 entry of the backend table (run/backend.h): the command runs
+ * in a QEMU micro-VM with its own kernel, and QEMU itself runs inside
+ * ward's T2 sandbox (docs/t3.md).
+ *
+ * An adaptor over the T2 backend: the T2 sandbox is planned for the same
+ * policy, with QEMU as its command, plus two paths: the guest image (read
+ * only) and this run's directory (the request the guest reads, and the
+ * files QEMU writes: the control port's "status" and the console). QEMU
+ * exports the view it sees, inside T2, over 9p, one share per top-level
+ * directory of the view but /proc, /sys, /dev and /tmp (the guest has its
+ * own): what T2 hides is absent, what T2 makes read-only is refused by the
+ * host kernel to QEMU itself, whatever the guest mounts.
+ *
+ * The status comes on a virtio-serial port the command's output never
+ * reaches (guest-init.c). A VM that ends without a well-formed status,
+ * or QEMU failing, is a failed run: 125 and the console's last lines. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/log.h"
+#include "common/strv.h"
+#include "run/backend.h"
+#include "vm/vm-image.h"
+#include "vm/vm-request.h"
+
+extern const Backend backend_linux_t2;
+extern const Backend backend_vm_t3;
+
+#define VM_MAX_SHARES 20
+#define VM_DEFAULT_MEM_MB 256
+#define VM_TB_SIZE_MB 64
+
+/* Runs in the T2 sandbox: "$@" is QEMU's command line, then
+ * "--ward-shares" and TAG PATH pairs; each PATH the view has becomes a 9p
+ * export, then QEMU replaces the shell. */
+#define SHELL_WRAP                                                                                 \
+	"s=0; for a; do shift; "                                                                   \
+	"if [ $s = 0 ]; then if [ \"$a\" = --ward-shares ]; then s=1; else set -- \"$@\" \"$a\"; fi; " \
+	"elif [ $s = 1 ]; then t=$a; s=2; "                                                         \
+	"else [ -d \"$a\" ] && set -- \"$@\" -fsdev "                                             \
+	"\"local,id=$t,path=$a,security_model=none,multidevs=remap\" "                             \
+	"-device \"virtio-9p-device,fsdev=$t,mount_tag=$t\"; s=1; fi; done; exec \"$@\""
+
+struct BackendPlan {
+	const BackendInput *in;
+	BackendInput in2;    /* the T2 sandbox's input: QEMU as the command */
+	WardPolicy pol2;     /* the policy plus the image and the run dir */
+	BackendPlan *t2;
+	char *image_dir;
+	char *run_dir;
+	char *qemu;
+	char **argv;         /* QEMU's */
+	char **envp;         /* QEMU's */
+	char **read;         /* pol2.fs_read */
+	char **read_write;   /* pol2.fs_read_write */
+	unsigned mem_mb;
+};
+
+static const char *const VM_SKIP[] = { "proc", "sys", "dev", "tmp", "lost+found", NULL };
+
+static bool skipped(const char *name)
+{
+	for (size_t i = 0; VM_SKIP[i]; i++)
+		if (strcmp(name, VM_SKIP[i]) == 0)
+			return true;
+	return name[0] == '.';
+}
+
+static int t3_probe(WardError *reterr)
+{
+	_cleanup_free_ char *q = NULL, *img = NULL;
+	int r;
+
+	if (vm_qemu_path(&q) < 0)
+		return ward_error_set(reterr, "tier", EOPNOTSUPP,
+				      "Tier 3 needs qemu-system-x86_64 (Debian: apt-get install "
+				      "qemu-system-x86); refusing to run");
+	if (vm_image_find(&img) < 0)
+		return ward_error_set(reterr, "tier", EOPNOTSUPP,
+				      "Tier 3 has no guest image here: run 'ward setup vm' once "
+				      "(it assembles the guest kernel and init from Debian packages)");
+	r = backend_linux_t2.probe(reterr);
+	if (r < 0)
+		log_hint("tier 3 runs QEMU inside the tier-2 sandbox: it needs tier 2 too.");
+	return r;
+}
+
+static int t3_plan(const BackendInput *in, BackendPlan **ret, WardError *reterr)
+{
+	BackendPlan *p;
+	int r;
+
+	if ((r = backend_check_stdio(in, reterr)) < 0)
+		return r;
+	if (in->policy->net_mode == NET_MODE_PROXY)
+		return ward_error_set(reterr, "tier", EOPNOTSUPP,
+				      "Tier 3 runs with network mode \"none\" only for now (the "
+				      "proxy forward is not built yet); refusing to run");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->in = in;
+	*ret = p;
+	return 0;
+}
+
+/* Appends one record (vm-request.h) to @f. */
+static int rec(FILE *f, char type, const char *val)
+{
+	if (fputc(type, f) == EOF || fputs(val, f) == EOF || fputc(0, f) == EOF)
+		return -EIO;
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* The request, and the shares and links of the view's root. */
+static int write_request(BackendPlan *p, char ***shares)
+{
+	const BackendInput *in = p->in;
+	_cleanup_free_ char *path = NULL, *cwd = NULL;
+	_cleanup_closedir_ DIR *root = NULL;
+	struct dirent *de;
+	FILE *f;
+	int r = 0, n = 0;
+
+	if (asprintf(&path, "%s/" VM_REQUEST_FILE, p->run_dir) < 0)
+		return -ENOMEM;
+	cwd = getcwd(NULL, 0);
+	f = fopen(path, "wxe");
+	if (!f)
+		return -errno;
+	STRV_FOREACH(a, in->argv)
+	if (r >= 0)
+		r = rec(f, VM_REC_ARG, *a);
+	STRV_FOREACH(e, in->envp)
+	if (r >= 0)
+		r = rec(f, VM_REC_ENV, *e);
+	char num[32];
+	if (r >= 0)
+		r = rec(f, VM_REC_CWD, cwd ? cwd : in->workspace);
+	snprintf(num, sizeof(num), "%u", (unsigned)getuid());
+	if (r >= 0)
+		r = rec(f, VM_REC_UID, num);
+	snprintf(num, sizeof(num), "%u", (unsigned)getgid());
+	if (r >= 0)
+		r = rec(f, VM_REC_GID, num);
+	mode_t m = umask(022);
+	umask(m);
+	snprintf(num, sizeof(num), "%o", (unsigned)m);
+	if (r >= 0)
+		r = rec(f, VM_REC_UMASK, num);
+
+	root = opendir("/");
+	if (!root)
+		r = -errno;
+	while (r >= 0 && (de = readdir(root))) {
+		struct stat st;
+		char buf[4096], abs[300], line[4400];
+		if (skipped(de->d_name) || strlen(de->d_name) > 200 || strpbrk(de->d_name, " ,=\"\\"))
+			continue;
+		snprintf(abs, sizeof(abs), "/%s", de->d_name);
+		if (lstat(abs, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t k = readlink(abs, buf, sizeof(buf) - 1);
+			if (k <= 0)
+				continue;
+			buf[k] = 0;
+			if (strchr(buf, ' '))
+				continue;
+			snprintf(line, sizeof(line), "%s %s", abs, buf);
+			r = rec(f, VM_REC_LINK, line);
+		} else if (S_ISDIR(st.st_mode)) {
+			if (++n > VM_MAX_SHARES) {
+				r = -E2BIG;
+				break;
+			}
+			snprintf(buf, sizeof(buf), "v%d %s", n, abs);
+			r = rec(f, VM_REC_SHARE, buf);
+			if (r >= 0)
+				r = strv_extend(shares, buf);
+		}
+	}
+	if (fclose(f) != 0 && r >= 0)
+		r = -errno;
+	return r;
+}
+
+static unsigned guest_mem_mb(const WardPolicy *pol)
+{
+	/* QEMU itself (TCG, the translation cache capped at 64 MB) needs
+	 * about 150 MB beside the guest: the policy's memory limit holds both. */
+	if (!pol->memory_mb)
+		return VM_DEFAULT_MEM_MB;
+	if (pol->memory_mb >= 192 + 64)
+		return (unsigned)(pol->memory_mb - 192);
+	return 64;
+}
+
+static int build_argv(BackendPlan *p, char *const *shares)
+{
+	char ***a = &p->argv;
+	int r = 0;
+
+	r |= strv_extend(a, "/bin/sh");
+	r |= strv_extend(a, "-c");
+	r |= strv_extend(a, SHELL_WRAP);
+	r |= strv_extend(a, "ward-t3");
+	r |= strv_extend(a, p->qemu);
+	r |= strv_extend(a, "-M");
+	r |= strv_extend(a, "microvm,rtc=on,pit=on,pic=on,isa-serial=on");
+	r |= strv_extend(a, "-cpu");
+	r |= strv_extend(a, "qemu64");
+	r |= strv_extend(a, "-m");
+	r |= strv_extendf(a, "%u", p->mem_mb);
+	r |= strv_extend(a, "-smp");
+	r |= strv_extend(a, "1");
+	r |= strv_extend(a, "-accel");
+	r |= strv_extendf(a, "tcg,tb-size=%d", VM_TB_SIZE_MB);
+	r |= strv_extend(a, "-nodefaults");
+	r |= strv_extend(a, "-no-user-config");
+	r |= strv_extend(a, "-display");
+	r |= strv_extend(a, "none");
+	r |= strv_extend(a, "-no-reboot");
+	/* QEMU's own seccomp filter, inside ward's. */
+	r |= strv_extend(a, "-sandbox");
+	r |= strv_extend(a, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
+	r |= strv_extend(a, "-kernel");
+	r |= strv_extendf(a, "%s/vmlinux", p->image_dir);
+	r |= strv_extend(a, "-initrd");
+	r |= strv_extendf(a, "%s/initrd.img", p->image_dir);
+	r |= strv_extend(a, "-append");
+	r |= strv_extend(a, "console=ttyS0 quiet loglevel=3 reboot=t panic=-1 cryptomgr.notests "
+			    "mitigations=off 8250.nr_uarts=1 tsc_early_khz=2000000 no_timer_check "
+			    "rdinit=/init");
+	r |= strv_extend(a, "-serial");
+	r |= strv_extendf(a, "file:%s/console", p->run_dir);
+	r |= strv_extend(a, "-device");
+	r |= strv_extend(a, "virtio-serial-device,max_ports=4");
+	r |= strv_extend(a, "-chardev");
+	r |= strv_extend(a, "file,id=out,path=/proc/self/fd/1,append=on");
+	r |= strv_extend(a, "-device");
+	r |= strv_extend(a, "virtserialport,chardev=out,name=ward.out");
+	r |= strv_extend(a, "-chardev");
+	r |= strv_extend(a, "file,id=err,path=/proc/self/fd/2,append=on");
+	r |= strv_extend(a, "-device");
+	r |= strv_extend(a, "virtserialport,chardev=err,name=ward.err");
+	r |= strv_extend(a, "-chardev");
+	r |= strv_extendf(a, "file,id=ctl,path=%s/status", p->run_dir);
+	r |= strv_extend(a, "-device");
+	r |= strv_extend(a, "virtserialport,chardev=ctl,name=ward.ctl");
+	r |= strv_extend(a, "-fsdev");
+	r |= strv_extendf(a, "local,id=req,path=%s,security_model=none,readonly=on", p->run_dir);
+	r |= strv_extend(a, "-device");
+	r |= strv_extend(a, "virtio-9p-device,fsdev=req,mount_tag=" VM_TAG_REQUEST);
+	/* The shares: only the directories the view has, which only the view
+	 * knows: SHELL_WRAP, in the sandbox, adds those that exist. */
+	r |= strv_extend(a, "--ward-shares");
+	STRV_FOREACH(s, shares) {
+		const char *sp = strchr(*s, ' ');
+		r |= strv_extendf(a, "%.*s", (int)(sp - *s), *s);
+		r |= strv_extend(a, sp + 1);
+	}
+	return r < 0 ? -ENOMEM : 0;
+}
+
+static int t3_acquire(BackendPlan *p, WardError *reterr)
+{
+	const BackendInput *in = p->in;
+	_cleanup_free_ char *base = NULL;
+	_cleanup_strv_ char **shares = NULL;
+	int r;
+
+	if ((r = vm_qemu_path(&p->qemu)) < 0)
+		return ward_error_set(reterr, "vm", -r, "qemu-system-x86_64 not found");
+	if ((r = vm_image_find(&p->image_dir)) < 0)
+		return ward_error_set(reterr, "vm", -r,
+				      "no guest image: run 'ward setup vm' once");
+	/* The run's dir: beside the default image dir (outside the state dir,
+	 * which every sandbox hides, and outside /tmp, which is its own). */
+	if ((r = vm_image_default_dir(&base)) < 0)
+		return ward_error_set(reterr, "vm", -r, "ward's data directory");
+	{
+		_cleanup_free_ char *runs = NULL, *tmpl = NULL;
+		if (asprintf(&runs, "%s-runs", base) < 0 || asprintf(&tmpl, "%s/XXXXXX", runs) < 0)
+			return -ENOMEM;
+		if ((r = mkdir_p(runs, 0700)) < 0)
+			return ward_error_set(reterr, "vm", -r, "cannot make %s", runs);
+		if (!mkdtemp(tmpl))
+			return ward_error_set(reterr, "vm", errno, "cannot make a run dir in %s", runs);
+		p->run_dir = TAKE_PTR(tmpl);
+	}
+	if ((r = write_request(p, &shares)) < 0)
+		return ward_error_set(reterr, "vm", -r, "cannot write the guest's request in %s%s",
+				      p->run_dir, r == -E2BIG ? " (too many top-level directories)" : "");
+	p->mem_mb = guest_mem_mb(in->policy);
+	if ((r = build_argv(p, shares)) < 0)
+		return r;
+	if (strv_extend(&p->envp, "PATH=/usr/bin:/bin") < 0)
+		return -ENOMEM;
+
+	/* The T2 sandbox QEMU runs in: the same policy, plus the image (read)
+	 * and the run dir (read-write: QEMU writes the status and console). */
+	p->pol2 = *in->policy;
+	p->read = strv_copy(in->policy->fs_read);
+	p->read_write = strv_copy(in->policy->fs_read_write);
+	if ((in->policy->fs_read && !p->read) || (in->policy->fs_read_write && !p->read_write) ||
+	    strv_extend(&p->read, p->image_dir) < 0 || strv_extend(&p->read_write, p->run_dir) < 0)
+		return -ENOMEM;
+	p->pol2.fs_read = p->read;
+	p->pol2.fs_read_write = p->read_write;
+	p->in2 = *in;
+	p->in2.policy = &p->pol2;
+	p->in2.argv = p->argv;
+	p->in2.envp = p->envp;
+	if ((r = backend_linux_t2.plan(&p->in2, &p->t2, reterr)) < 0)
+		return r;
+	return backend_linux_t2.acquire(p->t2, reterr);
+}
+
+static cJSON *t3_describe(const BackendPlan *p)
+{
+	cJSON *d = p->t2 ? backend_linux_t2.describe(p->t2) : cJSON_CreateObject();
+	cJSON *vm, *deg;
+
+	if (!d)
+		return NULL;
+	vm = cJSON_AddObjectToObject(d, "vm");
+	if (vm) {
+		cJSON_AddStringToObject(vm, "engine", "tcg");
+		cJSON_AddStringToObject(vm, "cost", "software emulation: about 5 s per cold run here, "
+						    "dynamically linked tools are slow");
+		cJSON_AddNumberToObject(vm, "memory_mb", p->mem_mb);
+		if (p->image_dir)
+			cJSON_AddStringToObject(vm, "image", p->image_dir);
+	}
+	/* TCG: no hardware virtualization; --strict refuses it. */
+	deg = cJSON_GetObjectItem(d, "degraded");
+	if (!deg)
+		deg = cJSON_AddArrayToObject(d, "degraded");
+	if (deg)
+		cJSON_AddItemToArray(deg, cJSON_CreateString("vm-engine-tcg"));
+	return d;
+}
+
+static char *const *t3_protected(const BackendPlan *p)
+{
+	return p->t2 ? backend_linux_t2.protected_paths(p->t2) : NULL;
+}
+
+/* The last lines of the console, for a VM that failed. */
+static void console_tail(const BackendPlan *p, char *buf, size_t n)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	ssize_t k;
+	off_t off;
+
+	buf[0] = 0;
+	if (asprintf(&path, "%s/console", p->run_dir) < 0)
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return;
+	off = st.st_size > (off_t)n - 1 ? st.st_size - ((off_t)n - 1) : 0;
+	k = pread(fd, buf, n - 1, off);
+	buf[k > 0 ? k : 0] = 0;
+	for (char *c = buf; *c; c++)
+		if ((*c < 32 && *c != '\n') || *c == 127)
+			*c = '?';
+}
+
+/* The control port's file: exactly one "status N\n" or "signal N\n" (or
+ * the guest init's "setup STEP ERRNO\n"). Anything else, nothing, or
+ * more: -EBADMSG. */
+static int read_status(const BackendPlan *p, int *status, int *sig, char *setup, size_t n)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+	char buf[128], word[16], extra;
+	ssize_t k;
+	int v, e;
+
+	if (asprintf(&path, "%s/status", p->run_dir) < 0)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	k = read(fd, buf, sizeof(buf) - 1);
+	if (k <= 0 || k == (ssize_t)sizeof(buf) - 1 || buf[k - 1] != '\n' ||
+	    memchr(buf, 0, (size_t)k))
+		return -EBADMSG;
+	buf[k] = 0;
+	if (strchr(buf, '\n') != buf + k - 1)
+		return -EBADMSG;
+	if (sscanf(buf, "setup %63s %d%c", setup, &e, &extra) == 3 && extra == '\n') {
+		(void)n;
+		return -EPROTO;
+	}
+	if (sscanf(buf, "%15s %d%c", word, &v, &extra) != 3 || extra != '\n')
+		return -EBADMSG;
+	if (strcmp(word, "status") == 0 && v >= 0 && v <= 255) {
+		*status = v;
+		*sig = 0;
+		return 0;
+	}
+	if (strcmp(word, "signal") == 0 && v > 0 && v < 65) {
+		*status = -1;
+		*sig = v;
+		return 0;
+	}
+	return -EBADMSG;
+}
+
+static int t3_run(BackendPlan *p, BackendResult *ret, WardError *reterr)
+{
+	char tail[1024], setup[64] = "";
+	int r, status = 0, sig = 0;
+
+	if (!p->t2)
+		return ward_error_set(reterr, "plan", EINVAL, "the VM was not acquired");
+	r = backend_linux_t2.run(p->t2, ret, reterr);
+	if (r < 0)
+		return r;
+	/* The sandbox's own outcomes (timeout, memory, setup) stand as they are. */
+	if (ret->timed_out || ret->oom_killed || ret->parent_died)
+		return 0;
+	if (ret->setup_failed) {
+		log_error("tier 3: QEMU could not start in the sandbox");
+		return 0;
+	}
+	r = ret->status == 0 ? read_status(p, &status, &sig, setup, sizeof(setup)) : -ECHILD;
+	if (r >= 0) {
+		ret->status = status;
+		ret->signal = sig;
+		ret->exit_code = sig ? 128 + sig : status;
+		return 0;
+	}
+	console_tail(p, tail, sizeof(tail));
+	ret->exit_code = 125;
+	ret->setup_failed = true;
+	if (r == -ECHILD)
+		(void)ward_error_set(&ret->error, "vm", EIO,
+				     "QEMU failed (exit status %d, signal %d)", ret->status,
+				     ret->signal);
+	else if (r == -EPROTO)
+		(void)ward_error_set(&ret->error, "vm", EIO, "the guest init failed at %s", setup);
+	else
+		(void)ward_error_set(&ret->error, "vm", EBADMSG,
+				     "the VM stopped without a valid exit status");
+	ret->status = -1;
+	ret->signal = 0;
+	log_error("tier 3: %s", ret->error.detail);
+	if (tail[0])
+		log_error("tier 3: the guest console's last lines:\n%s", tail);
+	return 0;
+}
+
+static int t3_finish(BackendPlan *p, const BackendResult *res, char ***ret_lines)
+{
+	return p->t2 ? backend_linux_t2.finish(p->t2, res, ret_lines) : 0;
+}
+
+static BackendPlan *t3_free(BackendPlan *p)
+{
+	if (!p)
+		return NULL;
+	backend_linux_t2.free(p->t2);
+	if (p->run_dir)
+		(void)nftw(p->run_dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+	free(p->run_dir);
+	free(p->image_dir);
+	free(p->qemu);
+	strv_free(p->argv);
+	strv_free(p->envp);
+	strv_free(p->read);
+	strv_free(p->read_write);
+	free(p);
+	return NULL;
+}
+
+const Backend backend_vm_t3 = {
+	.tier = 3,
+	.name = "linux-t3-qemu",
+	.flags = BACKEND_ISOLATED,
+	.probe = t3_probe,
+	.plan = t3_plan,
+	.acquire = t3_acquire,
+	.describe = t3_describe,
+	.protected_paths = t3_protected,
+	.notes = NULL,
+	.run = t3_run,
+	.finish = t3_finish,
+	.free = t3_free,
+};

@@ -1,0 +1,20 @@
+/* The request a tier-3 run hands its guest (src/vm/guest-init.c): a file
+ * "request" in the read-only 9p share "wardreq". Records: one type byte,
+ * the value, a NUL. The host writes it (vm-plan.c); the guest parses it
+ * strictly and refuses anything else. */
+#pragma once
+
+#define VM_TAG_REQUEST "wardreq"
+#define VM_REQUEST_FILE "request"
+#define VM_REQUEST_MAX (4u << 20)
+
+enum {
+	VM_REC_ARG = 'a',   /* one argv element, in order */
+	VM_REC_ENV = 'e',   /* NAME=VALUE */
+	VM_REC_CWD = 'c',   /* the working directory */
+	VM_REC_UID = 'u',   /* decimal */
+	VM_REC_GID = 'g',   /* decimal */
+	VM_REC_UMASK = 'm', /* octal */
+	VM_REC_SHARE = 's', /* "TAG PATH": mount 9p share TAG at PATH */
+	VM_REC_LINK = 'l',  /* "PATH TARGET": a symlink at the root */
+};
