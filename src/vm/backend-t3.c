@@ -7,8 +7,8 @@
  * only) and this run's directory (the request the guest reads, and the
  * files QEMU writes: the control port's "status" and the console). QEMU
  * exports the view it sees, inside T2, over 9p, one share per top-level
- * directory of the view but /proc, /sys, /dev and /tmp (the guest has its
- * own): what T2 hides is absent, what T2 makes read-only is refused by the
+ * directory of the view but /proc, /sys and /dev (the guest has its own;
+ * /tmp is the sandbox's private one, as at T2): what T2 hides is absent, what T2 makes read-only is refused by the
  * host kernel to QEMU itself, whatever the guest mounts.
  *
  * The status comes on a virtio-serial port the command's output never
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "config.h"
 #include "common/dirs.h"
 #include "common/log.h"
 #include "common/strv.h"
@@ -63,9 +64,10 @@ struct BackendPlan {
 	char **read;         /* pol2.fs_read */
 	char **read_write;   /* pol2.fs_read_write */
 	unsigned mem_mb;
+	bool test_hostile;   /* WARD_TEST_VM_HOSTILE (test builds) */
 };
 
-static const char *const VM_SKIP[] = { "proc", "sys", "dev", "tmp", "lost+found", NULL };
+static const char *const VM_SKIP[] = { "proc", "sys", "dev", "lost+found", NULL };
 
 static bool skipped(const char *name)
 {
@@ -159,6 +161,16 @@ static int write_request(BackendPlan *p, char ***shares)
 	snprintf(num, sizeof(num), "%u", (unsigned)getgid());
 	if (r >= 0)
 		r = rec(f, VM_REC_GID, num);
+#if WARD_TEST_HOOKS
+	const char *hostile = getenv("WARD_TEST_VM_HOSTILE");
+	if (hostile && r >= 0) {
+		log_warning("WARD_TEST_VM_HOSTILE=%s is set: the guest init misbehaves on the "
+			    "control port on purpose (a test-only switch)",
+			    hostile);
+		p->test_hostile = true;
+		r = rec(f, VM_REC_TEST_HOSTILE, hostile);
+	}
+#endif
 	mode_t m = umask(022);
 	umask(m);
 	snprintf(num, sizeof(num), "%o", (unsigned)m);
@@ -355,6 +367,8 @@ static cJSON *t3_describe(const BackendPlan *p)
 		deg = cJSON_AddArrayToObject(d, "degraded");
 	if (deg)
 		cJSON_AddItemToArray(deg, cJSON_CreateString("vm-engine-tcg"));
+	if (deg && p->test_hostile)
+		cJSON_AddItemToArray(deg, cJSON_CreateString("test-switch-vm-hostile"));
 	return d;
 }
 

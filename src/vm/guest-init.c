@@ -37,6 +37,7 @@
 #define MAX_ITEMS 4096
 
 static int ctl_fd = -1;
+static const char *hostile; /* VM_REC_TEST_HOSTILE */
 
 static void say(const char *fmt, ...)
 {
@@ -127,6 +128,21 @@ static __attribute__((noreturn)) void report(const char *fmt, ...)
 	va_end(ap);
 	if (ctl_fd < 0)
 		ctl_open();
+	if (hostile && ctl_fd >= 0) {
+		/* A test of the host's parser: what a hostile guest would send. */
+		static char junk[65536];
+		if (strcmp(hostile, "silent") == 0)
+			power_off();
+		if (strcmp(hostile, "garbage") == 0)
+			(void)!write(ctl_fd, "st\x01tus 0 0\n", 12);
+		if (strcmp(hostile, "double") == 0)
+			(void)!write(ctl_fd, "status 0\n", 9);
+		if (strcmp(hostile, "flood") == 0) {
+			memset(junk, 's', sizeof(junk));
+			for (int i = 0; i < 32; i++)
+				(void)!write(ctl_fd, junk, sizeof(junk));
+		}
+	}
 	if (ctl_fd >= 0 && n > 0)
 		(void)!write(ctl_fd, buf, (size_t)n);
 	if (ctl_fd >= 0)
@@ -389,6 +405,9 @@ int main(void)
 			}
 			break;
 		}
+		case VM_REC_TEST_HOSTILE:
+			hostile = val;
+			break;
 		case VM_REC_LINK: {
 			/* "PATH TARGET": a symlink of the view's root (/bin -> usr/bin). */
 			char *sp = strchr(val, ' ');
@@ -407,9 +426,9 @@ int main(void)
 		fail("request-argv", EINVAL);
 	argv[argc] = NULL;
 	envp[envc] = NULL;
-	/* /tmp is the guest's own (a fresh tmpfs, as the T2 sandbox's is). */
-	(void)mkdir("/tmp", 01777);
-	(void)mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m");
+	/* /tmp: the sandbox's private one when exported, else the guest's. */
+	if (mkdir("/tmp", 01777) == 0)
+		(void)mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m");
 	(void)umount2("/.ward", MNT_DETACH);
 
 	child = fork();

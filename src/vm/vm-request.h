@@ -17,4 +17,8 @@ enum {
 	VM_REC_UMASK = 'm', /* octal */
 	VM_REC_SHARE = 's', /* "TAG PATH": mount 9p share TAG at PATH */
 	VM_REC_LINK = 'l',  /* "PATH TARGET": a symlink at the root */
+	/* Test builds only (WARD_TEST_VM_HOSTILE): the init misbehaves on the
+	 * control port as a hostile guest would: "garbage", "double" (a forged
+	 * "status 0" before the real one), "flood", "silent" (no status). */
+	VM_REC_TEST_HOSTILE = 'T',
 };

@@ -43,11 +43,25 @@ work=$(mktemp -d "$dir/.setup.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 
 say "kernel: $kpkg $pver (stock Debian kernel, extracted with dpkg-deb)"
-say "downloading $kpkg with apt-get download"
-(cd "$work" && apt-get download -q "$kpkg=$pver" >/dev/null 2>&1) ||
-	(cd "$work" && apt-get download -q "$kpkg" >/dev/null) ||
-	{ say "apt-get download $kpkg failed"; exit 1; }
-cfgsum=$(dpkg-deb --fsys-tarfile "$work"/*.deb | tar -xO "./boot/config-$kver" | sha256sum | cut -c1-12)
+# The package is kept (DIR/.cache): a second run downloads nothing.
+mkdir -p "$dir/.cache"
+deb=$(ls "$dir/.cache/${kpkg}_"*"_amd64.deb" 2>/dev/null | grep -F "_$(echo "$pver" | sed 's/:/%3a/')_" | head -1 || true)
+if [ -z "$deb" ]; then
+	say "downloading $kpkg with apt-get download"
+	rm -f "$dir/.cache/${kpkg}_"*
+	(cd "$dir/.cache" && apt-get download -q "$kpkg=$pver" >/dev/null 2>&1) ||
+		(cd "$dir/.cache" && apt-get download -q "$kpkg" >/dev/null) ||
+		{ say "apt-get download $kpkg failed"; exit 1; }
+	deb=$(ls "$dir/.cache/${kpkg}_"*"_amd64.deb" | head -1)
+else
+	say "using the downloaded $deb"
+fi
+if [ -s "$deb.config-sum" ]; then
+	cfgsum=$(cat "$deb.config-sum")
+else
+	cfgsum=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "./boot/config-$kver" | sha256sum | cut -c1-12)
+	echo "$cfgsum" >"$deb.config-sum"
+fi
 key="$kver-$pver-$cfgsum-$initsum"
 if [ -f "$dir/$key/ready" ]; then
 	ln -sfn "$key" "$dir/current"
@@ -56,7 +70,7 @@ if [ -f "$dir/$key/ready" ]; then
 fi
 
 say "extracting the kernel and its 9p/virtio modules"
-dpkg-deb -x "$work"/*.deb "$work/x"
+dpkg-deb -x "$deb" "$work/x"
 # The bzImage's xz payload, uncompressed: QEMU boots the ELF through PVH,
 # skipping the decompression that costs seconds under TCG.
 vmlinuz="$work/x/boot/vmlinuz-$kver"
@@ -85,4 +99,10 @@ rm -rf "${dir:?}/$key"
 mv "$work/out" "$dir/$key"
 touch "$dir/$key/ready"
 ln -sfn "$key" "$dir/current"
+# Older images (another kernel or guest init): a running VM keeps its open files.
+for old in "$dir"/*/ready; do
+	[ -f "$old" ] || continue
+	d=${old%/ready}
+	[ "$d" = "$dir/$key" ] || { say "removing the older image $d"; rm -rf "$d"; }
+done
 say "image ready: $dir/$key"
