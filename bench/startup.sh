@@ -128,3 +128,34 @@ print(f"the wall check (T1):              {t1 - med['ward --tier 1 (no wall chec
 if "ward (managed ceiling)" in med:
     print(f"the managed ceiling:              {med['ward (managed ceiling)'] - w:.3f} ms  (target: not measurable)")
 PY
+
+# Tier 3 (a QEMU micro-VM inside the T2 sandbox), cold: a VM per run,
+# against T2 in the same loop. Seconds, not milliseconds, under TCG: few
+# repetitions (WARD_BENCH_T3_N, default 5). Skipped without qemu or the
+# guest image (`ward setup vm`). Warm T3 (a VM kept up by a warm session)
+# is not built yet.
+if "$WARD" run --tier 3 -- /bin/true 2>/dev/null; then
+	python3 - "${WARD_BENCH_T3_N:-5}" "$WARD" <<'PY'
+import resource, statistics, subprocess, sys, time
+n = int(sys.argv[1]); ward = sys.argv[2]
+variants = {"T2 cold": [ward, "run", "--", "/bin/true"],
+            "T3 cold (TCG)": [ward, "run", "--tier", "3", "--", "/bin/true"]}
+times = {k: [] for k in variants}
+for i in range(n):
+    for name, argv in variants.items():
+        t0 = time.perf_counter_ns()
+        r = subprocess.run(argv, stderr=subprocess.DEVNULL)
+        t1 = time.perf_counter_ns()
+        if r.returncode != 0:
+            sys.exit(f"{name} failed with {r.returncode}")
+        times[name].append((t1 - t0) / 1e6)
+print(f"tier 3, median of {n} runs (ms):")
+for k, v in times.items():
+    print(f"  {k:30s} {statistics.median(v):9.1f}  (min {min(v):.1f}, max {max(v):.1f})")
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"peak RSS of a run's process (QEMU): {rss:.0f} MB  (target <= 150)")
+print("T3 cold target under TCG: <= 700 ms")
+PY
+else
+	echo "tier 3: skipped (no qemu-system-x86_64 or no guest image: 'ward setup vm')"
+fi

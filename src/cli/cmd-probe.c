@@ -13,6 +13,7 @@
 #include "cli/cli-options.h"
 #include "cli/commands.h"
 #include "common/cleanup.h"
+#include "vm/vm-image.h"
 #include "common/log.h"
 #include "linux/landlock.h"
 #include "policy/ceiling.h"
@@ -108,6 +109,9 @@ static void print_table(const WardFeatures *f, int tier)
 	       f->user_shares ? "yes (inotify, fanotify, namespaces in the sandbox's user namespace; "
 				"signals, message queues, processes by rlimit)"
 			      : "rlimits only (/proc/sys is read-only: inotify is shared)");
+	VmStatus vm;
+	vm_status(&vm);
+	printf("%-24s %s\n", "tier 3 (micro-VM)", vm.line);
 	printf("%-24s T%d%s\n", "tier", tier, f->full ? "" : " (quick probe)");
 }
 
@@ -197,6 +201,18 @@ static int print_json(const WardFeatures *f, int tier)
 	cJSON_AddBoolToObject(o, "user_shares", f->user_shares);
 	cJSON_AddBoolToObject(o, "full", f->full);
 	cJSON_AddNumberToObject(o, "tier", tier);
+	VmStatus vm;
+	vm_status(&vm);
+	cJSON *t3 = cJSON_AddObjectToObject(o, "tier3");
+	if (t3) {
+		cJSON_AddBoolToObject(t3, "ready", vm.qemu && vm.image);
+		cJSON_AddBoolToObject(t3, "qemu", vm.qemu);
+		cJSON_AddBoolToObject(t3, "image", vm.image);
+		if (vm.image)
+			cJSON_AddStringToObject(t3, "image_dir", vm.image_dir);
+		cJSON_AddStringToObject(t3, "engine", vm.engine);
+		cJSON_AddStringToObject(t3, "status", vm.line);
+	}
 	cJSON *g = cJSON_AddArrayToObject(o, "guarantees");
 	for (size_t i = 0; g && i < tier_guarantees(); i++) {
 		TierFact t;

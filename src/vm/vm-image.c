@@ -108,3 +108,26 @@ int vm_qemu_path(char **ret)
 	}
 	return -ENOENT;
 }
+
+void vm_status(VmStatus *ret)
+{
+	_cleanup_free_ char *q = NULL, *img = NULL;
+
+	*ret = (VmStatus){};
+	snprintf(ret->engine, sizeof(ret->engine), "tcg");
+	ret->qemu = vm_qemu_path(&q) == 0;
+	ret->image = vm_image_find(&img) == 0;
+	if (img)
+		snprintf(ret->image_dir, sizeof(ret->image_dir), "%s", img);
+	if (!ret->qemu)
+		snprintf(ret->line, sizeof(ret->line),
+			 "not ready: qemu-system-x86_64 missing (Debian: apt-get install "
+			 "qemu-system-x86), then 'ward setup vm'");
+	else if (!ret->image)
+		snprintf(ret->line, sizeof(ret->line),
+			 "not ready: no guest image; run 'ward setup vm' once");
+	else
+		snprintf(ret->line, sizeof(ret->line),
+			 "ready (--tier 3): engine tcg, software emulation: seconds per cold run, "
+			 "--strict refuses it; KVM is not used yet (docs/t3.md)");
+}

@@ -2,6 +2,8 @@
  * and where ward's helper files for it are. */
 #pragma once
 
+#include <stdbool.h>
+
 /* The directory `ward setup vm` writes by default: $WARD_VM_DIR, else
  * $XDG_DATA_HOME/ward/vm, else ~/.local/share/ward/vm. Caller frees. */
 int vm_image_default_dir(char **ret);
@@ -18,3 +20,15 @@ int vm_helper_path(const char *name, char **ret);
 
 /* qemu-system-x86_64 on $PATH or in /usr/bin. Caller frees. */
 int vm_qemu_path(char **ret);
+
+/* For `ward probe`: whether tier 3 can run here, and one line saying so
+ * (the engine and its cost, or what is missing and how to make it). */
+typedef struct VmStatus {
+	bool qemu;
+	bool image;
+	char engine[8];      /* "tcg": KVM is not used yet (docs/t3.md) */
+	char image_dir[512];
+	char line[640];
+} VmStatus;
+
+void vm_status(VmStatus *ret);
