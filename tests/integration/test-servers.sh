@@ -200,7 +200,7 @@ check "... and an error audit event with the step and the reason" \
 "$WARD" run --timeout soon --result "$T/result-args.json" -- touch "$marker" >/dev/null 2>&1
 check "a usage error writes its result too" grep -q '"setup_step":[[:space:]]*"arguments"' "$T/result-args.json"
 check "... and an error event" grep -q '"step":"arguments".*--timeout' <<<"$(last_event error)"
-"$WARD" run --tier 3 --result "$T/result3.json" -- true >/dev/null 2>&1
+WARD_VM_DIR="$T/no-vm-image" "$WARD" run --tier 3 --result "$T/result3.json" -- true >/dev/null 2>&1
 check "an unavailable tier writes its result too" grep -q '"setup_step":[[:space:]]*"tier"' "$T/result3.json"
 "$WARD" run --result "$T/result-nf.json" -- /nonexistent/cmd >/dev/null 2>&1
 check "a command that is not found: error event and the reason in --result" \
