@@ -37,19 +37,30 @@ extern const Backend backend_linux_t2;
 extern const Backend backend_vm_t3;
 
 #define VM_MAX_SHARES 20
+#define VM_FIFO_OUT "/tmp/.ward-vm-stdout"
+#define VM_FIFO_ERR "/tmp/.ward-vm-stderr"
 #define VM_DEFAULT_MEM_MB 256
 #define VM_TB_SIZE_MB 64
 
 /* Runs in the T2 sandbox: "$@" is QEMU's command line, then
  * "--ward-shares" and TAG PATH pairs; each PATH the view has becomes a 9p
- * export, then QEMU replaces the shell. */
+ * export. The guest's stdout and stderr ports write to two FIFOs in the
+ * sandbox's private /tmp that cat relays to the sandbox's fds 1 and 2:
+ * QEMU cannot reopen those (/proc/self/fd/N is refused for a pipe or file
+ * of another user, and fails for a socket). After QEMU, each FIFO is
+ * opened read-write once, so that a relay still waiting for QEMU to open
+ * it ends; the shell exits with QEMU's status. */
 #define SHELL_WRAP                                                                                 \
 	"s=0; for a; do shift; "                                                                   \
 	"if [ $s = 0 ]; then if [ \"$a\" = --ward-shares ]; then s=1; else set -- \"$@\" \"$a\"; fi; " \
 	"elif [ $s = 1 ]; then t=$a; s=2; "                                                         \
 	"else [ -d \"$a\" ] && set -- \"$@\" -fsdev "                                             \
 	"\"local,id=$t,path=$a,security_model=none,multidevs=remap\" "                             \
-	"-device \"virtio-9p-device,fsdev=$t,mount_tag=$t\"; s=1; fi; done; exec \"$@\""
+	"-device \"virtio-9p-device,fsdev=$t,mount_tag=$t\"; s=1; fi; done; "                     \
+	"mkfifo -m 600 " VM_FIFO_OUT " " VM_FIFO_ERR " || exit 125; "                                \
+	"cat " VM_FIFO_OUT " & o=$!; cat " VM_FIFO_ERR " >&2 & e=$!; "                              \
+	"\"$@\" </dev/null; r=$?; "                                                                  \
+	"exec 3<>" VM_FIFO_OUT " 4<>" VM_FIFO_ERR "; exec 3>&- 4>&-; wait $o $e; exit $r"
 
 struct BackendPlan {
 	const BackendInput *in;
@@ -265,11 +276,11 @@ static int build_argv(BackendPlan *p, char *const *shares)
 	r |= strv_extend(a, "-device");
 	r |= strv_extend(a, "virtio-serial-device,max_ports=4");
 	r |= strv_extend(a, "-chardev");
-	r |= strv_extend(a, "file,id=out,path=/proc/self/fd/1,append=on");
+	r |= strv_extend(a, "file,id=out,path=" VM_FIFO_OUT ",append=on");
 	r |= strv_extend(a, "-device");
 	r |= strv_extend(a, "virtserialport,chardev=out,name=ward.out");
 	r |= strv_extend(a, "-chardev");
-	r |= strv_extend(a, "file,id=err,path=/proc/self/fd/2,append=on");
+	r |= strv_extend(a, "file,id=err,path=" VM_FIFO_ERR ",append=on");
 	r |= strv_extend(a, "-device");
 	r |= strv_extend(a, "virtserialport,chardev=err,name=ward.err");
 	r |= strv_extend(a, "-chardev");

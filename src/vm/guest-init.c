@@ -39,7 +39,7 @@
 static int ctl_fd = -1;
 static const char *hostile; /* VM_REC_TEST_HOSTILE */
 
-static void say(const char *fmt, ...)
+static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -117,7 +117,7 @@ static __attribute__((noreturn)) void power_off(void)
 		pause();
 }
 
-static __attribute__((noreturn)) void report(const char *fmt, ...)
+static __attribute__((noreturn, format(printf, 1, 2))) void report(const char *fmt, ...)
 {
 	char buf[128];
 	va_list ap;

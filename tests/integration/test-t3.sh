@@ -10,14 +10,6 @@
 . "$(dirname "$0")/lib.sh"
 
 require_t2
-# Without an image: a clear refusal naming the fix, before anything else.
-out=$(WARD_VM_DIR=$T/no-image "$WARD" run --tier 3 -- true 2>&1)
-check_eq "image: a missing guest image refuses the run with 125" 125 \
-	"$(WARD_VM_DIR=$T/no-image status_of "$WARD" run --tier 3 -- true)"
-check "image: ... and the message names 'ward setup vm' (${out//$'\n'/ })" \
-	eval "echo '${out//\'/}' | grep -q 'ward setup vm'"
-check "image: ward probe says how to make it" \
-	eval "WARD_VM_DIR=$T/no-image '$WARD' probe --quick | grep 'tier 3' | grep -q 'ward setup vm'"
 command -v qemu-system-x86_64 >/dev/null ||
 	skip_all "qemu-system-x86_64 missing (Debian: qemu-system-x86)"
 if ! out=$("$WARD" run --tier 3 -- /bin/true 2>&1); then
@@ -27,6 +19,14 @@ if ! out=$("$WARD" run --tier 3 -- /bin/true 2>&1); then
 	esac
 fi
 
+# Without an image: a clear refusal naming the fix, before anything else.
+out=$(WARD_VM_DIR=$T/no-image "$WARD" run --tier 3 -- true 2>&1)
+check_eq "image: a missing guest image refuses the run with 125" 125 \
+	"$(WARD_VM_DIR=$T/no-image status_of "$WARD" run --tier 3 -- true)"
+check "image: ... and the message names 'ward setup vm' (${out//$'\n'/ })" \
+	eval "echo '${out//\'/}' | grep -q 'ward setup vm'"
+check "image: ward probe says how to make it" \
+	eval "WARD_VM_DIR=$T/no-image '$WARD' probe --quick | grep 'tier 3' | grep -q 'ward setup vm'"
 t3() { "$WARD" run --tier 3 "$@"; }
 check "probe: ward probe reports tier 3 ready, engine tcg" \
 	eval "'$WARD' probe --quick | grep 'tier 3' | grep -q 'ready (--tier 3): engine tcg'"
