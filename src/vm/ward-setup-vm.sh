@@ -103,6 +103,7 @@ ln -sfn "$key" "$dir/current"
 for old in "$dir"/*/ready; do
 	[ -f "$old" ] || continue
 	d=${old%/ready}
+	[ -L "$d" ] && continue
 	[ "$d" = "$dir/$key" ] || { say "removing the older image $d"; rm -rf "$d"; }
 done
 say "image ready: $dir/$key"
