@@ -214,7 +214,9 @@ check_eq "a broken policy exits 125" 125 "$st"
 check "the error names the file" grep -q "$T/bad.json" <<<"$err"
 check "the error names the JSON path" grep -q 'fs.read\[1\]' <<<"$err"
 check_not "...and nothing ran" test -e "$WS/ran"
-check_eq "an unknown tier is an error" 125 "$(status_of "$WARD" run --tier 3 -- true)"
+check_eq "an unknown tier is an error" 125 "$(status_of "$WARD" run --tier 4 -- true)"
+check_eq "tier 3 without its guest image is an error" 125 \
+	"$(WARD_VM_DIR="$T/no-vm-image" status_of "$WARD" run --tier 3 -- true)"
 
 # --- fail closed when the kernel cannot give T2 --------------------------
 # user.max_user_namespaces is per user namespace: set it to 0 in a
