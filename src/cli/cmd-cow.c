@@ -153,11 +153,16 @@ static const CliOption options_session[] = {
 	{},
 };
 static const char usage_session[] =
-	"Usage: ward session new [--cow] [-w|--workspace DIR]\n\n"
+	"Usage: ward session new [--cow] [-w|--workspace DIR]\n"
+	"       ward session new --live [--json] [--cow] [-w DIR] [ward run's policy options]\n"
+	"       ward session ps ID [--json]\n"
+	"       ward session stop ID\n\n"
 	"Create a session and print its id alone on stdout. With --cow, runs in it\n"
 	"(ward run --session ID) write to a copy-on-write layer, reviewed with\n"
 	"ward diff and applied with ward apply. The workspace's identity is recorded:\n"
-	"apply and undo write only into that very directory.\n";
+	"apply and undo write only into that very directory.\n"
+	"With --live, the session's sandbox starts and stays up: ward exec ID -- CMD\n"
+	"runs commands in it (docs/sessions.md).\n";
 
 static const CliOption options_sessions[] = {
 	HELP_OPTION,
@@ -419,7 +424,7 @@ int audit_exit(int status)
 
 /* The managed ceiling (policy/ceiling.h) may require copy-on-write and
  * bounds the workspace: refused before the session exists. */
-static int session_within_ceiling(bool cow, const char *ws)
+int session_within_ceiling(bool cow, const char *ws)
 {
 	_cleanup_free_ char *home = NULL;
 	PolicyError e = {};
@@ -438,7 +443,7 @@ static int session_within_ceiling(bool cow, const char *ws)
 	return r;
 }
 
-int cmd_session(int argc, char **argv)
+int cmd_session_storage(int argc, char **argv)
 {
 	_cleanup_(args_done) Args a = {};
 	_cleanup_(cow_session_freep) CowSession *s = NULL;

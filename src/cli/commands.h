@@ -14,4 +14,5 @@ int cmd_apply(int argc, char **argv);
 int cmd_undo(int argc, char **argv);
 int cmd_discard(int argc, char **argv);
 int cmd_log(int argc, char **argv);       /* ward log */
-int cmd_mcp(int argc, char **argv);       /* ward mcp: an MCP server on stdio */
+int cmd_mcp(int argc, char **argv);
+int cmd_exec(int argc, char **argv);      /* ward exec ID -- CMD: in a live session */       /* ward mcp: an MCP server on stdio */

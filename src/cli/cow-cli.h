@@ -11,6 +11,12 @@
 #include "common/cleanup.h"
 #include "cow/cow-review.h"
 
+/* ward session new without --live: the session's storage alone (cmd-cow.c). */
+int cmd_session_storage(int argc, char **argv);
+/* The managed ceiling's word on a new session (cmd-cow.c): 0, or -errno
+ * after saying why on stderr. */
+int session_within_ceiling(bool cow, const char *ws);
+
 /* Option ids shared by the per-command tables. */
 enum {
 	OPT_HELP = 1,

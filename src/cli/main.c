@@ -13,11 +13,12 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
+	{ "exec", cmd_exec, "run a command in a live session" },
 	{ "run", cmd_run, "run a command in the sandbox" },
 	{ "probe", cmd_probe, "show what this kernel can enforce" },
 	{ "setup", cmd_setup, "install host support (setup apparmor)" },
 	{ "policy", cmd_policy, "check or show a policy" },
-	{ "session", cmd_session, "create a session (session new)" },
+	{ "session", cmd_session, "create, list or stop a session (session new|ps|stop)" },
 	{ "sessions", cmd_sessions, "list sessions" },
 	{ "diff", cmd_diff, "show a copy-on-write session's changes" },
 	{ "apply", cmd_apply, "apply a session's changes to the workspace" },

@@ -149,6 +149,7 @@ static int t2_acquire(BackendPlan *p, WardError *reterr)
 		.parent_pid = in->parent_pid,
 		.has_stdio = has_stdio,
 		.stdio = { p->stdio[0], p->stdio[1], p->stdio[2] },
+		.serve = in->serve,
 	};
 	r = sandbox_plan_new(&so, &p->sandbox, &se);
 	if (r >= 0)
@@ -244,7 +245,7 @@ static BackendPlan *t2_free(BackendPlan *p)
 const Backend backend_linux_t2 = {
 	.tier = 2,
 	.name = "linux-t2",
-	.flags = BACKEND_ISOLATED | BACKEND_PROXY,
+	.flags = BACKEND_ISOLATED | BACKEND_PROXY | BACKEND_SESSION,
 	.probe = t2_probe,
 	.plan = t2_plan,
 	.acquire = t2_acquire,

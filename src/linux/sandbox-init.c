@@ -51,7 +51,7 @@
 #include "net/tls-ca.h"
 #include "ward/ward.h"
 
-static void report(int fd, SandboxStep step, const char *detail, int error)
+void sandbox_report(int fd, SandboxStep step, const char *detail, int error)
 {
 	SetupReport r = { .step = step, .error = error < 0 ? -error : error };
 
@@ -241,8 +241,32 @@ void sandbox_forwarded_signals(sigset_t *set)
 		sigaddset(set, forwarded_signals[i]);
 }
 
-/* Close every fd above 2 except the @n in @keep (negative ones ignored). */
-static int close_all_but(const int *keep, size_t n)
+int sandbox_init_steps(SandboxPlan *plan, SandboxStep first, SandboxStep last,
+		       SandboxStep *ret_step, const char **ret_detail)
+{
+	bool on = false;
+
+	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+		const char *detail = NULL;
+		int r;
+
+		if (steps[i].id == first)
+			on = true;
+		if (!on)
+			continue;
+		r = steps[i].run(plan, &detail);
+		if (r < 0) {
+			*ret_step = steps[i].id;
+			*ret_detail = detail;
+			return r;
+		}
+		if (steps[i].id == last)
+			break;
+	}
+	return 0;
+}
+
+int sandbox_close_all_but(const int *keep, size_t n)
 {
 	int k[8];
 	size_t m = 0;
@@ -276,7 +300,7 @@ static void send_message(const SandboxPlan *plan, int kind, int value)
 /* Pass a signal from the supervisor on. Sent to the group, it goes where a
  * terminal would send it: the pty's foreground process group, or the
  * command's own group when there is no pty. */
-static void forward_signal(const SandboxPlan *plan, pid_t cmd, int sig, bool group)
+void sandbox_forward_signal(int pty_master, pid_t cmd, int sig, bool group)
 {
 	pid_t pg = cmd;
 
@@ -284,7 +308,7 @@ static void forward_signal(const SandboxPlan *plan, pid_t cmd, int sig, bool gro
 		(void)kill(cmd, sig);
 		return;
 	}
-	if (plan->pty_master >= 0 && ioctl(plan->pty_master, TIOCGPGRP, &pg) < 0)
+	if (pty_master >= 0 && ioctl(pty_master, TIOCGPGRP, &pg) < 0)
 		pg = cmd;
 	if (pg <= 1 || kill(-pg, sig) < 0)
 		(void)kill(cmd, sig);
@@ -321,6 +345,13 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 
 	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
 		const char *detail = NULL;
+		/* A warm session: the rest (caps, no_new_privs, Landlock,
+		 * seccomp, the walls) is each command's (sandbox-serve.c). */
+		if (plan->serve && steps[i].id == SANDBOX_STEP_DROP_CAPS) {
+			close(plan->status_fd);
+			plan->status_fd = -EBADF;
+			sandbox_serve_init(plan, saved);
+		}
 		uint64_t t0 = plan->log_level >= LOG_LVL_DEBUG ? monotonic_us() : 0;
 		int r = steps[i].run(plan, &detail);
 		/* --log-level debug: one line per step (no allocation). */
@@ -328,7 +359,7 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 			log_debug("setup step %-15s %s in %.3f ms", sandbox_step_to_string(steps[i].id),
 				  r < 0 ? "failed" : "done", (double)(monotonic_us() - t0) / 1000.0);
 		if (r < 0) {
-			report(plan->status_fd, steps[i].id, detail, r);
+			sandbox_report(plan->status_fd, steps[i].id, detail, r);
 			_exit(WARD_EXIT_SETUP);
 		}
 	}
@@ -342,7 +373,7 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 		int r = walls_check(&plan->walls, &wall, &detail);
 
 		if (r < 0) {
-			report(plan->status_fd, wall, detail, r);
+			sandbox_report(plan->status_fd, wall, detail, r);
 			_exit(WARD_EXIT_SETUP);
 		}
 	}
@@ -353,7 +384,7 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 	 * and use its fds. Non-dumpable, /proc/1 is off limits: ptrace access
 	 * would need CAP_SYS_PTRACE over the host's user namespace. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-		report(plan->status_fd, SANDBOX_STEP_NON_DUMPABLE, NULL, -errno);
+		sandbox_report(plan->status_fd, SANDBOX_STEP_NON_DUMPABLE, NULL, -errno);
 		_exit(WARD_EXIT_SETUP);
 	}
 	/* The run's CA key (network.inspect) is the proxy's alone. */
@@ -363,8 +394,8 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 	 * the command). */
 	const int keep[] = { plan->status_fd, plan->result_fd, plan->pty_master, plan->pty_slave,
 			     plan->devnull };
-	if (close_all_but(keep, ELEMENTSOF(keep)) < 0) {
-		report(plan->status_fd, SANDBOX_STEP_CLOSE_FDS, NULL, -errno);
+	if (sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0) {
+		sandbox_report(plan->status_fd, SANDBOX_STEP_CLOSE_FDS, NULL, -errno);
 		_exit(WARD_EXIT_SETUP);
 	}
 	/* A handler makes a signal deliverable to a namespace's init even from
@@ -376,7 +407,7 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 
 	cmd = fork();
 	if (cmd < 0) {
-		report(plan->status_fd, SANDBOX_STEP_FORK, NULL, -errno);
+		sandbox_report(plan->status_fd, SANDBOX_STEP_FORK, NULL, -errno);
 		_exit(WARD_EXIT_SETUP);
 	}
 	if (cmd == 0) {
@@ -388,7 +419,7 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 		else
 			r = RET_NERRNO(setpgid(0, 0));
 		if (r < 0) {
-			report(plan->status_fd, SANDBOX_STEP_TERMINAL, NULL, r);
+			sandbox_report(plan->status_fd, SANDBOX_STEP_TERMINAL, NULL, r);
 			_exit(WARD_EXIT_SETUP);
 		}
 		sigprocmask(SIG_SETMASK, saved, NULL);
@@ -396,7 +427,7 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 		 * a successful exec and reports a failed one. */
 		(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 		execvpe(plan->argv[0], plan->argv, plan->envp);
-		report(plan->status_fd, SANDBOX_STEP_EXEC, plan->argv[0], -errno);
+		sandbox_report(plan->status_fd, SANDBOX_STEP_EXEC, plan->argv[0], -errno);
 		_exit(errno == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
 	}
 	(void)setpgid(cmd, cmd); /* both sides: no race with a forward */
@@ -418,7 +449,7 @@ _noreturn_ void sandbox_init_main(SandboxPlan *plan, int parent_pidfd, const sig
 			 * sender's pid reads 0); the command signals its own
 			 * processes itself. */
 			if (si.si_pid == 0)
-				forward_signal(plan, cmd, sig,
+				sandbox_forward_signal(plan->pty_master, cmd, sig,
 					       si.si_code == SI_QUEUE &&
 						       si.si_value.sival_int == FORWARD_TO_GROUP);
 			continue;

@@ -73,6 +73,8 @@ struct SandboxPlan {
 	int go_fd, go_wfd;       /* parent -> init: a byte once the guard watches (EOF: stop) */
 	int pty_sock;            /* init -> parent: the pty's master */
 	int pty_master, pty_slave, devnull; /* init's */
+	const SandboxServe *serve;  /* a warm session (sandbox-serve.c); NULL: one command */
+	int session_sock;        /* init's end of SandboxSession.init_sock */
 };
 
 /* (Re)compute plan->enforced and plan->degraded from the plan's parts:
@@ -89,9 +91,6 @@ enum {
 	INIT_MSG_STOP = 2, /* value: the signal that stopped the command */
 };
 
-/* A signal the supervisor forwards carries this in si_value: the whole
- * foreground group gets it, as from a terminal, not the command alone. */
-#define FORWARD_TO_GROUP 1
 
 /* What the child reports when a step fails: one write(2), below PIPE_BUF
  * (atomic), the detail as long as a WardError's. */
@@ -103,6 +102,21 @@ typedef struct SetupReport {
 
 /* The signals the supervisor passes on to init and init to the command. */
 void sandbox_forwarded_signals(sigset_t *set);
+
+/* Run the steps of the table from @first to @last (both included, in the
+ * table's order); on failure -errno with *@ret_step and *@ret_detail. */
+int sandbox_init_steps(SandboxPlan *plan, SandboxStep first, SandboxStep last,
+		       SandboxStep *ret_step, const char **ret_detail);
+/* Close every fd above 2 except the @n in @keep (negative ones ignored). */
+int sandbox_close_all_but(const int *keep, size_t n);
+/* Pass a signal from the supervisor on to @cmd (see sandbox-init.c). */
+void sandbox_forward_signal(int pty_master, pid_t cmd, int sig, bool group);
+/* Send a SetupReport. */
+void sandbox_report(int fd, SandboxStep step, const char *detail, int error);
+
+/* Warm session, pid 1 after its steps (up to rlimits): serve requests on
+ * plan->session_sock until it closes (sandbox-serve.c). */
+_noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved);
 
 /* Child of clone3(): pid 1 of the sandbox. Runs the step table, forks and
  * executes the command, reaps; never returns. @parent_pidfd: the

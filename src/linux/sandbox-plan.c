@@ -107,6 +107,8 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 			plan->stdio.src[fd] = opt->stdio[fd];
 	plan->pty_sock = plan->pty_master = plan->pty_slave = plan->devnull = -EBADF;
 	plan->parent_pid = opt->parent_pid;
+	plan->serve = opt->serve;
+	plan->session_sock = -EBADF;
 	plan->argv = opt->argv;
 	plan->envp = opt->envp;
 	plan->policy = opt->policy;

@@ -120,7 +120,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 			    self_pidfd = -EBADF, proxy_parent = -EBADF, status_w = -EBADF,
 			    result_w = -EBADF, proxy_child = -EBADF, go_r = -EBADF, go_w = -EBADF,
 			    guard_fd = -EBADF, pty_parent = -EBADF, pty_child = -EBADF,
-			    parent_pidfd = -EBADF;
+			    parent_pidfd = -EBADF, session_parent = -EBADF, session_child = -EBADF;
 	int status_p[2], result_p[2], go_p[2], proxy_sp[2] = { -EBADF, -EBADF }, pty_sp[2];
 	pid_t guard = 0;
 	sigset_t mask, saved;
@@ -130,6 +130,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	SandboxResult res = { .status = -1 };
 	bool proxy_failed = false, relay_failed = false, have_status = false, result_eof = false,
 	     tstp_requested = false;
+	if (plan->serve)
+		deadline = 0; /* each command of a warm session has its own */
 	int wstatus = 0, r;
 	PtyRelay *tty_relay = NULL;
 
@@ -171,6 +173,14 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		pty_parent = pty_sp[0];
 		pty_child = pty_sp[1];
 	}
+	if (plan->serve) {
+		int sp[2];
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+			return -errno;
+		session_parent = sp[0];
+		session_child = sp[1];
+	}
+	plan->session_sock = session_child;
 	self_pidfd = pidfd_open(getpid(), 0);
 	if (self_pidfd < 0)
 		return -errno;
@@ -224,6 +234,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	proxy_child = safe_close(proxy_child);
 	go_r = safe_close(go_r);
 	pty_child = safe_close(pty_child);
+	session_child = safe_close(session_child);
+	plan->session_sock = -EBADF;
 	plan->proxy_sock = plan->go_fd = plan->go_wfd = plan->pty_sock = -EBADF;
 	if (child < 0) {
 		int e = errno;
@@ -310,8 +322,21 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		}
 	}
 
+	/* A warm session: its loop serves the commands (src/session/); when
+	 * it returns, the session ends and everything inside with pid 1. */
+	if (plan->serve && !proxy_failed && !relay_failed && cgroup_err >= 0) {
+		SandboxSession ss = { .init_pidfd = pidfd, .init_sock = session_parent, .sigfd = sfd,
+				      .policy = plan->policy, .workspace = plan->workspace,
+				      .proxy = plan->proxy, .audit = plan->audit };
+		if (plan->serve->loop(plan->serve->userdata, &ss) > 0) {
+			have_status = true;
+			wstatus = 0;
+		}
+		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+	}
+
 	enum { P_INIT, P_SIG, P_RESULT, P_PTY_SOCK, P_PARENT, P_TERM, P_MASTER, _P_MAX };
-	for (;;) {
+	for (; !plan->serve;) {
 		struct pollfd p[_P_MAX] = {
 			[P_INIT] = { .fd = pidfd, .events = POLLIN },
 			[P_SIG] = { .fd = sfd, .events = POLLIN },

@@ -30,6 +30,32 @@
 
 typedef struct SandboxPlan SandboxPlan;
 
+/* A warm session (docs/sessions.md, src/session/): init stays up after its
+ * steps and starts each command it is sent, every one in a pid namespace
+ * of its own (sandbox-serve.c). The supervisor side is a loop the session
+ * module provides; sandbox_run() calls it once the sandbox is started. */
+typedef struct SandboxSession {
+	int init_pidfd;   /* pid 1 of the sandbox */
+	int init_sock;    /* SOCK_SEQPACKET to pid 1: sandbox_session_send(), _recv() */
+	int sigfd;        /* the supervisor's signalfd (SIGINT, SIGTERM, SIGHUP, SIGCHLD...) */
+	const WardPolicy *policy;
+	const char *workspace; /* as the command sees it */
+	bool proxy;            /* network.mode proxy: the proxy runs */
+	AuditLog *audit;       /* may be NULL */
+} SandboxSession;
+
+/* A signal the supervisor forwards carries this in si_value: the whole
+ * foreground group gets it, as from a terminal, not the command alone. */
+#define FORWARD_TO_GROUP 1
+
+typedef struct SandboxServe {
+	/* Serve until the session ends. > 0: it was up and is to stop (the
+	 * caller then kills pid 1, and with it everything inside); 0: pid 1
+	 * ended before it was ready (its report says why). */
+	int (*loop)(void *userdata, const SandboxSession *s);
+	void *userdata;
+} SandboxServe;
+
 typedef struct SandboxOptions {
 	const WardPolicy *policy;   /* finalized */
 	const char *workspace;      /* absolute, canonical */
@@ -60,6 +86,9 @@ typedef struct SandboxOptions {
 	 * has_stdio (the same checks apply: stdio-relay.h, pty-relay.h). */
 	bool has_stdio;
 	int stdio[3];
+	/* Non-NULL: a warm session (see SandboxServe); the timeout passed to
+	 * sandbox_run() is then ignored (each command has its own). */
+	const SandboxServe *serve;
 } SandboxOptions;
 
 /* step (sandbox_step_to_string), detail, positive errno. */
@@ -120,3 +149,36 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 /* Placeholders that ward versions before the quarantine made for missing
  * protected paths: removes those their dead runs left. Call before a run. */
 int placeholders_cleanup_stale(const char *state_dir);
+
+/* ---- warm sessions: the messages between the supervisor and pid 1 ---- */
+
+/* The most a command's cwd, argv and environment may take together, and
+ * the most strings. */
+#define SANDBOX_EXEC_MAX (120 * 1024)
+#define SANDBOX_EXEC_STRINGS_MAX 4096
+
+/* Ask pid 1 to start a command (request @id) in a pid namespace of its own,
+ * with @fds as its 0, 1, 2 (passed with SCM_RIGHTS). @cwd: a directory of
+ * the view. 0, -E2BIG when it does not fit, or -errno. */
+int sandbox_session_send(int sock, uint32_t id, const char *cwd, char *const *argv,
+			 char *const *envp, const int fds[3]);
+
+typedef enum SandboxEventKind {
+	SANDBOX_EV_READY = 1,   /* pid 1 finished its steps and waits for commands */
+	SANDBOX_EV_STARTED = 2, /* request id runs; its pid 1's pidfd is passed */
+	SANDBOX_EV_EXIT = 3,    /* value: the command's wait status */
+	SANDBOX_EV_FAILED = 4,  /* step, error, detail: it did not run */
+} SandboxEventKind;
+
+typedef struct SandboxEvent {
+	uint32_t kind, id;
+	int32_t value;
+	int32_t step;   /* SandboxStep */
+	int32_t error;  /* positive errno */
+	char detail[200];
+} SandboxEvent;
+
+/* Read one event. With SANDBOX_EV_STARTED *@ret_pidfd is the command's pidfd
+ * (caller closes), else -EBADF. 0, -EAGAIN (non-blocking, none), -EPIPE
+ * (pid 1 is gone), -EBADMSG. */
+int sandbox_session_recv(int sock, SandboxEvent *ret, int *ret_pidfd);

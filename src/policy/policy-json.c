@@ -139,6 +139,7 @@ static cJSON *build(const WardPolicy *p)
 	    !add_limit(limits, "sigpending", p->sigpending) ||
 	    !add_limit(limits, "msgqueue_kb", p->msgqueue_kb) ||
 	    !add_limit(limits, "memlock_kb", p->memlock_kb) ||
+	    !add_limit(limits, "session_idle_s", p->session_idle_s) ||
 	    !add_limit(limits, "cpu_percent", p->cpu_percent) ||
 	    !add_limit(limits, "io_weight", p->io_weight))
 		return NULL;

@@ -914,6 +914,7 @@ static int on_limit(Parser *ps, const char *path, cJSON *v)
 		{ "sigpending",        offsetof(WardPolicy, sigpending) },
 		{ "msgqueue_kb",       offsetof(WardPolicy, msgqueue_kb) },
 		{ "memlock_kb",        offsetof(WardPolicy, memlock_kb) },
+		{ "session_idle_s",    offsetof(WardPolicy, session_idle_s) },
 		{ "cpu_percent",       offsetof(WardPolicy, cpu_percent) },
 		{ "io_weight",         offsetof(WardPolicy, io_weight) },
 	};
@@ -932,7 +933,7 @@ static const KeyHandler limits_keys[] = {
 	{ "tmp_mb", on_limit },		   { "nofile", on_limit },	   { "shm_mb", on_limit },
 	{ "inotify_instances", on_limit }, { "inotify_watches", on_limit }, { "sigpending", on_limit },
 	{ "msgqueue_kb", on_limit },	   { "cpu_percent", on_limit },	   { "io_weight", on_limit },
-	{ "memlock_kb", on_limit },
+	{ "memlock_kb", on_limit },	   { "session_idle_s", on_limit },
 };
 
 static int on_limits(Parser *ps, const char *path, cJSON *v)

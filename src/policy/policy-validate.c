@@ -35,6 +35,8 @@ static const PolicyLimitRange limit_ranges[] = {
 	{ "sigpending",      1, 16777216 },
 	{ "msgqueue_kb",     1, 1024ULL * 1024 },
 	{ "memlock_kb",      1, 16ULL * 1024 * 1024 },
+	/* a live session idle longer than a week is one forgotten */
+	{ "session_idle_s",  1, 7ULL * 24 * 3600 },
 	/* percent of one CPU: 1024 CPUs */
 	{ "cpu_percent",     1, 102400 },
 	/* cgroup v2 io.weight's range */

@@ -50,6 +50,8 @@ typedef struct NetHost {
 	char *address;
 } NetHost;
 
+#define POLICY_SESSION_IDLE_DEFAULT_S 1800
+
 typedef struct WardPolicy {
 	/* fs.*: after policy_finalize() every entry is an absolute, normalized path
 	 * ("~" expanded against home, relative ones against the workspace), except
@@ -116,6 +118,9 @@ typedef struct WardPolicy {
 	uint64_t sigpending;
 	uint64_t msgqueue_kb;
 	uint64_t memlock_kb;
+	/* A live session (docs/sessions.md) stops after this long without a
+	 * command; POLICY_SESSION_IDLE_DEFAULT_S when not set. */
+	uint64_t session_idle_s;
 	/* cgroup-only limits: reported degraded where no cgroup holds them. */
 	uint64_t cpu_percent;       /* 100 = one CPU */
 	uint64_t io_weight;         /* 1..10000, proportional */

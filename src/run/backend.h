@@ -71,6 +71,9 @@ typedef struct BackendInput {
 	bool test_no_masks;         /* test switch: no mask mounts over denied paths */
 	bool test_no_walls;         /* test switch: the walls are not tried before execve */
 	const char *test_break_wall; /* test switch (T1): "read", "write" or "connect" left down */
+	/* A warm session (linux/sandbox.h's SandboxServe); only the backends
+	 * with BACKEND_SESSION take one. */
+	const struct SandboxServe *serve;
 } BackendInput;
 
 #define BACKEND_INPUT_INIT { .stdio = { -1, -1, -1 }, .proxy_report_fd = -1, .hardening = true }
@@ -99,6 +102,7 @@ typedef struct BackendPlan BackendPlan; /* each backend's own */
 typedef enum BackendFlags {
 	BACKEND_ISOLATED = 1 << 0, /* a view of its own: PATH hints, net hints apply */
 	BACKEND_PROXY = 1 << 1,    /* can run network.mode "proxy" */
+	BACKEND_SESSION = 1 << 2,  /* can keep a warm session up (BackendInput.serve) */
 } BackendFlags;
 
 typedef struct Backend {

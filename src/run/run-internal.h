@@ -28,6 +28,7 @@ struct Run {
 	bool strict, cow_new, allow_unsafe;
 	int stdio[3];
 	pid_t parent_pid;
+	const struct SandboxServe *serve;
 	int events_fd, result_fd;
 	RunLogFn log;
 	void *log_userdata;

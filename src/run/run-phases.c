@@ -196,55 +196,67 @@ static void env_unset(char **envp, const char *name, size_t name_len)
  * command sees placeholders and the run's CA bundle, and never the files
  * the secrets come from (docs/network.md). The rules are the process's
  * (net_rules_current): the proxy this run forks reads them. */
-static int net_rules_env_apply(Run *run)
+static int net_rules_env_apply(char ***envp)
 {
-	char nerr[600] = "";
-	const NetRules *nr;
-	_cleanup_strv_ char **add = NULL;
+	const NetRules *nr = net_rules_current();
+	_cleanup_strv_ char **add = net_rules_env(nr);
 
-	if (net_rules_prepare(run->pol, nerr, sizeof(nerr)) < 0)
-		return run_failf(run, "policy", EINVAL, "Invalid policy: %s", nerr);
-	nr = net_rules_current();
-	add = net_rules_env(nr);
 	if (!add)
 		return -ENOMEM;
 	for (size_t i = 0; nr && i < nr->n_creds; i++) {
 		const NetCredential *c = &nr->creds[i];
 
-		env_unset(run->envp, c->env, strlen(c->env));
+		env_unset(*envp, c->env, strlen(c->env));
 		if (c->from_env)
-			env_unset(run->envp, c->from_env, strlen(c->from_env));
+			env_unset(*envp, c->from_env, strlen(c->from_env));
 		/* Any other variable that holds the secret. */
-		for (size_t k = 0; run->envp[k];) {
-			if (strstr(run->envp[k], c->secret)) {
-				free(run->envp[k]);
-				memmove(&run->envp[k], &run->envp[k + 1],
-					(strv_length(run->envp + k + 1) + 1) * sizeof(char *));
+		for (size_t k = 0; (*envp)[k];) {
+			if (strstr((*envp)[k], c->secret)) {
+				free((*envp)[k]);
+				memmove(&(*envp)[k], &(*envp)[k + 1],
+					(strv_length(*envp + k + 1) + 1) * sizeof(char *));
 			} else
 				k++;
 		}
-		if (c->from_file && strv_extend(&run->policy_files, c->from_file) < 0)
-			return -ENOMEM;
 	}
 	STRV_FOREACH(kv, add) {
-		env_unset(run->envp, *kv, strcspn(*kv, "="));
-		if (strv_extend(&run->envp, *kv) < 0)
+		env_unset(*envp, *kv, strcspn(*kv, "="));
+		if (strv_extend(envp, *kv) < 0)
 			return -ENOMEM;
 	}
 	return 0;
 }
 
+char **run_env_build(const WardPolicy *pol, bool proxy, char *const *src, char *const *extra)
+{
+	char **envp = env_filter(pol, src, extra);
+
+	if (!envp || strv_extend(&envp, "TMPDIR=/tmp") < 0 ||
+	    (proxy && (proxy_contract_env(&envp) < 0 || net_rules_env_apply(&envp) < 0))) {
+		strv_free(envp);
+		return NULL;
+	}
+	return envp;
+}
+
 static int build_env(Run *run)
 {
-	run->envp = env_filter(run->pol, environ, run->env_extra);
-	if (!run->envp || strv_extend(&run->envp, "TMPDIR=/tmp") < 0)
-		return -ENOMEM;
 	/* Only a backend that runs the proxy points the command at it: at
 	 * tier 0 nothing listens there but what the host has. */
-	if (run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_PROXY)) {
-		int r = proxy_contract_env(&run->envp);
-		return r < 0 ? r : net_rules_env_apply(run);
-	}
+	bool proxy = run->pol->net_mode == NET_MODE_PROXY && (run->backend->flags & BACKEND_PROXY);
+	char nerr[600] = "";
+	const NetRules *nr;
+
+	if (proxy && net_rules_prepare(run->pol, nerr, sizeof(nerr)) < 0)
+		return run_failf(run, "policy", EINVAL, "Invalid policy: %s", nerr);
+	run->envp = run_env_build(run->pol, proxy, environ, run->env_extra);
+	if (!run->envp)
+		return -ENOMEM;
+	nr = proxy ? net_rules_current() : NULL;
+	for (size_t i = 0; nr && i < nr->n_creds; i++)
+		if (nr->creds[i].from_file &&
+		    strv_extend(&run->policy_files, nr->creds[i].from_file) < 0)
+			return -ENOMEM;
 	return 0;
 }
 
@@ -379,6 +391,11 @@ int run_do_prepare(Run *run)
 			return ceiling_fail(run, &pe);
 	}
 	run->in = (BackendInput)BACKEND_INPUT_INIT;
+	if (run->serve && !(run->backend->flags & BACKEND_SESSION))
+		return run_failf(run, "tier", EOPNOTSUPP,
+				 "A live session needs tier 2 (the %s backend cannot keep one up)",
+				 run->backend->name);
+	run->in.serve = run->serve;
 	test_hooks(run);
 	/* A view of its own: PATH entries it does not show. */
 	if (run->backend->flags & BACKEND_ISOLATED)

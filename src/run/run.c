@@ -115,6 +115,7 @@ Run *run_new(const RunRequest *req)
 	for (int i = 0; i < 3; i++)
 		run->stdio[i] = req->stdio[i];
 	run->parent_pid = req->parent_pid;
+	run->serve = req->serve;
 	run->events_fd = req->events_fd;
 	run->result_fd = req->result_fd;
 	run->log = req->log;

@@ -37,6 +37,7 @@
 #include "common/error.h"
 
 typedef struct Run Run;
+typedef struct WardPolicy WardPolicy;
 
 typedef enum RunLogLevel {
 	RUN_LOG_ERROR,
@@ -77,6 +78,9 @@ typedef struct RunRequest {
 	int result_fd;                /* -1: none. Not closed by the run. */
 	RunLogFn log;                 /* NULL: ward's log on stderr */
 	void *log_userdata;
+	/* A warm session (src/session/, docs/sessions.md): the sandbox stays
+	 * up and serves `ward exec` instead of running argv; borrowed. */
+	const struct SandboxServe *serve;
 } RunRequest;
 
 /* RunRequest with every fd field -1 and tier -1. */
@@ -107,7 +111,13 @@ typedef struct RunResult {
 	unsigned cow_changes;    /* paths changed in the session, pending review */
 } RunResult;
 
-/* Copies everything @req points to. NULL only on OOM. */
+/* The environment a command sees under @pol, built from @src as `ward run`
+ * builds it (env.pass/strip/set, @extra: --env, TMPDIR, the proxy's
+ * variables and the credentials' placeholders when @proxy). NULL on OOM
+ * or an invalid network section. */
+char **run_env_build(const WardPolicy *pol, bool proxy, char *const *src, char *const *extra);
+
+/* Copies everything @req points to (but serve). NULL only on OOM. */
 Run *run_new(const RunRequest *req);
 Run *run_free(Run *run);
 

@@ -1,0 +1,681 @@
+/* The supervisor side of a live session (session-server.h). One process,
+ * one poll loop, no threads: the control socket, the connections of the
+ * `ward exec` clients whose commands run, pid 1's socket (the commands'
+ * starts and ends), the commands' pidfds (a command killed from here
+ * reports nothing), the owner, ward's own signals, the timers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "common/strv.h"
+#include "common/time-util.h"
+#include "policy/env-filter.h"
+#include "run/run-result.h"
+#include "session/session-proto.h"
+#include "session/session-server.h"
+#include "ward/ward.h"
+
+#define CMDS_MAX 64
+
+typedef struct Cmd {
+	bool used, started, background, want_result, timed_out, client_gone, stopped;
+	uint32_t id;
+	int conn;   /* the client's connection; -1 once it is gone or replied to */
+	int pidfd;  /* the command's pid 1 (its own pid namespace); -1 until started */
+	uint64_t start_ms, deadline_ms;
+	char **argv;
+	char *cwd;
+} Cmd;
+
+typedef struct Server {
+	const SessionServerConfig *cfg;
+	const SandboxSession *s;
+	Cmd cmds[CMDS_MAX];
+	uint32_t next_id;
+	uint64_t last_activity_ms, idle_ms;
+	bool stop;
+	int stop_conn[8];
+	size_t n_stop;
+} Server;
+
+static void reply(int conn, SessionReplyKind kind, int code, const char *text)
+{
+	size_t len = text ? strlen(text) : 0;
+	SessionReplyHead h = { .magic = SESSION_REPLY_MAGIC, .kind = kind, .code = code };
+	_cleanup_free_ char *buf = NULL;
+
+	if (conn < 0)
+		return;
+	if (len > SESSION_REPLY_MAX)
+		len = SESSION_REPLY_MAX;
+	h.len = (uint32_t)len;
+	buf = malloc(sizeof(h) + len);
+	if (!buf)
+		return;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), text ? text : "", len);
+	(void)send(conn, buf, sizeof(h) + len, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static void cmd_free(Cmd *c)
+{
+	if (c->conn >= 0)
+		close(c->conn);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	strv_free(c->argv);
+	free(c->cwd);
+	*c = (Cmd){ .conn = -1, .pidfd = -1 };
+}
+
+static Cmd *cmd_find(Server *srv, uint32_t id)
+{
+	for (size_t i = 0; i < CMDS_MAX; i++)
+		if (srv->cmds[i].used && srv->cmds[i].id == id)
+			return &srv->cmds[i];
+	return NULL;
+}
+
+static void audit(Server *srv, const char *event, cJSON *fields)
+{
+	if (!fields)
+		return;
+	if (!srv->s->audit) {
+		cJSON_Delete(fields);
+		return;
+	}
+	(void)audit_write(srv->s->audit, event, fields);
+}
+
+/* The command ended (or never started): its result object, its `exit`
+ * event, the client's reply, exactly as `ward run` makes them. */
+static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, int err_exit)
+{
+	RunResult rr = { .status = -1, .tier = srv->cfg->tier, .cow = srv->cfg->cow };
+	RunOutcome o = { .result = &rr, .error = err, .session_id = srv->cfg->session_id,
+			 .argv = c->argv, .workspace = srv->s->workspace };
+	cJSON *obj;
+	_cleanup_free_ char *text = NULL;
+
+	snprintf(rr.session_id, sizeof(rr.session_id), "%s", srv->cfg->session_id);
+	rr.duration_ms = monotonic_ms() - c->start_ms;
+	rr.timed_out = c->timed_out;
+	rr.parent_died = c->client_gone && !c->background;
+	if (err) {
+		rr.exit_code = err_exit;
+	} else if (c->timed_out) {
+		rr.started = true;
+		rr.signal = SIGKILL;
+		rr.exit_code = WARD_EXIT_TIMEOUT;
+	} else if (wstatus < 0) { /* killed from here: stop, a gone client */
+		rr.started = true;
+		rr.signal = SIGKILL;
+		rr.exit_code = WARD_EXIT_SIGNAL_BASE + SIGKILL;
+	} else if (WIFEXITED(wstatus)) {
+		rr.started = true;
+		rr.status = WEXITSTATUS(wstatus);
+		rr.exit_code = rr.status;
+	} else {
+		rr.started = true;
+		rr.signal = WTERMSIG(wstatus);
+		rr.exit_code = WARD_EXIT_SIGNAL_BASE + rr.signal;
+	}
+	obj = run_event_exit(&o);
+	if (obj) {
+		cJSON_AddNumberToObject(obj, "exec_id", c->id);
+		cJSON_AddBoolToObject(obj, "background", c->background);
+	}
+	audit(srv, err ? "error" : "exit", obj);
+	if (c->conn >= 0 && !c->background) {
+		if (c->want_result) {
+			obj = run_result_object(&o);
+			if (obj) {
+				cJSON_AddNumberToObject(obj, "exec_id", c->id);
+				text = cJSON_PrintUnformatted(obj);
+				cJSON_Delete(obj);
+			}
+		}
+		if (err) {
+			char line[512];
+			run_error_message(err, line, sizeof(line));
+			if (!c->want_result) {
+				free(text);
+				text = strdup(line);
+			}
+			reply(c->conn, SESSION_REP_ERROR, rr.exit_code, text ? text : line);
+		} else
+			reply(c->conn, SESSION_REP_EXIT, rr.exit_code, text);
+	}
+	srv->last_activity_ms = monotonic_ms();
+	cmd_free(c);
+}
+
+static void cmd_fail(Server *srv, Cmd *c, const char *step, int error, int exit_code,
+		     const char *detail)
+{
+	WardError e = {};
+
+	(void)ward_error_set(&e, step, error, "%s", detail ? detail : "");
+	cmd_finish(srv, c, -1, &e, exit_code);
+}
+
+/* Anything a directory or an O_PATH descriptor reaches, or a writable
+ * file on fd 1 or 2 (truncate, F_SETFL): the `ward exec` client replaces
+ * these (stdio-relay.h) before it sends; refuse what was not. */
+static const char *stdio_refused(const int fds[3])
+{
+	static char why[96];
+
+	for (int i = 0; i < 3; i++) {
+		struct stat st;
+		int fl = fcntl(fds[i], F_GETFL);
+		if (fl < 0 || fstat(fds[i], &st) < 0 || (fl & O_PATH) || S_ISDIR(st.st_mode)) {
+			snprintf(why, sizeof(why), "fd %d is a directory or an O_PATH descriptor", i);
+			return why;
+		}
+		if (S_ISREG(st.st_mode) && (fl & O_ACCMODE) != O_RDONLY) {
+			snprintf(why, sizeof(why), "fd %d is a writable regular file (send a pipe)", i);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* The command's environment: the client's, filtered by the session's
+ * policy as `ward run` filters it; --env may only set a name the policy
+ * passes (a request narrows, never widens). */
+static char **exec_env(Server *srv, const SessionRequest *rq, char *why, size_t n)
+{
+	_cleanup_strv_ char **env = run_env_build(srv->s->policy, srv->s->proxy, rq->env, NULL);
+
+	if (!env) {
+		snprintf(why, n, "out of memory");
+		return NULL;
+	}
+	STRV_FOREACH(x, rq->extra) {
+		char *one[] = { *x, NULL };
+		_cleanup_strv_ char **kept = env_filter(srv->s->policy, one, NULL);
+		size_t name = strcspn(*x, "=");
+		if (!kept || !kept[0] || strcmp(kept[0], *x) != 0) {
+			snprintf(why, n,
+				 "--env %.*s: the session's policy does not pass this variable (a "
+				 "request can only narrow what the session allows)",
+				 (int)name, *x);
+			return NULL;
+		}
+		for (size_t k = 0; env[k];) {
+			if (strncmp(env[k], *x, name + 1) == 0) {
+				free(env[k]);
+				memmove(&env[k], &env[k + 1], (strv_length(env + k + 1) + 1) * sizeof(char *));
+			} else
+				k++;
+		}
+		if (strv_extend(&env, *x) < 0)
+			return NULL;
+	}
+	return TAKE_PTR(env);
+}
+
+static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds[3])
+{
+	const WardPolicy *pol = srv->s->policy;
+	uint64_t timeout = rq->value, max = pol->timeout_s;
+	char why[512];
+	const char *bad;
+	_cleanup_strv_ char **env = NULL;
+	_cleanup_free_ char *cwd = NULL;
+	Cmd *c = NULL;
+	int r;
+
+	if (max && timeout > max) {
+		snprintf(why, sizeof(why),
+			 "--timeout %llu is longer than the session's limits.timeout_s (%llu): a "
+			 "request can only narrow what the session allows",
+			 (unsigned long long)timeout, (unsigned long long)max);
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, why);
+		return;
+	}
+	if (!timeout)
+		timeout = max;
+	if ((bad = stdio_refused(fds))) {
+		snprintf(why, sizeof(why), "refused: %s", bad);
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, why);
+		return;
+	}
+	env = exec_env(srv, rq, why, sizeof(why));
+	if (!env) {
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, why);
+		return;
+	}
+	if (!rq->cwd)
+		cwd = strdup(srv->s->workspace);
+	else if (rq->cwd[0] == '/')
+		cwd = strdup(rq->cwd);
+	else if (asprintf(&cwd, "%s/%s", srv->s->workspace, rq->cwd) < 0)
+		cwd = NULL;
+	for (size_t i = 0; i < CMDS_MAX && !c; i++)
+		if (!srv->cmds[i].used)
+			c = &srv->cmds[i];
+	if (!cwd || !c) {
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP,
+		      c ? "out of memory" : "too many commands running in this session");
+		return;
+	}
+	*c = (Cmd){ .used = true, .id = ++srv->next_id, .conn = -1, .pidfd = -1,
+		    .background = rq->flags & SESSION_EXEC_BACKGROUND,
+		    .want_result = rq->flags & SESSION_EXEC_RESULT, .start_ms = monotonic_ms() };
+	c->deadline_ms = timeout ? c->start_ms + timeout * 1000 : 0;
+	c->argv = strv_copy(rq->argv);
+	c->cwd = TAKE_PTR(cwd);
+	if (!c->argv) {
+		cmd_free(c);
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, "out of memory");
+		return;
+	}
+	c->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
+	srv->last_activity_ms = c->start_ms;
+	cJSON *ev = cJSON_CreateObject();
+	if (ev) {
+		cJSON_AddNumberToObject(ev, "exec_id", c->id);
+		cJSON *a = cJSON_AddArrayToObject(ev, "argv");
+		STRV_FOREACH(x, c->argv)
+			cJSON_AddItemToArray(a, cJSON_CreateString(*x));
+		cJSON_AddStringToObject(ev, "cwd", c->cwd);
+		cJSON_AddBoolToObject(ev, "background", c->background);
+		cJSON_AddNumberToObject(ev, "timeout_s", (double)timeout);
+	}
+	audit(srv, "exec", ev);
+	r = sandbox_session_send(srv->s->init_sock, c->id, c->cwd, c->argv, env, fds);
+	if (r < 0)
+		cmd_fail(srv, c, "session", -r, WARD_EXIT_SETUP,
+			 r == -E2BIG ? "the command and its environment are too large"
+				     : "could not pass the command to the sandbox");
+}
+
+static void handle_ps(Server *srv, int conn, bool json)
+{
+	cJSON *arr = cJSON_CreateArray();
+	_cleanup_free_ char *text = NULL;
+	char *line = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
+
+	if (!arr || !f) {
+		cJSON_Delete(arr);
+		if (f)
+			fclose(f);
+		free(line);
+		reply(conn, SESSION_REP_ERROR, 1, "out of memory");
+		return;
+	}
+	if (!json)
+		fprintf(f, "%-6s %-8s %s\n", "ID", "AGE", "COMMAND");
+	for (size_t i = 0; i < CMDS_MAX; i++) {
+		Cmd *c = &srv->cmds[i];
+		if (!c->used || !c->background || !c->started)
+			continue;
+		uint64_t age = (monotonic_ms() - c->start_ms) / 1000;
+		cJSON *o = cJSON_CreateObject(), *a;
+		cJSON_AddNumberToObject(o, "id", c->id);
+		cJSON_AddNumberToObject(o, "age_s", (double)age);
+		a = cJSON_AddArrayToObject(o, "argv");
+		STRV_FOREACH(x, c->argv)
+			cJSON_AddItemToArray(a, cJSON_CreateString(*x));
+		cJSON_AddStringToObject(o, "cwd", c->cwd);
+		cJSON_AddItemToArray(arr, o);
+		if (!json) {
+			char agebuf[24];
+			snprintf(agebuf, sizeof(agebuf), "%llus", (unsigned long long)age);
+			fprintf(f, "%-6u %-8s", c->id, agebuf);
+			STRV_FOREACH(x, c->argv)
+				fprintf(f, " %s", *x);
+			fputc('\n', f);
+		}
+	}
+	fclose(f);
+	text = json ? cJSON_PrintUnformatted(arr) : line;
+	if (json)
+		free(line);
+	cJSON_Delete(arr);
+	reply(conn, SESSION_REP_OK, 0, text);
+}
+
+static void handle_accept(Server *srv)
+{
+	static char buf[sizeof(SessionReqHead) + SESSION_REQ_MAX + 1];
+	char err[160];
+	int conn = accept4(srv->cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	SessionRequest rq = {};
+	int fds[3] = { -1, -1, -1 }, nfd = 0;
+
+	if (conn < 0)
+		return;
+	/* The session's user only: another user's process reaching the
+	 * socket (the directory is 0700) is refused all the same. */
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid()) {
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP,
+		      "refused: this session belongs to another user");
+		close(conn);
+		return;
+	}
+	/* The request follows the connect at once; a client that sends
+	 * nothing is dropped (the loop has other commands to serve). */
+	struct pollfd p = { .fd = conn, .events = POLLIN };
+	if (poll(&p, 1, 2000) <= 0) {
+		close(conn);
+		return;
+	}
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b) };
+	ssize_t n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int got[4];
+		memcpy(got, CMSG_DATA(c), sizeof(int) * (k > 4 ? 4 : k));
+		for (size_t i = 0; i < k && i < 4; i++) {
+			if (nfd < 3)
+				fds[nfd++] = got[i];
+			else
+				close(got[i]);
+		}
+	}
+	if (n < 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, "refused: a malformed request");
+	else if (session_request_parse(buf, (size_t)n, &rq, err, sizeof(err)) < 0) {
+		char why[200];
+		snprintf(why, sizeof(why), "refused: %s", err);
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, why);
+	} else if (rq.kind == SESSION_REQ_EXEC && nfd != 3)
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP,
+		      "refused: an exec passes exactly three descriptors");
+	else if (rq.kind != SESSION_REQ_EXEC && nfd != 0)
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, "refused: unexpected descriptors");
+	else if (rq.kind == SESSION_REQ_EXEC)
+		handle_exec(srv, conn, &rq, fds);
+	else if (rq.kind == SESSION_REQ_PS)
+		handle_ps(srv, conn, rq.flags & SESSION_PS_JSON);
+	else if (rq.kind == SESSION_REQ_STOP) {
+		srv->stop = true;
+		if (srv->n_stop < ELEMENTSOF(srv->stop_conn)) {
+			/* Closed when this process exits: the client waits for it. */
+			srv->stop_conn[srv->n_stop++] = conn;
+			conn = -1;
+		}
+	} else
+		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, "refused: not a request of its own");
+	session_request_done(&rq);
+	for (int i = 0; i < nfd; i++)
+		close(fds[i]);
+	if (conn >= 0)
+		close(conn);
+}
+
+static void send_signal(int pidfd, int sig, bool group)
+{
+	siginfo_t si = { .si_signo = sig, .si_code = SI_QUEUE };
+
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_int = group ? FORWARD_TO_GROUP : 0;
+	if (pidfd_send_signal(pidfd, sig, &si, 0) < 0)
+		(void)pidfd_send_signal(pidfd, sig, NULL, 0);
+}
+
+/* A running command's client: a signal to pass on, or gone. */
+static void handle_conn(Server *srv, Cmd *c)
+{
+	char buf[sizeof(SessionReqHead) + 64];
+	SessionRequest rq = {};
+	ssize_t n = recv(c->conn, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		/* The harness is gone: so is its command (a cold run's
+		 * --die-with-parent). */
+		c->client_gone = true;
+		close(c->conn);
+		c->conn = -1;
+		if (c->pidfd >= 0)
+			(void)pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+		return;
+	}
+	if (session_request_parse(buf, (size_t)n, &rq, NULL, 0) == 0 && rq.kind == SESSION_REQ_SIGNAL &&
+	    c->pidfd >= 0)
+		send_signal(c->pidfd, (int)rq.value, rq.flags & SESSION_SIGNAL_GROUP);
+	session_request_done(&rq);
+}
+
+static void handle_event(Server *srv, const SandboxEvent *ev, int pidfd)
+{
+	Cmd *c = cmd_find(srv, ev->id);
+
+	if (!c) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return;
+	}
+	switch (ev->kind) {
+	case SANDBOX_EV_STARTED:
+		c->started = true;
+		c->pidfd = pidfd;
+		if (c->background) {
+			char id[16];
+			snprintf(id, sizeof(id), "%u", c->id);
+			reply(c->conn, SESSION_REP_STARTED, (int)c->id, id);
+			close(c->conn);
+			c->conn = -1;
+		} else if (c->client_gone)
+			(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+		break;
+	case SANDBOX_EV_EXIT:
+		cmd_finish(srv, c, ev->value, NULL, 0);
+		break;
+	case SANDBOX_EV_FAILED: {
+		const char *step = sandbox_step_to_string(ev->step);
+		int code = WARD_EXIT_SETUP;
+		if (ev->step == SANDBOX_STEP_EXEC)
+			code = ev->error == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC;
+		if (pidfd >= 0)
+			close(pidfd);
+		cmd_fail(srv, c, step && *step ? step : "init", ev->error, code, ev->detail);
+		break;
+	}
+	default:
+		if (pidfd >= 0)
+			close(pidfd);
+	}
+}
+
+/* Every event pid 1 and the commands' inits queued. -EPIPE: pid 1 is gone. */
+static int drain_events(Server *srv)
+{
+	for (;;) {
+		SandboxEvent ev;
+		int pidfd, r = sandbox_session_recv(srv->s->init_sock, &ev, &pidfd);
+		if (r == -EAGAIN)
+			return 0;
+		if (r == -EPIPE)
+			return r;
+		if (r < 0)
+			continue;
+		handle_event(srv, &ev, pidfd);
+	}
+}
+
+/* The end of the session: every command is killed with pid 1 (the
+ * caller's); each gets its record. */
+static void finish_all(Server *srv)
+{
+	for (size_t i = 0; i < CMDS_MAX; i++) {
+		Cmd *c = &srv->cmds[i];
+		if (!c->used)
+			continue;
+		if (c->pidfd >= 0)
+			(void)pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+		c->stopped = true;
+		cmd_finish(srv, c, -1, NULL, 0);
+	}
+}
+
+static int wait_ready(Server *srv)
+{
+	for (;;) {
+		struct pollfd p[2] = { { .fd = srv->s->init_sock, .events = POLLIN },
+				       { .fd = srv->s->init_pidfd, .events = POLLIN } };
+		SandboxEvent ev;
+		int pidfd;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (p[0].revents) {
+			int r = sandbox_session_recv(srv->s->init_sock, &ev, &pidfd);
+			if (r == 0 && pidfd >= 0)
+				close(pidfd);
+			if (r == 0 && ev.kind == SANDBOX_EV_READY)
+				return 0;
+			if (r == -EPIPE)
+				return r;
+			continue;
+		}
+		if (p[1].revents)
+			return -ESRCH;
+	}
+}
+
+int session_server_loop(void *userdata, const SandboxSession *s)
+{
+	const SessionServerConfig *cfg = userdata;
+	Server srv = { .cfg = cfg, .s = s };
+	uint64_t idle_s = s->policy->session_idle_s ? s->policy->session_idle_s
+						    : POLICY_SESSION_IDLE_DEFAULT_S;
+
+	for (size_t i = 0; i < CMDS_MAX; i++)
+		srv.cmds[i] = (Cmd){ .conn = -1, .pidfd = -1 };
+	srv.idle_ms = idle_s * 1000;
+	if (wait_ready(&srv) < 0)
+		return 0;
+	if (cfg->ready_fd >= 0) {
+		(void)!write(cfg->ready_fd, "ok\n", 3);
+		close(cfg->ready_fd);
+	}
+	log_info("session %s is up", cfg->session_id);
+	srv.last_activity_ms = monotonic_ms();
+
+	enum { P_LISTEN, P_INIT_SOCK, P_INIT, P_SIG, P_OWNER, P_FIXED };
+	while (!srv.stop) {
+		struct pollfd p[P_FIXED + 2 * CMDS_MAX];
+		Cmd *owner[P_FIXED + 2 * CMDS_MAX];
+		size_t n = P_FIXED;
+		uint64_t now = monotonic_ms(), next = 0;
+		bool busy = false;
+
+		p[P_LISTEN] = (struct pollfd){ .fd = cfg->listen_fd, .events = POLLIN };
+		p[P_INIT_SOCK] = (struct pollfd){ .fd = s->init_sock, .events = POLLIN };
+		p[P_INIT] = (struct pollfd){ .fd = s->init_pidfd, .events = POLLIN };
+		p[P_SIG] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
+		p[P_OWNER] = (struct pollfd){ .fd = cfg->owner_pidfd, .events = POLLIN };
+		for (size_t i = 0; i < CMDS_MAX; i++) {
+			Cmd *c = &srv.cmds[i];
+			if (!c->used)
+				continue;
+			if (!c->background)
+				busy = true;
+			if (c->conn >= 0 && !c->background) {
+				owner[n] = c;
+				p[n++] = (struct pollfd){ .fd = c->conn, .events = POLLIN };
+			}
+			if (c->pidfd >= 0) {
+				owner[n] = c;
+				p[n++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
+			}
+			if (c->deadline_ms && !c->timed_out && (!next || c->deadline_ms < next))
+				next = c->deadline_ms;
+		}
+		if (busy)
+			srv.last_activity_ms = now;
+		else if (!next || srv.last_activity_ms + srv.idle_ms < next)
+			next = srv.last_activity_ms + srv.idle_ms;
+		int timeout = next ? (next > now ? (int)(next - now > INT32_MAX ? INT32_MAX : next - now) : 0) : -1;
+		int k = poll(p, n, timeout);
+		if (k < 0 && errno != EINTR)
+			break;
+		now = monotonic_ms();
+		/* Timers. */
+		for (size_t i = 0; i < CMDS_MAX; i++) {
+			Cmd *c = &srv.cmds[i];
+			if (c->used && c->deadline_ms && !c->timed_out && now >= c->deadline_ms) {
+				c->timed_out = true;
+				if (c->pidfd >= 0)
+					(void)pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+			}
+		}
+		if (!busy && now >= srv.last_activity_ms + srv.idle_ms) {
+			log_info("session %s: idle for %llu s, stopping", cfg->session_id,
+				 (unsigned long long)idle_s);
+			srv.stop = true;
+		}
+		if (k <= 0)
+			continue;
+		if (p[P_INIT_SOCK].revents && drain_events(&srv) == -EPIPE)
+			break;
+		if (p[P_INIT].revents)
+			break; /* pid 1 is gone: so is everything inside */
+		if (p[P_OWNER].revents) {
+			log_info("session %s: its owner exited, stopping", cfg->session_id);
+			srv.stop = true;
+		}
+		if (p[P_SIG].revents) {
+			struct signalfd_siginfo si;
+			while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGWINCH)
+					srv.stop = true;
+		}
+		for (size_t i = P_FIXED; i < n; i++) {
+			Cmd *c = owner[i];
+			if (!p[i].revents || !c->used)
+				continue;
+			if (p[i].fd == c->conn)
+				handle_conn(&srv, c);
+			else if (p[i].fd == c->pidfd) {
+				/* Its end reported first, if it had one. */
+				uint32_t id = c->id;
+				if (drain_events(&srv) == -EPIPE)
+					break;
+				if (c->used && c->id == id)
+					cmd_finish(&srv, c, -1, NULL, 0);
+			}
+		}
+		if (p[P_LISTEN].revents)
+			handle_accept(&srv);
+	}
+	finish_all(&srv);
+	log_info("session %s is stopping", cfg->session_id);
+	return 1;
+}
