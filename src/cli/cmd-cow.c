@@ -272,6 +272,10 @@ int open_session(const char *id, CowSession **ret)
 	r = cow_session_open(state, id, ret);
 	if (r == -ENOENT)
 		return log_error("No session %s", qid), WARD_EXIT_FAILURE;
+	if (r == -EBUSY)
+		return log_error("Session %s has a live sandbox: stop it first (ward session stop %s)",
+				 qid, qid),
+		       WARD_EXIT_FAILURE;
 	if (r == -ELOOP || r == -ESTALE) {
 		/* Recovery needs the workspace; the session itself is fine. */
 		_cleanup_(cow_session_freep) CowSession *u = NULL;

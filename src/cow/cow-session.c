@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "session/session-client.h"
 #include "audit/audit.h"
 #include "common/cleanup.h"
 #include "common/dirs.h"
@@ -281,12 +282,35 @@ static CowSession *session_new(const char *dir, const char *id)
 	return s;
 }
 
+/* Does the session in @dir (<state>/sessions/<id>) have a live sandbox
+ * (its control socket answers a connect)? */
+static bool session_is_live(const char *dir, const char *id)
+{
+	_cleanup_free_ char *state = strdup(dir);
+	char *slash;
+	int fd;
+
+	for (int i = 0; state && i < 2; i++)
+		if ((slash = strrchr(state, '/')))
+			*slash = 0;
+	if (!state || session_client_connect(state, id, &fd) < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 static int take_lock(CowSession *s, bool create)
 {
 	s->lock_fd = openat(s->dir_fd, "lock",
 			    O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
 	if (s->lock_fd < 0)
 		return -errno;
+	if (flock(s->lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	/* A live session's supervisor holds the lock for the session's life
+	 * (docs/sessions.md): say so instead of waiting for it. */
+	if (errno == EWOULDBLOCK && session_is_live(s->dir, s->id))
+		return -EBUSY;
 	/* Blocking: a second `ward run --session` or an apply waits for the
 	 * holder to finish instead of racing it on the same layer. */
 	if (RETRY_EINTR(flock(s->lock_fd, LOCK_EX)) < 0)

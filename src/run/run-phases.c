@@ -444,6 +444,11 @@ static int acquire_session(Run *run)
 			fprintf(stderr, "ward: session %s\n", cow_session_id(run->session));
 	} else if (run->session_arg) {
 		r = cow_session_open(run->state, run->session_arg, &run->session);
+		if (r == -EBUSY)
+			return run_failf(run, "session", r,
+					 "Session '%s' has a live sandbox: run the command in it with "
+					 "'ward exec %s -- CMD', or stop it with 'ward session stop %s'",
+					 run->session_arg, run->session_arg, run->session_arg);
 		if (r < 0)
 			return run_failf(run, "session", r, "Failed to open session '%s'",
 					 run->session_arg);
