@@ -87,7 +87,10 @@ check_eq "--timeout kills the command (124)" 124 "$(status_of "$WARD" exec "$id"
 check "the timed-out command is gone" wait_until gone "sleep 30$"
 
 # --- signals: to the foreground command only ---
-"$WARD" exec "$id" -- sh -c "trap 'echo got-int >$WS/int-$TAG; exit 3' INT; sleep 60 & wait" &
+# (A background job of a script starts with SIGINT ignored: undo that, as
+# a harness's own child would have it.)
+"$PY" -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+	"$WARD" exec "$id" -- sh -c "trap 'echo got-int >$WS/int-$TAG; exit 3' INT; sleep 60 & wait" &
 c=$!
 wait_until pgrep -f "sleep 60$"
 kill -INT "$c"
