@@ -136,7 +136,11 @@ _noreturn_ static void daemon_main(RunOptions *o, const char *state, const char 
 	_cleanup_(run_freep) Run *run = run_new(&req);
 	code = run ? run_all(run) : WARD_EXIT_SETUP;
 	run = run_free(run);
-	live_dir_remove(state, id);
+	/* Before it was ready, `session new` shows the log and removes it. */
+	if (cfg.ready)
+		live_dir_remove(state, id);
+	else if (session_live_path(state, id, "ctl", path, sizeof(path)) == 0)
+		(void)unlink(path);
 	_exit(code);
 }
 
@@ -221,19 +225,19 @@ static int session_new_live(int argc, char **argv)
 	close(listen_fd);
 	close(owner_pidfd);
 
-	char buf[8] = "";
+	char buf[8] = "", logpath[4096], line[1024];
 	ssize_t n = read(ready[0], buf, sizeof(buf) - 1);
+	FILE *f;
 	close(ready[0]);
+	/* What the supervisor said while it started (warnings about the
+	 * view, degraded protections; or why it failed), as ward run says it. */
+	if (session_live_path(state, id, "log", logpath, sizeof(logpath)) == 0 &&
+	    (f = fopen(logpath, "re"))) {
+		while (fgets(line, sizeof(line), f))
+			fputs(line, stderr);
+		fclose(f);
+	}
 	if (n < 3 || strncmp(buf, "ok\n", 3) != 0) {
-		/* The daemon failed before the sandbox was ready: its reasons. */
-		char path[4096], line[1024];
-		FILE *f;
-		if (session_live_path(state, id, "log", path, sizeof(path)) == 0 &&
-		    (f = fopen(path, "re"))) {
-			while (fgets(line, sizeof(line), f))
-				fputs(line, stderr);
-			fclose(f);
-		}
 		live_dir_remove(state, id);
 		fprintf(stderr, "ward session new: the session's sandbox did not start\n");
 		return WARD_EXIT_SETUP;

@@ -506,7 +506,7 @@ static int write_start(Run *run)
 	};
 	/* A run that cannot be recorded does not start (a full file system
 	 * must not hide it). */
-	int r = audit_write(run->audit, "start", run_event_start(&s));
+	int r = audit_write(run->audit, run->serve ? "session_start" : "start", run_event_start(&s));
 
 	if (r < 0)
 		return run_failf(run, "audit", r,

@@ -285,7 +285,8 @@ int run_report(Run *run)
 		run->events_lost = run->audit ? audit_events_lost(run->audit, NULL) : 0;
 		outcome(run, &o);
 		if (run->audit)
-			(void)audit_write(run->audit, "exit", run_event_exit(&o));
+			(void)audit_write(run->audit, run->serve ? "session_exit" : "exit",
+					  run_event_exit(&o));
 		lost = run->audit ? audit_failures(run->audit, &run->audit_error) : 0;
 		if (lost)
 			run_log(run, RUN_LOG_ERROR,

@@ -288,17 +288,21 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	}
 	c->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
 	srv->last_activity_ms = c->start_ms;
-	cJSON *ev = cJSON_CreateObject();
+	/* The `start` event of a cold run, for this command (the session's
+	 * own start event has the sandbox's enforced and degraded lists). */
+	char hash[65] = "unknown";
+	(void)policy_hash(pol, hash);
+	RunStart st = { .argv = c->argv, .workspace = srv->s->workspace, .tier = srv->cfg->tier,
+			.policy_hash = hash, .policy_sources = pol->sources,
+			.network = srv->s->proxy ? "proxy" : "none", .cow = srv->cfg->cow };
+	cJSON *ev = run_event_start(&st);
 	if (ev) {
 		cJSON_AddNumberToObject(ev, "exec_id", c->id);
-		cJSON *a = cJSON_AddArrayToObject(ev, "argv");
-		STRV_FOREACH(x, c->argv)
-			cJSON_AddItemToArray(a, cJSON_CreateString(*x));
 		cJSON_AddStringToObject(ev, "cwd", c->cwd);
 		cJSON_AddBoolToObject(ev, "background", c->background);
 		cJSON_AddNumberToObject(ev, "timeout_s", (double)timeout);
 	}
-	audit(srv, "exec", ev);
+	audit(srv, "start", ev);
 	r = sandbox_session_send(srv->s->init_sock, c->id, c->cwd, c->argv, env, fds);
 	if (r < 0)
 		cmd_fail(srv, c, "session", -r, WARD_EXIT_SETUP,
@@ -571,7 +575,7 @@ static int wait_ready(Server *srv)
 
 int session_server_loop(void *userdata, const SandboxSession *s)
 {
-	const SessionServerConfig *cfg = userdata;
+	SessionServerConfig *cfg = userdata;
 	Server srv = { .cfg = cfg, .s = s };
 	uint64_t idle_s = s->policy->session_idle_s ? s->policy->session_idle_s
 						    : POLICY_SESSION_IDLE_DEFAULT_S;
@@ -581,6 +585,7 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 	srv.idle_ms = idle_s * 1000;
 	if (wait_ready(&srv) < 0)
 		return 0;
+	cfg->ready = true;
 	if (cfg->ready_fd >= 0) {
 		(void)!write(cfg->ready_fd, "ok\n", 3);
 		close(cfg->ready_fd);

@@ -19,6 +19,7 @@ typedef struct SessionServerConfig {
 	const char *session_id;
 	int tier;
 	bool cow;
+	bool ready;             /* set by the loop once the sandbox was ready */
 } SessionServerConfig;
 
 /* SandboxServe.loop; @userdata is a SessionServerConfig. */

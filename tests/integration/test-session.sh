@@ -78,7 +78,7 @@ sys.exit(not (r['v']==1 and r['exit_code']==3 and r['status']==3 and r['session'
 check "the audit log records the exec and its exit" "$PY" -c "
 import json,sys
 ev=[json.loads(l) for l in open('$XDG_STATE_HOME/ward/audit.jsonl')]
-ex=[e for e in ev if e.get('event')=='exec' and 'audit-$TAG' in ' '.join(e.get('argv',[]))]
+ex=[e for e in ev if e.get('event')=='start' and 'audit-$TAG' in ' '.join(e.get('argv',[])) and len(e.get('policy_hash',''))==64]
 xi=[e for e in ev if e.get('event')=='exit' and e.get('exec_id')==(ex[0]['exec_id'] if ex else -1)]
 sys.exit(not (ex and xi))"
 
