@@ -227,9 +227,9 @@ alive() {
 check "SIGKILL of the supervisor: every process it held ends ($held)" wait_until bash -c "$(declare -f alive); held='$held'; ! alive"
 cg_left() {
 	local d
-	for d in $(find /sys/fs/cgroup -maxdepth 4 -type d -name "*$id2*" 2>/dev/null); do
+	while read -r d; do
 		[ -s "$d/cgroup.procs" ] && return 0
-	done
+	done < <(find /sys/fs/cgroup -maxdepth 4 -type d -name "*$id2*" 2>/dev/null)
 	return 1
 }
 check "SIGKILL of the supervisor: no process is left in its cgroup" wait_until bash -c "$(declare -f cg_left); id2='$id2'; ! cg_left"

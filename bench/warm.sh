@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Warm sessions (docs/sessions.md), measured in one run: bare /bin/true,
+# `ward exec ID -- /bin/true` in a live session, a cold `ward run --
+# /bin/true`, bubblewrap (when installed); the same for `git status` in a
+# small repository; the cost of starting a session against a cold run;
+# and the supervisor's peak RSS after 1,000 commands (its RSS after the
+# first 10 and after all of them).
+#   bench/warm.sh [WARD] [REPETITIONS]
+# Targets (issue 14): warm exec <= 2.0x bare (median), p99 <= 3.0x bare;
+# session start <= 1.5x a cold run; no RSS growth after the first 10.
+set -euo pipefail
+WARD=${1:-build/ward}
+N=${2:-300}
+WARD=$(realpath "$WARD")
+
+T=$(mktemp -d /tmp/ward-bench-warm.XXXXXX)
+export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config
+mkdir -p "$HOME" "$T/ws"
+cd "$T/ws"
+git init -q . && git config user.email b@example.org && git config user.name bench
+for i in $(seq 1 50); do echo "line $i" >"f$i.txt"; done
+git add -A && git commit -qm init
+id=$("$WARD" session new --live)
+sup=$(cat "$XDG_STATE_HOME/ward/live/$id/pid")
+trap '"$WARD" session stop "$id" >/dev/null 2>&1; rm -rf "$T"' EXIT
+
+bw=()
+if command -v bwrap >/dev/null; then
+	bw=(bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --ro-bind /etc /etc)
+	for l in bin lib lib64 lib32 sbin; do
+		if [ -L "/$l" ]; then bw+=(--symlink "$(readlink "/$l")" "/$l");
+		elif [ -d "/$l" ]; then bw+=(--ro-bind "/$l" "/$l"); fi
+	done
+	bw+=(--dev /dev --proc /proc --tmpfs /tmp --tmpfs "$HOME" --bind "$T/ws" "$T/ws" --chdir "$T/ws")
+fi
+# Sanity: each variant runs.
+"$WARD" exec "$id" -- /bin/true
+"$WARD" exec "$id" -- git status >/dev/null
+"$WARD" run -- /bin/true
+
+python3 - "$N" "$WARD" "$id" "$sup" -- "${bw[@]}" <<'PY'
+import os, random, statistics, subprocess, sys, time
+n = int(sys.argv[1]); ward, sid, sup = sys.argv[2], sys.argv[3], sys.argv[4]
+bw = sys.argv[6:]
+def rss_kb(pid):
+    s = dict(l.split(":", 1) for l in open(f"/proc/{pid}/status"))
+    return int(s["VmRSS"].split()[0]), int(s["VmHWM"].split()[0])
+rss0 = rss_kb(sup)
+variants = {}
+for cmd_name, cmd in (("/bin/true", ["/bin/true"]), ("git status", ["git", "status", "--short"])):
+    variants[f"bare {cmd_name}"] = cmd
+    variants[f"ward exec {cmd_name}"] = [ward, "exec", sid, "--"] + cmd
+    variants[f"ward run {cmd_name}"] = [ward, "run", "--"] + cmd
+    if bw:
+        variants[f"bwrap {cmd_name}"] = bw + cmd
+times = {k: [] for k in variants}
+names = list(variants)
+for i in range(n):
+    random.shuffle(names)
+    for name in names:
+        t0 = time.perf_counter_ns()
+        r = subprocess.run(variants[name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        t1 = time.perf_counter_ns()
+        if r.returncode != 0:
+            sys.exit(f"{name} failed with {r.returncode}")
+        times[name].append((t1 - t0) / 1e6)
+def p99(v):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(round(0.99 * (len(v) - 1))))]
+print(f"median and p99 of {n} runs each, interleaved (ms):")
+for k, v in times.items():
+    print(f"  {k:28s} median {statistics.median(v):7.3f}   p99 {p99(v):7.3f}")
+for c in ("/bin/true", "git status"):
+    b, w, r = (times[f"{x} {c}"] for x in ("bare", "ward exec", "ward run"))
+    mb, pb = statistics.median(b), p99(b)
+    print(f"{c}: warm exec / bare  median {statistics.median(w) / mb:.2f}x (target <= 2.0)"
+          f"   p99 {p99(w) / pb:.2f}x (target <= 3.0)")
+    print(f"{c}: cold run / bare   median {statistics.median(r) / mb:.2f}x")
+    print(f"{c}: cold run / warm   median {statistics.median(r) / statistics.median(w):.2f}x")
+    if bw:
+        print(f"{c}: bwrap / bare      median {statistics.median(times[f'bwrap {c}']) / mb:.2f}x")
+
+# Session start against a cold run, interleaved.
+m = max(20, n // 10)
+st, cold = [], []
+for i in range(m):
+    t0 = time.perf_counter_ns()
+    s2 = subprocess.run([ward, "session", "new", "--live"], capture_output=True, text=True).stdout.strip()
+    st.append((time.perf_counter_ns() - t0) / 1e6)
+    subprocess.run([ward, "session", "stop", s2])
+    t0 = time.perf_counter_ns()
+    subprocess.run([ward, "run", "--", "/bin/true"])
+    cold.append((time.perf_counter_ns() - t0) / 1e6)
+ms, mc = statistics.median(st), statistics.median(cold)
+print(f"session start median {ms:.3f} ms, cold run median {mc:.3f} ms: {ms / mc:.2f}x (target <= 1.5)")
+
+# The supervisor's memory over 1,000 commands (the ones above included).
+done = 4 * n + 2
+rss10 = None
+for i in range(1000):
+    subprocess.run([ward, "exec", sid, "--", "/bin/true"])
+    if i == 9:
+        rss10 = rss_kb(sup)
+rss_end = rss_kb(sup)
+print(f"supervisor RSS: at start {rss0[0]} kB, after 10 more commands {rss10[0]} kB, "
+      f"after {done + 1000} commands {rss_end[0]} kB (peak {rss_end[1]} kB)")
+PY
