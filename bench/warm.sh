@@ -14,7 +14,7 @@ N=${2:-300}
 WARD=$(realpath "$WARD")
 
 T=$(mktemp -d /tmp/ward-bench-warm.XXXXXX)
-export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config
+export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config PATH=/usr/bin:/bin
 mkdir -p "$HOME" "$T/ws"
 cd "$T/ws"
 git init -q . && git config user.email b@example.org && git config user.name bench

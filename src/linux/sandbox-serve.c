@@ -194,6 +194,13 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(WARD_EXIT_SETUP);
 	(void)setsid();
+	/* The command's descriptors on 0-2 first, as a cold run's stdio
+	 * step: Landlock's rules for them (landlock.c) are this command's. */
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			FAIL(SANDBOX_STEP_STDIO, NULL, -errno);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
 	if (chdir(cwd) < 0)
 		FAIL(SANDBOX_STEP_CHDIR, cwd, -errno);
 	r = sandbox_init_steps(plan, SANDBOX_STEP_DROP_CAPS, SANDBOX_STEP_SECCOMP, &step, &detail);
@@ -206,7 +213,7 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 		FAIL(SANDBOX_STEP_NON_DUMPABLE, NULL, -errno);
 	if (pipe2(ep, O_CLOEXEC) < 0)
 		FAIL(SANDBOX_STEP_FORK, NULL, -errno);
-	const int keep[] = { sock, fds[0], fds[1], fds[2], ep[0], ep[1] };
+	const int keep[] = { sock, ep[0], ep[1] };
 	if (sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
 		FAIL(SANDBOX_STEP_CLOSE_FDS, NULL, -errno);
 	cmd = fork();
@@ -214,12 +221,6 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 		FAIL(SANDBOX_STEP_FORK, NULL, -errno);
 	if (cmd == 0) {
 		(void)setpgid(0, 0);
-		for (int i = 0; i < 3; i++)
-			if (dup2(fds[i], i) < 0) {
-				err = errno;
-				(void)!write(ep[1], &err, sizeof(err));
-				_exit(WARD_EXIT_SETUP);
-			}
 		sigprocmask(SIG_SETMASK, saved, NULL);
 		(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 		execvpe(argv[0], argv, envp);
@@ -228,8 +229,12 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 		_exit(err == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
 	}
 	(void)setpgid(cmd, cmd);
-	for (int i = 0; i < 3; i++)
-		close(fds[i]);
+	/* Only the command holds its descriptors: its pipes end with it. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; i < 3 && null >= 0; i++)
+		(void)dup2(null, i);
+	if (null > 2)
+		close(null);
 	close(ep[1]);
 	if (RETRY_EINTR(read(ep[0], &err, sizeof(err))) == (ssize_t)sizeof(err)) {
 		(void)waitpid(cmd, NULL, 0);
