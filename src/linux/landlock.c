@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "common/cleanup.h"
 #include "common/macro.h"
@@ -455,44 +456,46 @@ static int add_port_rules(int ruleset_fd, const uint16_t *ports, size_t n, uint6
  * files with pipes, so a regular file here is a read-only one; anything
  * else gets no rule. Pipes and sockets need none (Landlock does not check
  * internal filesystems). Failures are skipped: a missing rule only means
- * fewer rights. */
+ * fewer rights. stdio_access(): the access fd @fd gets, 0 for none. */
+static uint64_t stdio_access(int fd, uint64_t handled)
+{
+	struct stat st;
+	int flags = fcntl(fd, F_GETFL);
+	uint64_t a = 0;
+
+	if (flags < 0 || (flags & O_PATH) || fstat(fd, &st) < 0)
+		return 0;
+	if (S_ISREG(st.st_mode)) {
+		if ((flags & O_ACCMODE) != O_RDONLY)
+			return 0;
+		a = WARD_LL_FS_READ_FILE;
+	} else if (S_ISCHR(st.st_mode)) {
+		if ((flags & O_ACCMODE) != O_WRONLY)
+			a |= WARD_LL_FS_READ_FILE;
+		if ((flags & O_ACCMODE) != O_RDONLY)
+			a |= WARD_LL_FS_WRITE_FILE;
+		a |= WARD_LL_FS_IOCTL_DEV;
+	}
+	return a & handled & LL_FS_FILE;
+}
+
 static void add_stdio_rules(int ruleset_fd, uint64_t handled)
 {
 	for (int fd = 0; fd <= 2; fd++) {
-		WardLandlockPathBeneathAttr attr = { .parent_fd = fd };
-		struct stat st;
-		int flags = fcntl(fd, F_GETFL);
+		WardLandlockPathBeneathAttr attr = { .parent_fd = fd,
+						     .allowed_access = stdio_access(fd, handled) };
 
-		if (flags < 0 || (flags & O_PATH) || fstat(fd, &st) < 0)
-			continue;
-		if (S_ISREG(st.st_mode)) {
-			if ((flags & O_ACCMODE) != O_RDONLY)
-				continue;
-			attr.allowed_access = WARD_LL_FS_READ_FILE;
-		} else if (S_ISCHR(st.st_mode)) {
-			if ((flags & O_ACCMODE) != O_WRONLY)
-				attr.allowed_access |= WARD_LL_FS_READ_FILE;
-			if ((flags & O_ACCMODE) != O_RDONLY)
-				attr.allowed_access |= WARD_LL_FS_WRITE_FILE;
-			attr.allowed_access |= WARD_LL_FS_IOCTL_DEV;
-		} else
-			continue;
-		attr.allowed_access &= handled & LL_FS_FILE;
 		if (attr.allowed_access)
 			(void)sys_landlock_add_rule(ruleset_fd, WARD_LANDLOCK_RULE_PATH_BENEATH, &attr,
 						    0);
 	}
 }
 
-int landlock_plan_apply(const LandlockPlan *plan)
+/* The ruleset of @plan; @stdio: with the rules for fds 0-2. */
+static int build_ruleset(const LandlockPlan *plan, bool stdio, int *ret_fd)
 {
 	WardLandlockRulesetAttr attr = {};
 	int fd, r = 0;
-
-	if (!plan)
-		return -EINVAL;
-	if (plan->abi == 0)
-		return 0; /* nothing to enforce; the plan says so in degraded */
 
 	attr.handled_access_fs = plan->rights.fs;
 	attr.handled_access_net = plan->rights.net;
@@ -509,7 +512,7 @@ int landlock_plan_apply(const LandlockPlan *plan)
 		r = add_path_rule(fd, &cache, &plan->rules[i]);
 	if (cache.fd >= 0)
 		(void)close(cache.fd);
-	if (r >= 0 && plan->stdio_rules)
+	if (r >= 0 && stdio)
 		add_stdio_rules(fd, plan->rights.fs);
 	if (r >= 0 && (plan->rights.net & LL_NET_TCP)) {
 		r = add_port_rules(fd, plan->connect_ports, plan->n_connect_ports,
@@ -518,8 +521,62 @@ int landlock_plan_apply(const LandlockPlan *plan)
 			r = add_port_rules(fd, plan->bind_ports, plan->n_bind_ports,
 					   WARD_LL_NET_BIND_TCP);
 	}
-	if (r >= 0 && sys_landlock_restrict_self(fd, plan->rights.restrict_flags) < 0)
+	if (r < 0) {
+		(void)close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int landlock_plan_apply(const LandlockPlan *plan)
+{
+	return landlock_plan_apply_prebuilt(plan, -EBADF);
+}
+
+/* /dev/null, the one device the prebuilt ruleset has a rule for. */
+static bool is_dev_null(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+int landlock_plan_prebuild(const LandlockPlan *plan, int *ret_fd)
+{
+	*ret_fd = -EBADF;
+	if (!plan || plan->abi == 0)
+		return 0;
+	/* fds 0-2 must be /dev/null, open for reading and writing: the rule
+	 * every command whose stdio is /dev/null would get. */
+	for (int i = 0; i <= 2; i++)
+		if (!is_dev_null(i) || (fcntl(i, F_GETFL) & O_ACCMODE) != O_RDWR)
+			return -EINVAL;
+	return build_ruleset(plan, plan->stdio_rules, ret_fd);
+}
+
+int landlock_plan_apply_prebuilt(const LandlockPlan *plan, int prebuilt)
+{
+	bool stdio = false;
+	int fd = prebuilt, r = 0;
+
+	if (!plan)
+		return -EINVAL;
+	if (plan->abi == 0)
+		return 0; /* nothing to enforce; the plan says so in degraded */
+	for (int i = 0; plan->stdio_rules && i <= 2; i++)
+		if (stdio_access(i, plan->rights.fs) && !is_dev_null(i))
+			stdio = true;
+	/* The prebuilt ruleset has every rule but those for fds 0-2, and
+	 * /dev/null's: it serves exactly when they would add no other. */
+	if (fd < 0 || stdio) {
+		r = build_ruleset(plan, plan->stdio_rules, &fd);
+		if (r < 0)
+			return r;
+	}
+	if (sys_landlock_restrict_self(fd, plan->rights.restrict_flags) < 0)
 		r = -errno;
-	(void)close(fd);
+	if (fd != prebuilt)
+		(void)close(fd);
 	return r;
 }

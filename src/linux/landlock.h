@@ -104,3 +104,11 @@ const char *landlock_missing_reason(const char *name);
 /* Child side: create the ruleset, add rules (missing paths are skipped),
  * restrict self. Requires no_new_privs. Async-signal-safe, no allocation. */
 int landlock_plan_apply(const LandlockPlan *plan);
+/* For a live session's many commands (sandbox-serve.c): the ruleset of
+ * @plan with /dev/null's rule in place of those for fds 0-2, built once
+ * while fds 0-2 are /dev/null (else -EINVAL) (*@ret_fd; -EBADF when the
+ * plan enforces nothing); then landlock_plan_apply_prebuilt() is
+ * landlock_plan_apply() with it (it builds a ruleset of its own when fds
+ * 0-2 need a rule other than /dev/null's). No allocation. */
+int landlock_plan_prebuild(const LandlockPlan *plan, int *ret_fd);
+int landlock_plan_apply_prebuilt(const LandlockPlan *plan, int prebuilt);

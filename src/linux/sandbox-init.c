@@ -203,7 +203,7 @@ static int step_no_new_privs(SandboxPlan *plan, const char **detail)
 
 static int step_landlock(SandboxPlan *plan, const char **detail)
 {
-	return plan->landlock ? landlock_plan_apply(plan->landlock) : 0;
+	return plan->landlock ? landlock_plan_apply_prebuilt(plan->landlock, plan->landlock_fd) : 0;
 }
 
 static int step_seccomp(SandboxPlan *plan, const char **detail)

@@ -75,6 +75,7 @@ struct SandboxPlan {
 	int pty_master, pty_slave, devnull; /* init's */
 	const SandboxServe *serve;  /* a warm session (sandbox-serve.c); NULL: one command */
 	int session_sock;        /* init's end of SandboxSession.init_sock */
+	int landlock_fd;         /* a live session's prebuilt ruleset (landlock.h); -EBADF */
 };
 
 /* (Re)compute plan->enforced and plan->degraded from the plan's parts:

@@ -108,7 +108,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 	plan->pty_sock = plan->pty_master = plan->pty_slave = plan->devnull = -EBADF;
 	plan->parent_pid = opt->parent_pid;
 	plan->serve = opt->serve;
-	plan->session_sock = -EBADF;
+	plan->session_sock = plan->landlock_fd = -EBADF;
 	plan->argv = opt->argv;
 	plan->envp = opt->envp;
 	plan->policy = opt->policy;

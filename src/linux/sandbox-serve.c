@@ -206,6 +206,8 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 	r = sandbox_init_steps(plan, SANDBOX_STEP_DROP_CAPS, SANDBOX_STEP_SECCOMP, &step, &detail);
 	if (r < 0)
 		FAIL(step, detail, r);
+	if (plan->landlock_fd >= 0)
+		close(plan->landlock_fd);
 	r = walls_check(&plan->walls, &step, &detail);
 	if (r < 0)
 		FAIL(step, detail, r);
@@ -336,7 +338,11 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 	sandbox_forwarded_signals(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	const int keep[] = { sock, sfd };
+	/* Each command's Landlock ruleset, built once here (in the view):
+	 * a command then only restricts itself with it (landlock.h). */
+	if (plan->landlock && landlock_plan_prebuild(plan->landlock, &plan->landlock_fd) < 0)
+		plan->landlock_fd = -EBADF;
+	const int keep[] = { sock, sfd, plan->landlock_fd };
 	if (sfd < 0 || sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
 		_exit(WARD_EXIT_SETUP);
 	for (int sig = 1; sig < NSIG; sig++)
