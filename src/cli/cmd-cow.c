@@ -154,7 +154,7 @@ static const CliOption options_session[] = {
 };
 static const char usage_session[] =
 	"Usage: ward session new [--cow] [-w|--workspace DIR]\n"
-	"       ward session new --live [--json] [--cow] [-w DIR] [ward run's policy options]\n"
+	"       ward session new --live [--json] [--owner PID] [--cow] [-w DIR] [ward run's policy options]\n"
 	"       ward session ps ID [--json]\n"
 	"       ward session stop ID\n\n"
 	"Create a session and print its id alone on stdout. With --cow, runs in it\n"

@@ -146,7 +146,8 @@ _noreturn_ static void daemon_main(RunOptions *o, const char *state, const char 
 
 static int session_new_live(int argc, char **argv)
 {
-	const pid_t owner = getppid();
+	pid_t owner = getppid();
+	bool owner_given = false;
 	_cleanup_(run_options_done) RunOptions o = {};
 	_cleanup_strv_ char **args = NULL;
 	_cleanup_free_ char *err = NULL, *state = NULL, *ws = NULL, *id = NULL;
@@ -164,6 +165,17 @@ static int session_new_live(int argc, char **argv)
 			continue;
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--owner") == 0 && i + 1 < argc) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v <= 1 || v > 4194304) {
+				fprintf(stderr, "ward session new: --owner takes a process id\n");
+				return WARD_EXIT_USAGE;
+			}
+			owner = (pid_t)v;
+			owner_given = true;
 			continue;
 		}
 		if (strv_extend(&args, argv[i]) < 0)
@@ -190,8 +202,9 @@ static int session_new_live(int argc, char **argv)
 	/* The owner: the process that ran us. Its exit stops the session
 	 * (a pidfd; getppid() after it closes the race with its death). */
 	owner_pidfd = (int)pidfd_open(owner, 0);
-	if (owner_pidfd < 0 || getppid() != owner)
-		return fail("the process that started ward is gone", NULL, owner_pidfd < 0 ? errno : 0);
+	if (owner_pidfd < 0 || (!owner_given && getppid() != owner))
+		return fail(owner_given ? "the --owner process" : "the process that started ward is gone",
+			    NULL, owner_pidfd < 0 ? errno : 0);
 
 	if (run_resolve_workspace(o.workspace, &ws, &we) < 0)
 		return fail(we.detail, NULL, we.error);

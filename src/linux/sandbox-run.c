@@ -327,7 +327,8 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	if (plan->serve && !proxy_failed && !relay_failed && cgroup_err >= 0) {
 		SandboxSession ss = { .init_pidfd = pidfd, .init_sock = session_parent, .sigfd = sfd,
 				      .policy = plan->policy, .workspace = plan->workspace,
-				      .proxy = plan->proxy, .audit = plan->audit };
+				      .proxy = plan->proxy, .audit = plan->audit,
+				      .degraded = plan->degraded };
 		if (plan->serve->loop(plan->serve->userdata, &ss) > 0) {
 			have_status = true;
 			wstatus = 0;

@@ -42,6 +42,7 @@ typedef struct SandboxSession {
 	const char *workspace; /* as the command sees it */
 	bool proxy;            /* network.mode proxy: the proxy runs */
 	AuditLog *audit;       /* may be NULL */
+	char *const *degraded; /* the protections the sandbox lacks (as its start event says) */
 } SandboxSession;
 
 /* A signal the supervisor forwards carries this in si_value: the whole

@@ -112,6 +112,7 @@ static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, i
 	_cleanup_free_ char *text = NULL;
 
 	snprintf(rr.session_id, sizeof(rr.session_id), "%s", srv->cfg->session_id);
+	rr.degraded = (char **)srv->s->degraded;
 	rr.duration_ms = monotonic_ms() - c->start_ms;
 	rr.timed_out = c->timed_out;
 	rr.parent_died = c->client_gone && !c->background;

@@ -251,6 +251,16 @@ check "owner exit: the supervisor ends" wait_until sh -c "! kill -0 $sup3"
 check "owner exit: the background command ends" wait_until gone "sleep 307$"
 check "owner exit: the control socket is removed" test ! -e "$LIVE/$id3"
 
+# --- --owner PID: another process to live as long as ---
+sleep 600 &
+o2=$!
+id8=$("$WARD" session new --live --owner "$o2")
+sup8=$(cat "$LIVE/$id8/pid")
+check "--owner: the session is up while that process lives" "$WARD" exec "$id8" -- true
+kill "$o2"
+wait "$o2" 2>/dev/null
+check "--owner: the session ends with that process" wait_until sh -c "! kill -0 $sup8"
+
 # --- idle timeout (limits.session_idle_s) ---
 mkdir -p "$XDG_CONFIG_HOME/ward"
 printf '{"version":1,"limits":{"session_idle_s":1}}\n' >"$T/idle.json"
@@ -279,5 +289,19 @@ check_eq "ward run --session on a live session is refused, not blocked" 125 \
 	"$(timeout 20 "$WARD" run --session "$id6" -- true >/dev/null 2>&1; echo $?)"
 "$WARD" session stop "$id6"
 check "after stop, ward diff shows the session's change" sh -c "'$WARD' diff --name-only '$id6' | grep -q cowfile"
+
+# --- degraded protections are said, for the session and for each exec ---
+if WARD_TEST_NO_HARDENING=1 "$WARD" run --result "$T/rh.json" -- true 2>/dev/null &&
+	"$PY" -c "import json,sys; sys.exit(not json.load(open('$T/rh.json'))['degraded'])"; then
+	id7=$(WARD_TEST_NO_HARDENING=1 "$WARD" session new --live --owner $$ 2>"$T/hooks.err")
+	"$WARD" exec "$id7" --result "$T/r7.json" -- true
+	check "a live session without its walls (test switch) says so on stderr" grep -qi 'test' "$T/hooks.err"
+	check "...and each exec's result lists what is degraded" "$PY" -c "
+import json,sys; sys.exit(not json.load(open('$T/r7.json'))['degraded'])"
+	"$WARD" session stop "$id7"
+else
+	ok_skip "degraded protections: this build has no test switches"
+	ok_skip "degraded protections: this build has no test switches"
+fi
 
 done_testing
