@@ -231,6 +231,31 @@ static char **exec_env(Server *srv, const SessionRequest *rq, char *why, size_t 
 	return TAKE_PTR(env);
 }
 
+/* A refused exec: the reason, and with --result the result object of a
+ * run that failed in step "request" (as `ward run` leaves one for a bad
+ * command line). */
+static void refuse(Server *srv, int conn, const SessionRequest *rq, const char *why)
+{
+	RunResult rr = { .status = -1, .exit_code = WARD_EXIT_SETUP, .tier = srv->cfg->tier,
+			 .cow = srv->cfg->cow, .degraded = (char **)srv->s->degraded };
+	WardError e = {};
+	RunOutcome o = { .result = &rr, .error = &e, .session_id = srv->cfg->session_id,
+			 .argv = rq->argv, .workspace = srv->s->workspace };
+	_cleanup_free_ char *text = NULL;
+
+	reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, why);
+	if (!(rq->flags & SESSION_EXEC_RESULT))
+		return;
+	snprintf(rr.session_id, sizeof(rr.session_id), "%s", srv->cfg->session_id);
+	(void)ward_error_set(&e, "request", EINVAL, "%s", why);
+	cJSON *obj = run_result_object(&o);
+	if (obj) {
+		text = cJSON_PrintUnformatted(obj);
+		cJSON_Delete(obj);
+	}
+	reply(conn, SESSION_REP_EXIT, WARD_EXIT_SETUP, text);
+}
+
 static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds[3])
 {
 	const WardPolicy *pol = srv->s->policy;
@@ -247,19 +272,19 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 			 "--timeout %llu is longer than the session's limits.timeout_s (%llu): a "
 			 "request can only narrow what the session allows",
 			 (unsigned long long)timeout, (unsigned long long)max);
-		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, why);
+		refuse(srv, conn, rq, why);
 		return;
 	}
 	if (!timeout)
 		timeout = max;
 	if ((bad = stdio_refused(fds))) {
 		snprintf(why, sizeof(why), "refused: %s", bad);
-		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, why);
+		refuse(srv, conn, rq, why);
 		return;
 	}
 	env = exec_env(srv, rq, why, sizeof(why));
 	if (!env) {
-		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, why);
+		refuse(srv, conn, rq, why);
 		return;
 	}
 	if (!rq->cwd)
@@ -272,8 +297,7 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 		if (!srv->cmds[i].used)
 			c = &srv->cmds[i];
 	if (!cwd || !c) {
-		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP,
-		      c ? "out of memory" : "too many commands running in this session");
+		refuse(srv, conn, rq, c ? "out of memory" : "too many commands running in this session");
 		return;
 	}
 	*c = (Cmd){ .used = true, .id = ++srv->next_id, .conn = -1, .pidfd = -1,
@@ -284,7 +308,7 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	c->cwd = TAKE_PTR(cwd);
 	if (!c->argv) {
 		cmd_free(c);
-		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, "out of memory");
+		refuse(srv, conn, rq, "out of memory");
 		return;
 	}
 	c->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);

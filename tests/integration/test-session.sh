@@ -276,6 +276,10 @@ printf '{"version":1,"limits":{"timeout_s":5}}\n' >"$T/t5.json"
 id5=$("$WARD" session new --live -p "$T/t5.json")
 check_eq "--timeout above limits.timeout_s is refused (widening)" 125 \
 	"$(status_of "$WARD" exec "$id5" --timeout 50 -- true)"
+"$WARD" exec "$id5" --timeout 50 --result "$T/r5.json" -- true 2>/dev/null
+check "a refused request still writes its result (exit 125, the reason)" "$PY" -c "
+import json,sys; r=json.load(open('$T/r5.json'))
+sys.exit(not (r['exit_code']==125 and r['started'] is False and 'narrow' in (r['error'] or '')))"
 check_eq "--timeout below it is taken" 0 "$(status_of "$WARD" exec "$id5" --timeout 2 -- true)"
 "$WARD" session stop "$id5"
 
