@@ -12,6 +12,7 @@
 
 #include "cli/cli-options.h"
 #include "common/cleanup.h"
+#include "common/dirs.h"
 #include "common/strv.h"
 #include "windows/win-defaults.h"
 #include "windows/win-exec.h"
@@ -69,6 +70,9 @@ static void usage(FILE *f)
 	      "  --dry-run                  print the plan, change nothing, run nothing\n"
 	      "  --read PATH, --read-exec PATH, --read-write PATH, --deny PATH\n"
 	      "  --protect REL              a path in the workspace the command cannot change\n"
+	      "  -p, --policy FILE          the policy (docs/policy.md); default:\n"
+	      "                             %APPDATA%\\ward\\policy.json when it exists\n"
+	      "  --preset NAME              a built-in preset, before the policy file\n"
 	      "  -e, --env NAME[=VALUE]     pass or set one variable\n"
 	      "  --timeout SECONDS\n"
 	      "  -C, --workspace DIR        default: the current directory\n",
@@ -169,7 +173,7 @@ static int make_run_id(char ret[17])
 	return 0;
 }
 
-static int mkdir_p(const char *path)
+static int mkdir_win(const char *path)
 {
 	_cleanup_free_ char *p = strdup(path);
 
@@ -199,6 +203,64 @@ static int add_path(char ***l, const char *v)
 	return strv_extend(l, v);
 }
 
+/* "~" and "~/x" (or "~\\x") in the fs lists, against %USERPROFILE%: the
+ * presets and policies written for both systems name the home that way.
+ * Everything else stays as written; the plan refuses what is not an
+ * absolute Windows path. */
+static int expand_home(char **l, const char *home)
+{
+	for (char **s = l; s && *s; s++) {
+		char *e;
+
+		if ((*s)[0] != '~' || ((*s)[1] && (*s)[1] != '/' && (*s)[1] != '\\'))
+			continue;
+		if (!home)
+			return -ENXIO;
+		if (asprintf(&e, "%s%s", home, *s + 1) < 0)
+			return -ENOMEM;
+		free(*s);
+		*s = e;
+	}
+	return 0;
+}
+
+static int load_policy(WardPolicy *p, const CliParsed *parsed)
+{
+	_cleanup_strv_ char **presets = NULL;
+	_cleanup_free_ char *home = NULL;
+	const char *file = NULL;
+	PolicyError pe = { 0 };
+	char buf[1400];
+	int r;
+
+	for (size_t i = 0; i < parsed->n_opts; i++) {
+		if (parsed->opts[i].id == OPT_POLICY)
+			file = parsed->opts[i].value;
+		else if (parsed->opts[i].id == OPT_PRESET &&
+			 strv_extend(&presets, parsed->opts[i].value) < 0)
+			return die("out of memory");
+	}
+	r = policy_load_over(p, file, presets, &pe);
+	if (r == -ENOMEM)
+		return die("out of memory");
+	if (r < 0) {
+		policy_error_format(&pe, buf, sizeof(buf));
+		return die("run: invalid policy: %s", buf);
+	}
+	(void)ward_home_dir(&home);
+	char **lists[] = { p->fs_read, p->fs_read_exec, p->fs_read_write, p->fs_cache,
+			   p->fs_sanitize, p->fs_deny };
+	for (size_t i = 0; i < sizeof(lists) / sizeof(*lists); i++) {
+		r = expand_home(lists[i], home);
+		if (r == -ENXIO)
+			return die("run: the policy names \"~\" and USERPROFILE is not an "
+				   "absolute path");
+		if (r < 0)
+			return die("out of memory");
+	}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(policy_freep) WardPolicy *p = win_policy_defaults();
@@ -225,6 +287,13 @@ static int cmd_run(int argc, char **argv)
 			      &reterr);
 	if (r < 0)
 		return die("run: %s", reterr ? reterr : "out of memory");
+	/* The policy first (presets, then --policy FILE or the default
+	 * %APPDATA%\ward\policy.json), the flags over it: Linux's order. */
+	r = load_policy(p, &parsed);
+	if (r != 0) {
+		cli_parsed_done(&parsed);
+		return r;
+	}
 	for (size_t i = 0; i < parsed.n_opts; i++) {
 		const char *v = parsed.opts[i].value;
 
@@ -275,13 +344,6 @@ static int cmd_run(int argc, char **argv)
 			free(workspace);
 			workspace = strdup(v);
 			break;
-		case OPT_POLICY:
-		case OPT_PRESET:
-			cli_parsed_done(&parsed);
-			return die("run: --%s: policy files and presets need ward's JSON policy "
-				   "parser, which ward.exe does not have yet; use the --read, "
-				   "--read-exec, --read-write, --deny and --protect flags",
-				   parsed.opts[i].id == OPT_POLICY ? "policy" : "preset");
 		case OPT_HELP:
 			usage(stdout);
 			cli_parsed_done(&parsed);
@@ -320,7 +382,7 @@ static int cmd_run(int argc, char **argv)
 		return die("run: cannot read the host's directories or make a run id");
 	memcpy(ctx.run_id, run_id, sizeof(run_id));
 	/* ward's own state dir holds the journals: made before the plan. */
-	if (!dry && (mkdir_p(state) < 0 || win32_run_alive(&ctx) < 0))
+	if (!dry && (mkdir_win(state) < 0 || win32_run_alive(&ctx) < 0))
 		return die("run: cannot create '%s' or mark the run alive there", state);
 
 	in = (WinPlanInput){ .policy = p, .tier = tier, .workspace = workspace,

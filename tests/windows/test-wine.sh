@@ -48,7 +48,7 @@ wardt() { WARD_TEST_WIN_FAULT=${FAULT:-job-echo} wine "$T/bin/ward-test.exe" "$@
 child() { wine "$T/bin/win-child.exe" "$@"; }
 strip_cr() { tr -d '\r'; }
 
-echo "1..26"
+echo "1..34"
 
 out=$(ward --version 2>&1 | strip_cr)
 check "ward.exe starts under wine ($out)" test "$out" = "ward 0.1.0 (Windows)"
@@ -100,6 +100,56 @@ FAULT=job-echo,attr-rejected refused "process attribute rejected: refused" \
 	"UpdateProcThreadAttribute" wardt run --tier W0
 FAULT=job-lie refused "job read back without kill-on-close: refused" \
 	"job-readback" wardt run --tier W0
+
+# The policy: the same parser as Linux (src/policy/). A bad policy is
+# refused before anything runs, naming the file, the JSON path and what
+# was expected (W0 + job-echo: the command would run if it were accepted).
+policy_refused() { # DESC PATTERN ward-args...
+	local d=$1 pat=$2 rc
+	shift 2
+	rm -f "$ws/marker"
+	wardt run --tier W0 "$@" -- "$WS\\win-child.exe" write "$WS\\marker" >"$T/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q -- "$pat" "$T/out"; then
+		ok "$d"
+	else
+		not_ok "$d (exit $rc)"
+		strip_cr <"$T/out" | sed 's/^/# /'
+	fi
+}
+echo '{"fs": {"read": 3}}' >"$T/bad-type.json"
+policy_refused "policy: a wrong type names the file, the JSON path and what was expected" \
+	"invalid policy: .*bad-type.json: fs.read: expected an array of strings, got 3" \
+	--policy "$(winpath "$T/bad-type.json")"
+echo '{"fs": ' >"$T/bad-syntax.json"
+policy_refused "policy: broken JSON names the file and the line" \
+	"invalid policy: .*bad-syntax.json: invalid JSON at line 2" \
+	--policy "$(winpath "$T/bad-syntax.json")"
+policy_refused "policy: a missing --policy file is an error, not the defaults" \
+	"invalid policy: .*absent.json: cannot open" --policy "$(winpath "$T/absent.json")"
+policy_refused "policy: an unknown preset is refused, naming the known ones" \
+	'unknown preset "nope" (known: git' --preset nope
+policy_refused "policy: the git preset needs fs.sanitize, which ward.exe refuses, not ignores" \
+	"fs.sanitize: not available on Windows" --preset git
+mkdir -p "$ws/data"
+printf '{"env": {"set": {"FROM_POLICY": "yes"}, "pass": ["KEEP_ME"]}, "fs": {"read": ["%s", "~/Documents"]}}' \
+	"$(winpath "$ws/data" | sed 's/\\/\\\\/g')" >"$T/good.json"
+KEEP_ME=1 wardt run --tier W0 --policy "$(winpath "$T/good.json")" -- \
+	"$WS\\win-child.exe" env "$WS\\env2" 2>/dev/null
+check "policy: env.set and env.pass of a --policy file reach the command" \
+	bash -c "strip_cr() { tr -d '\r'; }; strip_cr <'$ws/env2' | grep -qx FROM_POLICY=yes && strip_cr <'$ws/env2' | grep -qx KEEP_ME=1"
+ward run --dry-run --policy "$(winpath "$T/good.json")" -- "$WS\\win-child.exe" exit 0 \
+	2>&1 | strip_cr >"$T/plan"
+check "policy: fs.read is planned as a read grant; ~ is the user's profile" \
+	bash -c "grep -qxF 'grant $WS\\data read (fs.read)' '$T/plan' && grep -q '^grant C:\\\\users\\\\[^\\\\]*\\\\Documents read (fs.read)$' '$T/plan'"
+
+config=$(echo "$T"/prefix/drive_c/users/*/AppData/Roaming)/ward
+mkdir -p "$config"
+echo '{"env": {"set": {"DEFAULT_POLICY": "loaded"}}}' >"$config/policy.json"
+wardt run --tier W0 -- "$WS\\win-child.exe" env "$WS\\env3" 2>/dev/null
+rm -f "$config/policy.json"
+check "policy: without --policy, %APPDATA%\\ward\\policy.json is the policy" \
+	bash -c "tr -d '\r' <'$ws/env3' | grep -qx DEFAULT_POLICY=loaded"
 
 # Plumbing (W0 + job-echo: no isolation claimed).
 wardt run --tier W0 -- "$WS\\win-child.exe" exit 7 2>/dev/null
