@@ -1,4 +1,6 @@
 /* The Windows defaults over policy_new_defaults(). */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/strv.h"
@@ -39,4 +41,57 @@ WardPolicy *win_policy_defaults(void)
 		if (strv_extend(&p->env_pass, win_pass[i]) < 0)
 			return policy_free(p);
 	return p;
+}
+
+/* "~" and "~/x" (or "~\\x"): the presets and the policies written for
+ * both systems name the home that way. Everything else stays as written;
+ * the plan refuses what is not an absolute Windows path. */
+static int expand_home(char **l, const char *field, const char *home, PolicyError *pe)
+{
+	for (char **s = l; s && *s; s++) {
+		char *e;
+
+		if ((*s)[0] != '~' || ((*s)[1] && (*s)[1] != '/' && (*s)[1] != '\\'))
+			continue;
+		if (!home) {
+			snprintf(pe->file, sizeof(pe->file), "<policy>");
+			snprintf(pe->path, sizeof(pe->path), "%s", field);
+			snprintf(pe->msg, sizeof(pe->msg),
+				 "\"%s\" names the home directory, and USERPROFILE is not an "
+				 "absolute path", *s);
+			return -EINVAL;
+		}
+		if (asprintf(&e, "%s%s", home, *s + 1) < 0)
+			return -ENOMEM;
+		free(*s);
+		*s = e;
+	}
+	return 0;
+}
+
+int win_policy_load(const char *file, char *const *presets, const char *overrides,
+		    const char *home, WardPolicy **ret, PolicyError *pe)
+{
+	WardPolicy *p = win_policy_defaults();
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	r = policy_load_over(p, file, presets, pe);
+	if (r >= 0 && overrides)
+		r = policy_merge_json(p, "<command line>", overrides, pe);
+	struct {
+		char **l;
+		const char *field;
+	} lists[] = { { p->fs_read, "fs.read" }, { p->fs_read_exec, "fs.read_exec" },
+		      { p->fs_read_write, "fs.read_write" }, { p->fs_cache, "fs.cache" },
+		      { p->fs_sanitize, "fs.sanitize" }, { p->fs_deny, "fs.deny" } };
+	for (size_t i = 0; r >= 0 && i < sizeof(lists) / sizeof(*lists); i++)
+		r = expand_home(lists[i].l, lists[i].field, home, pe);
+	if (r < 0) {
+		policy_free(p);
+		return r;
+	}
+	*ret = p;
+	return 0;
 }

@@ -1,7 +1,9 @@
 /* ward.exe: `ward.exe run [OPTIONS] -- COMMAND [ARG]...`, `ward.exe probe`,
  * `ward.exe --version`. The CLI owns argv, the host's facts (directories,
- * environment) and printing; the plan layer decides, the executor carries
- * the plan out through the Win32 table. */
+ * environment) and printing; `run` goes through the run module
+ * (src/run/run.h) as Linux's does, to the Windows backends
+ * (win-backend.c): the plan layer decides, the executor carries the plan
+ * out through the Win32 table. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,24 +15,22 @@
 #include "cli/cli-options.h"
 #include "common/cleanup.h"
 #include "common/dirs.h"
+#include "common/json-util.h"
 #include "common/strv.h"
+#include "run/backend.h"
+#include "run/run.h"
+#include "windows/win-backend.h"
 #include "windows/win-defaults.h"
-#include "windows/win-exec.h"
-#include "windows/win-fault.h"
 #include "windows/win-path.h"
 #include "windows/win-plan.h"
-#include "windows/win32-api.h"
 #include "windows/win32-util.h"
-
-#ifndef WARD_TEST_HOOKS
-#define WARD_TEST_HOOKS 0
-#endif
 #define WARD_VERSION_STRING "0.1.0"
 #define EXIT_SETUP 125
 
 enum {
 	OPT_TIER = 1, OPT_STRICT, OPT_DRY_RUN, OPT_READ, OPT_READ_EXEC, OPT_READ_WRITE, OPT_DENY,
-	OPT_PROTECT, OPT_ENV, OPT_TIMEOUT, OPT_WORKSPACE, OPT_POLICY, OPT_PRESET, OPT_HELP,
+	OPT_PROTECT, OPT_ENV, OPT_TIMEOUT, OPT_WORKSPACE, OPT_POLICY, OPT_PRESET, OPT_RESULT,
+	OPT_HELP,
 };
 
 static const CliOption run_options[] = {
@@ -47,6 +47,7 @@ static const CliOption run_options[] = {
 	{ "workspace", 'C', CLI_ARG_REQUIRED, OPT_WORKSPACE },
 	{ "policy", 'p', CLI_ARG_REQUIRED, OPT_POLICY },
 	{ "preset", 0, CLI_ARG_REQUIRED, OPT_PRESET },
+	{ "result", 0, CLI_ARG_REQUIRED, OPT_RESULT },
 	{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
 	{ NULL },
 };
@@ -75,6 +76,8 @@ static void usage(FILE *f)
 	      "  --preset NAME              a built-in preset, before the policy file\n"
 	      "  -e, --env NAME[=VALUE]     pass or set one variable\n"
 	      "  --timeout SECONDS\n"
+	      "  --result FILE              the result object (docs/result.md), however the\n"
+	      "                             run ends\n"
 	      "  -C, --workspace DIR        default: the current directory\n",
 	      f);
 }
@@ -92,15 +95,7 @@ static int die(const char *fmt, ...)
 	return EXIT_SETUP;
 }
 
-/* A variable of ward's own environment, UTF-8, or NULL. */
-static char *getenv_utf8(const wchar_t *name)
-{
-	wchar_t buf[32768];
-	DWORD n = GetEnvironmentVariableW(name, buf, 32768);
-
-	return n > 0 && n < 32768 ? win32_utf8(buf) : NULL;
-}
-
+/* The host's environment, UTF-8. */
 static char **environment(void)
 {
 	wchar_t *block = GetEnvironmentStringsW();
@@ -119,192 +114,142 @@ static char **environment(void)
 	return l;
 }
 
-static char *normalized(const char *p)
+static void run_freep(Run **r)
 {
-	char *out = NULL;
-
-	return p && win_path_normalize(p, &out, NULL) == 0 ? out : NULL;
+	run_free(*r);
 }
 
-/* Host facts the plan needs: system dirs, cmd.exe. */
-typedef struct Host {
-	WinHost host;
-	char **system_dirs;
-	char *comspec;
-} Host;
-
-static WinFileKind host_stat(void *userdata, const char *path)
+/* A usage error still leaves its record, as on Linux: the `error` event
+ * in the audit log and --result. */
+static int usage_error(const char *result_file, const char *msg)
 {
-	WinApi *api = userdata;
+	RunRequest req = RUN_REQUEST_INIT;
+	_cleanup_(run_freep) Run *run = NULL;
 
-	return api->stat(api->ctx, path);
+	req.result_file = result_file;
+	run = run_new(&req);
+	if (!run)
+		return die("out of memory");
+	(void)run_fail(run, "arguments", 0, "%s", msg);
+	return run_all(run);
 }
 
-static int host_init(Host *h, WinApi *api)
+/* The flags that set policy, as a policy document merged last ("<command
+ * line>"): the same validation and messages as a file. */
+typedef struct Flags {
+	cJSON *doc, *fs;
+} Flags;
+
+static int flag_path(Flags *f, const char *key, const char *v)
 {
-	static const wchar_t *const vars[] = { L"SystemRoot", L"ProgramFiles",
-					       L"ProgramFiles(x86)", L"ProgramW6432",
-					       L"ProgramData" };
-	_cleanup_free_ char *root = getenv_utf8(L"SystemRoot");
+	cJSON *a;
 
-	for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++) {
-		_cleanup_free_ char *v = getenv_utf8(vars[i]);
-		char *n = normalized(v);
-
-		if (n && strv_consume(&h->system_dirs, n) < 0)
-			return -ENOMEM;
-	}
-	h->comspec = normalized(getenv_utf8(L"ComSpec"));
-	if (!h->comspec && root && asprintf(&h->comspec, "%s\\System32\\cmd.exe", root) < 0)
+	if (!f->fs && !(f->fs = cJSON_AddObjectToObject(f->doc, "fs")))
 		return -ENOMEM;
-	h->host = (WinHost){ .stat = host_stat, .userdata = api, .comspec = h->comspec,
-			     .system_dirs = h->system_dirs };
-	return 0;
-}
-
-static int make_run_id(char ret[17])
-{
-	unsigned char b[8];
-
-	if (!BCRYPT_SUCCESS(BCryptGenRandom(NULL, b, sizeof(b), BCRYPT_USE_SYSTEM_PREFERRED_RNG)))
-		return -EIO;
-	for (int i = 0; i < 8; i++)
-		snprintf(ret + 2 * i, 3, "%02x", b[i]);
-	return 0;
-}
-
-static int mkdir_win(const char *path)
-{
-	_cleanup_free_ char *p = strdup(path);
-
-	if (!p)
+	a = cJSON_GetObjectItemCaseSensitive(f->fs, key);
+	if (!a && !(a = cJSON_AddArrayToObject(f->fs, key)))
 		return -ENOMEM;
-	for (char *s = p + 3;; s++) {
-		char c = *s;
-
-		if (c != '\\' && c != '\0')
-			continue;
-		*s = '\0';
-		{
-			_cleanup_free_ wchar_t *w = win32_wide(p);
-
-			if (!w || (!CreateDirectoryW(w, NULL) &&
-				   GetLastError() != ERROR_ALREADY_EXISTS))
-				return -EIO;
-		}
-		*s = c;
-		if (!c)
-			return 0;
-	}
+	return cJSON_AddItemToArray(a, cJSON_CreateString(v)) ? 0 : -ENOMEM;
 }
 
-static int add_path(char ***l, const char *v)
+/* --dry-run: the plan the run would carry out, through the backend's own
+ * plan(); nothing is created, changed or run. */
+static int dry_run(const RunRequest *req)
 {
-	return strv_extend(l, v);
-}
-
-/* "~" and "~/x" (or "~\\x") in the fs lists, against %USERPROFILE%: the
- * presets and policies written for both systems name the home that way.
- * Everything else stays as written; the plan refuses what is not an
- * absolute Windows path. */
-static int expand_home(char **l, const char *home)
-{
-	for (char **s = l; s && *s; s++) {
-		char *e;
-
-		if ((*s)[0] != '~' || ((*s)[1] && (*s)[1] != '/' && (*s)[1] != '\\'))
-			continue;
-		if (!home)
-			return -ENXIO;
-		if (asprintf(&e, "%s%s", home, *s + 1) < 0)
-			return -ENOMEM;
-		free(*s);
-		*s = e;
-	}
-	return 0;
-}
-
-static int load_policy(WardPolicy *p, const CliParsed *parsed)
-{
-	_cleanup_strv_ char **presets = NULL;
-	_cleanup_free_ char *home = NULL;
-	const char *file = NULL;
+	_cleanup_(policy_freep) WardPolicy *p = NULL;
+	_cleanup_free_ char *home = NULL, *state = NULL, *config = NULL, *ws = NULL, *given = NULL,
+			    *text = NULL;
+	_cleanup_strv_ char **envp = environment();
+	const Backend *b;
+	BackendInput in = BACKEND_INPUT_INIT;
+	BackendPlan *plan = NULL;
 	PolicyError pe = { 0 };
+	WardError e = { 0 };
 	char buf[1400];
 	int r;
 
-	for (size_t i = 0; i < parsed->n_opts; i++) {
-		if (parsed->opts[i].id == OPT_POLICY)
-			file = parsed->opts[i].value;
-		else if (parsed->opts[i].id == OPT_PRESET &&
-			 strv_extend(&presets, parsed->opts[i].value) < 0)
-			return die("out of memory");
+	(void)ward_home_dir(&home);
+	if (ward_state_dir(&state) < 0 || ward_config_dir(&config) < 0)
+		return die("run: LOCALAPPDATA or APPDATA is not an absolute path");
+	if (req->workspace)
+		given = strdup(req->workspace);
+	else {
+		wchar_t cwd[MAX_PATH * 4];
+
+		if (GetCurrentDirectoryW(MAX_PATH * 4, cwd))
+			given = win32_utf8(cwd);
 	}
-	r = policy_load_over(p, file, presets, &pe);
-	if (r == -ENOMEM)
-		return die("out of memory");
+	if (!given || win_path_normalize(given, &ws, NULL) < 0)
+		return die("run: the workspace is not an absolute Windows path ward can hold");
+	r = win_policy_load(req->policy_file, req->presets, req->policy_overrides, home, &p, &pe);
 	if (r < 0) {
 		policy_error_format(&pe, buf, sizeof(buf));
-		return die("run: invalid policy: %s", buf);
+		return die("Invalid policy: %s", r == -ENOMEM ? "out of memory" : buf);
 	}
-	(void)ward_home_dir(&home);
-	char **lists[] = { p->fs_read, p->fs_read_exec, p->fs_read_write, p->fs_cache,
-			   p->fs_sanitize, p->fs_deny };
-	for (size_t i = 0; i < sizeof(lists) / sizeof(*lists); i++) {
-		r = expand_home(lists[i], home);
-		if (r == -ENXIO)
-			return die("run: the policy names \"~\" and USERPROFILE is not an "
-				   "absolute path");
-		if (r < 0)
-			return die("out of memory");
-	}
+	/* The tier as the run would choose it: asked for, else the policy's,
+	 * else W2. */
+	b = backend_for_tier(req->tier >= 0 ? req->tier : p->has_tier ? p->tier : WIN_RUN_TIER_W2);
+	if (!b || !b->plan)
+		return die("run: no such tier");
+	in.policy = p;
+	in.workspace = ws;
+	in.home = home;
+	in.argv = req->argv;
+	in.envp = envp;
+	in.env_extra = req->env_extra;
+	in.state_dir = state;
+	in.config_dir = config;
+	r = b->plan(&in, &plan, &e);
+	if (r < 0)
+		return die("%s%s%s", e.step, e.step[0] ? ": " : "",
+			   r == -ENOMEM ? "out of memory" : e.detail);
+	text = win_backend_plan_text(plan);
+	b->free(plan);
+	if (!text)
+		return die("out of memory");
+	fputs(text, stdout);
 	return 0;
 }
 
 static int cmd_run(int argc, char **argv)
 {
-	_cleanup_(policy_freep) WardPolicy *p = win_policy_defaults();
-	_cleanup_strv_ char **envp = environment(), **extra = NULL, **cmd = NULL;
-	_cleanup_free_ char *workspace = NULL, *config = NULL, *state = NULL,
-			    *appdata = getenv_utf8(L"APPDATA"),
-			    *local = getenv_utf8(L"LOCALAPPDATA"), *reterr = NULL;
+	_cleanup_strv_ char **extra = NULL, **presets = NULL;
+	_cleanup_free_ char *reterr = NULL, *overrides = NULL;
+	_cleanup_(run_freep) Run *run = NULL;
+	Flags fl = { .doc = cJSON_CreateObject() };
+	_cleanup_cjson_ cJSON *doc = fl.doc;
+	const char *workspace = NULL, *policy = NULL, *result = NULL;
+	RunRequest req = RUN_REQUEST_INIT;
 	CliParsed parsed = { 0 };
-	WinTier tier = WIN_TIER_W2;
 	bool strict = false, dry = false;
-	WinPlan *plan = NULL;
-	Win32Ctx ctx = { 0 };
-	WinApi api;
-	Host host = { 0 };
-	WinPlanInput in;
-	WinExecResult res = { .exit_code = EXIT_SETUP };
-	WardError err = { 0 };
-	char run_id[17], why[1024] = "";
-	int r;
+	int tier = -1, r = 0;
 
-	if (!p || !envp)
+	if (!doc)
 		return die("out of memory");
 	r = cli_parse_options(run_options, CLI_PARSE_STOP_AT_POSITIONAL, argc, argv, &parsed,
 			      &reterr);
 	if (r < 0)
-		return die("run: %s", reterr ? reterr : "out of memory");
-	/* The policy first (presets, then --policy FILE or the default
-	 * %APPDATA%\ward\policy.json), the flags over it: Linux's order. */
-	r = load_policy(p, &parsed);
-	if (r != 0) {
-		cli_parsed_done(&parsed);
-		return r;
-	}
-	for (size_t i = 0; i < parsed.n_opts; i++) {
+		return usage_error(NULL, reterr ? reterr : "invalid arguments");
+	for (size_t i = 0; i < parsed.n_opts; i++)
+		if (parsed.opts[i].id == OPT_RESULT)
+			result = parsed.opts[i].value;
+	for (size_t i = 0; r >= 0 && i < parsed.n_opts; i++) {
 		const char *v = parsed.opts[i].value;
+		char msg[512];
 
 		switch (parsed.opts[i].id) {
-		case OPT_TIER:
-			tier = win_tier_from_string(v);
-			if (tier < 0) {
+		case OPT_TIER: {
+			WinTier t = win_tier_from_string(v);
+
+			if (t < 0) {
+				snprintf(msg, sizeof(msg),
+					 "--tier: unknown tier '%s' (W2, W1-write, W1, W0)", v);
 				cli_parsed_done(&parsed);
-				return die("run: --tier: unknown tier '%s' (W2, W1, W1-write, W0)", v);
+				return usage_error(result, msg);
 			}
+			tier = win_run_tier(t);
 			break;
+		}
 		case OPT_STRICT:
 			strict = true;
 			break;
@@ -312,19 +257,19 @@ static int cmd_run(int argc, char **argv)
 			dry = true;
 			break;
 		case OPT_READ:
-			r = add_path(&p->fs_read, v);
+			r = flag_path(&fl, "read", v);
 			break;
 		case OPT_READ_EXEC:
-			r = add_path(&p->fs_read_exec, v);
+			r = flag_path(&fl, "read_exec", v);
 			break;
 		case OPT_READ_WRITE:
-			r = add_path(&p->fs_read_write, v);
+			r = flag_path(&fl, "read_write", v);
 			break;
 		case OPT_DENY:
-			r = add_path(&p->fs_deny, v);
+			r = flag_path(&fl, "deny", v);
 			break;
 		case OPT_PROTECT:
-			r = add_path(&p->fs_protected, v);
+			r = flag_path(&fl, "protected", v);
 			break;
 		case OPT_ENV:
 			r = strv_extend(&extra, v);
@@ -332,17 +277,29 @@ static int cmd_run(int argc, char **argv)
 		case OPT_TIMEOUT: {
 			char *end;
 			unsigned long long t = strtoull(v, &end, 10);
+			cJSON *lim = cJSON_GetObjectItemCaseSensitive(doc, "limits");
 
-			if (!*v || *end || t == 0 || t > 86400 * 365) {
+			if (!*v || *end || *v == '-') {
+				snprintf(msg, sizeof(msg), "--timeout: expected seconds, got '%s'", v);
 				cli_parsed_done(&parsed);
-				return die("run: --timeout: expected seconds, got '%s'", v);
+				return usage_error(result, msg);
 			}
-			p->timeout_s = t;
+			if (!lim && !(lim = cJSON_AddObjectToObject(doc, "limits")))
+				r = -ENOMEM;
+			else {
+				cJSON_DeleteItemFromObjectCaseSensitive(lim, "timeout_s");
+				r = cJSON_AddNumberToObject(lim, "timeout_s", (double)t) ? 0 : -ENOMEM;
+			}
 			break;
 		}
 		case OPT_WORKSPACE:
-			free(workspace);
-			workspace = strdup(v);
+			workspace = v;
+			break;
+		case OPT_POLICY:
+			policy = v;
+			break;
+		case OPT_PRESET:
+			r = strv_extend(&presets, v);
 			break;
 		case OPT_HELP:
 			usage(stdout);
@@ -351,87 +308,36 @@ static int cmd_run(int argc, char **argv)
 		default:
 			break;
 		}
-		if (r < 0) {
-			cli_parsed_done(&parsed);
-			return die("out of memory");
-		}
 	}
-	cmd = TAKE_PTR(parsed.pos);
-	cli_parsed_done(&parsed);
-	if (!cmd || !cmd[0])
-		return die("run: no command (ward.exe run [OPTIONS] -- COMMAND [ARG]...)");
-	if (!workspace) {
-		wchar_t cwd[MAX_PATH * 4];
-
-		if (!GetCurrentDirectoryW(MAX_PATH * 4, cwd) || !(workspace = win32_utf8(cwd)))
-			return die("run: cannot read the current directory");
-	}
-	if (!appdata || !local)
-		return die("run: APPDATA or LOCALAPPDATA is not set; ward's config and state dirs "
-			   "live there");
-	if (asprintf(&config, "%s\\ward", appdata) < 0 || asprintf(&state, "%s\\ward", local) < 0)
+	if (r < 0 || !(overrides = cJSON_PrintUnformatted(doc))) {
+		cli_parsed_done(&parsed);
 		return die("out of memory");
-
-	win32_api_init(&api, &ctx);
-	ctx.state_dir = state;
-#if WARD_TEST_HOOKS
-	if (win_fault_install(&api, getenv("WARD_TEST_WIN_FAULT")) < 0)
-		return die("WARD_TEST_WIN_FAULT: unknown fault");
-#endif
-	if (host_init(&host, &api) < 0 || make_run_id(run_id) < 0)
-		return die("run: cannot read the host's directories or make a run id");
-	memcpy(ctx.run_id, run_id, sizeof(run_id));
-	/* ward's own state dir holds the journals: made before the plan. */
-	if (!dry && (mkdir_win(state) < 0 || win32_run_alive(&ctx) < 0))
-		return die("run: cannot create '%s' or mark the run alive there", state);
-
-	in = (WinPlanInput){ .policy = p, .tier = tier, .workspace = workspace,
-			     .config_dir = config, .state_dir = state, .run_id = run_id,
-			     .argv = cmd, .envp = envp, .env_extra = extra, .host = &host.host };
-	r = win_plan_build(&in, &plan, why, sizeof(why));
-	if (r < 0) {
-		strv_free(host.system_dirs);
-		free(host.comspec);
-		return die("run: %s", r == -ENOMEM ? "out of memory" : why);
+	}
+	req.argv = parsed.pos;
+	req.workspace = workspace;
+	req.policy_file = policy;
+	req.presets = presets;
+	req.policy_overrides = overrides;
+	req.env_extra = extra;
+	req.tier = tier; /* -1: the policy's "tier", else W2 */
+	req.strict = strict;
+	req.result_file = result;
+	if (!req.argv || !req.argv[0]) {
+		cli_parsed_done(&parsed);
+		return usage_error(result, "no command (ward.exe run [OPTIONS] -- COMMAND [ARG]...)");
 	}
 	if (dry) {
-		_cleanup_free_ char *d = win_plan_describe(plan);
-
-		fputs(d ? d : "", stdout);
-		STRV_FOREACH(h, plan->needs_helper)
-			printf("needs-helper %s\n", *h);
-		win_plan_free(plan);
-		strv_free(host.system_dirs);
-		free(host.comspec);
-		return 0;
+		r = dry_run(&req);
+		cli_parsed_done(&parsed);
+		return r;
 	}
-	STRV_FOREACH(d, plan->degraded)
-		fprintf(stderr, "ward: %s: tier %s: %s\n", strict ? "refusing" : "warning",
-			win_tier_to_string(plan->tier), *d);
-	if (strict && plan->degraded && plan->degraded[0]) {
-		win_plan_free(plan);
-		strv_free(host.system_dirs);
-		free(host.comspec);
-		return die("run: --strict: tier %s leaves the above unconfined",
-			   win_tier_to_string(tier));
-	}
-	fflush(stdout);
-	fflush(stderr);
-	r = win_exec_run(plan, &api, &res, &err);
-	if (r < 0)
-		die("run: %s%s%s", err.step, *err.step ? ": " : "", err.detail);
-	if (res.quarantined)
-		fprintf(stderr,
-			"ward: %u protected path(s) the run created were moved out of the workspace "
-			"into '%s\\quarantine\\%s'\n",
-			res.quarantined, state, run_id);
-	if (res.undo_failed)
-		die("warning: undoing the run's changes failed; its journal stays in '%s' and the "
-		    "next run finishes it", state);
-	win_plan_free(plan);
-	strv_free(host.system_dirs);
-	free(host.comspec);
-	return res.exit_code;
+	/* The run module, as on Linux: exit code, --result, the audit
+	 * events and the tier's gaps come from the same code. */
+	run = run_new(&req);
+	cli_parsed_done(&parsed);
+	if (!run)
+		return die("out of memory");
+	return run_all(run);
 }
 
 int win_probe_main(void);

@@ -1,7 +1,6 @@
 /* How a policy meets the host's file system, on Windows (the POSIX side is
  * src/policy/policy-host.c): which fs paths are absolute, reading a policy
- * file, and ward's directories (common/dirs.h: %USERPROFILE%, %APPDATA%\ward,
- * %LOCALAPPDATA%\ward). Windows-only. */
+ * file. Windows-only. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +9,6 @@
 #include <windows.h>
 
 #include "common/cleanup.h"
-#include "common/dirs.h"
 #include "policy/policy-internal.h"
 #include "windows/win-path.h"
 #include "windows/win32-util.h"
@@ -90,41 +88,4 @@ int policy_read_file(const char *path, bool is_default, char **ret, PolicyError 
 		return policy_error_set(e, path, "", "contains a NUL byte");
 	*ret = TAKE_PTR(buf);
 	return 0;
-}
-
-static int env_dir(const wchar_t *var, const char *suffix, char **ret)
-{
-	wchar_t w[32768];
-	DWORD k = GetEnvironmentVariableW(var, w, 32768);
-	_cleanup_free_ char *u = NULL, *norm = NULL;
-
-	if (k == 0 || k >= 32768)
-		return -ENXIO;
-	u = win32_utf8(w);
-	if (!u)
-		return -ENOMEM;
-	/* Only an absolute path ward can hold: a relative one would follow
-	 * the current directory (a repository). */
-	if (win_path_normalize(u, &norm, NULL) < 0)
-		return -ENXIO;
-	if (!suffix) {
-		*ret = TAKE_PTR(norm);
-		return 0;
-	}
-	return asprintf(ret, "%s\\%s", norm, suffix) < 0 ? -ENOMEM : 0;
-}
-
-int ward_home_dir(char **ret)
-{
-	return env_dir(L"USERPROFILE", NULL, ret);
-}
-
-int ward_config_dir(char **ret)
-{
-	return env_dir(L"APPDATA", "ward", ret);
-}
-
-int ward_state_dir(char **ret)
-{
-	return env_dir(L"LOCALAPPDATA", "ward", ret);
 }

@@ -119,14 +119,14 @@ policy_refused() { # DESC PATTERN ward-args...
 }
 echo '{"fs": {"read": 3}}' >"$T/bad-type.json"
 policy_refused "policy: a wrong type names the file, the JSON path and what was expected" \
-	"invalid policy: .*bad-type.json: fs.read: expected an array of strings, got 3" \
+	"Invalid policy: .*bad-type.json: fs.read: expected an array of strings, got 3" \
 	--policy "$(winpath "$T/bad-type.json")"
 echo '{"fs": ' >"$T/bad-syntax.json"
 policy_refused "policy: broken JSON names the file and the line" \
-	"invalid policy: .*bad-syntax.json: invalid JSON at line 2" \
+	"Invalid policy: .*bad-syntax.json: invalid JSON at line 2" \
 	--policy "$(winpath "$T/bad-syntax.json")"
 policy_refused "policy: a missing --policy file is an error, not the defaults" \
-	"invalid policy: .*absent.json: cannot open" --policy "$(winpath "$T/absent.json")"
+	"Invalid policy: .*absent.json: cannot open" --policy "$(winpath "$T/absent.json")"
 policy_refused "policy: an unknown preset is refused, naming the known ones" \
 	'unknown preset "nope" (known: git' --preset nope
 policy_refused "policy: the git preset needs fs.sanitize, which ward.exe refuses, not ignores" \
