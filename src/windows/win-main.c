@@ -17,6 +17,7 @@
 #include "common/dirs.h"
 #include "common/json-util.h"
 #include "common/strv.h"
+#include "probe/tiers.h"
 #include "run/backend.h"
 #include "run/run.h"
 #include "windows/win-backend.h"
@@ -60,7 +61,7 @@ static void policy_freep(WardPolicy **p)
 static void usage(FILE *f)
 {
 	fputs("Usage: ward.exe run [OPTIONS] [--] COMMAND [ARG]...\n"
-	      "       ward.exe probe\n"
+	      "       ward.exe probe [--tier T] [--table]\n"
 	      "       ward.exe net-check [--proxy-port PORT]\n"
 	      "       ward.exe cleanup\n"
 	      "       ward.exe --version\n"
@@ -344,6 +345,70 @@ int win_probe_main(void);
 int win_cleanup_main(int argc, char **argv);   /* win-net-main.c */
 int win_netcheck_main(int argc, char **argv);
 
+/* ward.exe probe [--tier T] [--table]: which tiers this host gives (each
+ * tried as a run would: a suspended child, its token read back); with
+ * --tier, what that tier holds; with --table, the Windows rows of the tier
+ * table (src/probe/tiers.c, as `ward probe --table` and docs/tiers.md
+ * print them), with what of each is verified. */
+static int cmd_probe(int argc, char **argv)
+{
+	enum { P_TIER = 1, P_TABLE, P_HELP };
+	static const CliOption opts[] = {
+		{ "tier", 0, CLI_ARG_REQUIRED, P_TIER },
+		{ "table", 0, CLI_ARG_NONE, P_TABLE },
+		{ "help", 'h', CLI_ARG_NONE, P_HELP },
+		{ NULL },
+	};
+	_cleanup_free_ char *err = NULL;
+	CliParsed a = { 0 };
+	const char *tier = NULL;
+	bool table = false;
+
+	if (cli_parse_options(opts, 0, argc, argv, &a, &err) < 0)
+		return die("probe: %s", err ? err : "out of memory");
+	for (size_t i = 0; i < a.n_opts; i++) {
+		if (a.opts[i].id == P_TABLE)
+			table = true;
+		else if (a.opts[i].id == P_HELP) {
+			cli_parsed_done(&a);
+			puts("Usage: ward.exe probe [--tier W0|W1|W1-write|W2] [--table]");
+			return 0;
+		} else if (a.opts[i].id == P_TIER) {
+			WinTier t = win_tier_from_string(a.opts[i].value);
+
+			if (t < 0) {
+				cli_parsed_done(&a);
+				return die("probe: --tier: unknown tier (W2, W1-write, W1, W0)");
+			}
+			tier = win_tier_to_string(t);
+		}
+	}
+	cli_parsed_done(&a);
+	if (table) {
+		_cleanup_free_ char *t = tier_windows_table_markdown();
+
+		if (!t)
+			return die("out of memory");
+		fputs(t, stdout);
+		return 0;
+	}
+	if (win_probe_main() < 0)
+		return EXIT_SETUP;
+	if (!tier)
+		return 0;
+	printf("\nWhat %s holds (docs/tiers.md):\n", tier);
+	for (size_t i = 0; i < tier_windows_guarantees(); i++) {
+		const char *verified;
+		TierFact f;
+
+		if (tier_windows_fact(tier, i, &f, &verified) < 0)
+			continue;
+		printf("  %-36s %-9s %s\n  %-36s           verified: %s\n", f.name,
+		       tier_hold_to_string(f.hold), f.how, "", verified);
+	}
+	return 0;
+}
+
 /* argv as UTF-8, from the UTF-16 command line (main's argv is in the ANSI
  * code page and loses what it cannot represent). */
 static char **utf8_argv(int *ret_argc)
@@ -385,7 +450,7 @@ int main(void)
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "probe") == 0)
-		return win_probe_main();
+		return cmd_probe(argc - 1, argv + 1);
 	if (strcmp(argv[1], "cleanup") == 0)
 		return win_cleanup_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "net-check") == 0)
