@@ -96,25 +96,6 @@ static int die(const char *fmt, ...)
 	return EXIT_SETUP;
 }
 
-/* The host's environment, UTF-8. */
-static char **environment(void)
-{
-	wchar_t *block = GetEnvironmentStringsW();
-	char **l = calloc(1, sizeof(char *));
-
-	for (wchar_t *p = block; l && p && *p; p += wcslen(p) + 1) {
-		char *u = win32_utf8(p);
-
-		if (!u || strv_consume(&l, u) < 0) {
-			strv_free(l);
-			l = NULL;
-		}
-	}
-	if (block)
-		FreeEnvironmentStringsW(block);
-	return l;
-}
-
 static void run_freep(Run **r)
 {
 	run_free(*r);
@@ -160,7 +141,7 @@ static int dry_run(const RunRequest *req)
 	_cleanup_(policy_freep) WardPolicy *p = NULL;
 	_cleanup_free_ char *home = NULL, *state = NULL, *config = NULL, *ws = NULL, *given = NULL,
 			    *text = NULL;
-	_cleanup_strv_ char **envp = environment();
+	_cleanup_strv_ char **envp = win32_environment();
 	const Backend *b;
 	BackendInput in = BACKEND_INPUT_INIT;
 	BackendPlan *plan = NULL;

@@ -38,26 +38,6 @@ static int policy_fail(Run *run, const PolicyError *e)
 	return run_failf(run, "policy", 0, "Invalid policy: %s", buf);
 }
 
-/* The host's environment, UTF-8: ward.exe's plan filters it itself
- * (case-insensitive names, src/windows/win-env.c). */
-static char **host_environment(void)
-{
-	wchar_t *block = GetEnvironmentStringsW();
-	char **l = calloc(1, sizeof(char *));
-
-	for (wchar_t *p = block; l && p && *p; p += wcslen(p) + 1) {
-		char *u = win32_utf8(p);
-
-		if (!u || strv_consume(&l, u) < 0) {
-			strv_free(l);
-			l = NULL;
-		}
-	}
-	if (block)
-		FreeEnvironmentStringsW(block);
-	return l;
-}
-
 static int resolve_workspace(Run *run)
 {
 	_cleanup_free_ char *given = NULL;
@@ -145,7 +125,8 @@ int run_do_prepare(Run *run)
 		return r;
 	if (policy_hash(run->pol, run->hash) < 0)
 		snprintf(run->hash, sizeof(run->hash), "unknown");
-	if (!(run->envp = host_environment()))
+	/* The host's: the plan filters it (case-insensitive names, win-env.c). */
+	if (!(run->envp = win32_environment()))
 		return -ENOMEM;
 	run->in = (BackendInput)BACKEND_INPUT_INIT;
 	run->in.policy = run->pol;
