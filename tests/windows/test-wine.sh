@@ -49,7 +49,7 @@ wardt() { WARD_TEST_WIN_FAULT=${FAULT:-job-echo} wine "$T/bin/ward-test.exe" "$@
 child() { wine "$T/bin/win-child.exe" "$@"; }
 strip_cr() { tr -d '\r'; }
 
-echo "1..43"
+echo "1..44"
 
 out=$(ward --version 2>&1 | strip_cr)
 check "ward.exe starts under wine ($out)" test "$out" = "ward 0.1.0 (Windows)"
@@ -280,5 +280,15 @@ wardt run --tier W0 -- "$WS\\b.bat" '%USERNAME%' >"$T/out" 2>&1
 rc=$?
 check "a batch file with a % argument is refused, not run (exit $rc)" \
 	bash -c "[ $rc -eq 125 ] && [ ! -e '$ws/bat.out' ] && grep -q \"holds a '%'\" '$T/out'"
+
+# The audit log's rotation on Windows (win-audit-os.c): renamed away under
+# the log's lock, the oldest dropped, every line whole.
+for _ in 1 2 3; do
+	WARD_AUDIT_MAX_SIZE=300 WARD_AUDIT_KEEP=2 wardt run --tier W0 -- "$WS\\win-child.exe" exit 0 \
+		>/dev/null 2>&1
+done
+check "audit: rotated at WARD_AUDIT_MAX_SIZE, WARD_AUDIT_KEEP files kept, every line whole" \
+	bash -c "[ -s '$state/audit.jsonl.1' ] && [ -s '$state/audit.jsonl.2' ] && [ ! -e '$state/audit.jsonl.3' ] &&
+		python3 -c 'import json,sys; [json.loads(l) for f in sys.argv[1:] for l in open(f)]' '$state'/audit.jsonl*"
 
 [ "$fails" -eq 0 ]
