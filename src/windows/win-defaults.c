@@ -17,12 +17,10 @@ static const char *const win_pass[] = {
 	"LANG", "LC_*", "TERM", "TZ", NULL
 };
 
-WardPolicy *win_policy_defaults(void)
+/* policy_new_defaults() made ward.exe's: Linux's file lists and Linux-only
+ * limits out, the Windows variables a program needs in. */
+static int adapt_defaults(WardPolicy *p)
 {
-	WardPolicy *p = policy_new_defaults();
-
-	if (!p)
-		return NULL;
 	/* Linux paths and Linux-only limits mean nothing here. */
 	strv_free(p->fs_read);
 	strv_free(p->fs_read_exec);
@@ -39,8 +37,25 @@ WardPolicy *win_policy_defaults(void)
 	p->git_mode = GIT_MODE_OFF;
 	for (size_t i = 0; win_pass[i]; i++)
 		if (strv_extend(&p->env_pass, win_pass[i]) < 0)
-			return policy_free(p);
+			return -ENOMEM;
+	return 0;
+}
+
+WardPolicy *win_policy_defaults(void)
+{
+	WardPolicy *p = policy_new_defaults();
+
+	if (p && adapt_defaults(p) < 0)
+		return policy_free(p);
 	return p;
+}
+
+static int stage(WardPolicy *p, bool is_defaults, const char *source, void *userdata,
+		 PolicyError *pe)
+{
+	if (is_defaults && adapt_defaults(p) < 0)
+		return -ENOMEM;
+	return 0;
 }
 
 /* "~" and "~/x" (or "~\\x"): the presets and the policies written for
@@ -72,13 +87,14 @@ static int expand_home(char **l, const char *field, const char *home, PolicyErro
 int win_policy_load(const char *file, char *const *presets, const char *overrides,
 		    const char *home, WardPolicy **ret, PolicyError *pe)
 {
-	WardPolicy *p = win_policy_defaults();
+	WardPolicy *p = NULL;
 	int r;
 
-	if (!p)
-		return -ENOMEM;
-	r = policy_load_over(p, file, presets, pe);
-	if (r >= 0 && overrides)
+	/* Linux's loader, ward.exe's defaults at its first stage. */
+	r = policy_load_staged(file, presets, stage, NULL, &p, pe);
+	if (r < 0)
+		return r;
+	if (overrides)
 		r = policy_merge_json(p, "<command line>", overrides, pe);
 	struct {
 		char **l;
