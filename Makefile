@@ -11,7 +11,7 @@ TEST_DEPS := bubblewrap curl socat python3 openssl openssh-server openssh-client
 
 # ward.exe: the cross compiler, and Wine for its tests. Only `make windows`
 # and `make windows-test` install them.
-WINDOWS_DEPS := gcc-mingw-w64-x86-64 meson ninja-build
+WINDOWS_DEPS := gcc-mingw-w64-x86-64 meson ninja-build dpkg-dev
 WINDOWS_TEST_DEPS := wine wine64
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)

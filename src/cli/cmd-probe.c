@@ -321,10 +321,12 @@ int cmd_probe(int argc, char **argv)
 			show_tier = a.opts[i].value[0] - '0';
 			break;
 		case OPT_TABLE: {
-			_cleanup_free_ char *t = tier_table_markdown();
-			if (!t)
+			_cleanup_free_ char *t = tier_table_markdown(),
+					    *w = tier_windows_table_markdown();
+			if (!t || !w)
 				return log_error("Out of memory"), WARD_EXIT_SETUP;
-			fputs(t, stdout);
+			/* Linux's tiers, then ward.exe's (docs/tiers.md has both). */
+			printf("%s\n%s", t, w);
 			return 0;
 		}
 		case OPT_HELP:

@@ -19,6 +19,13 @@ int policy_error_set(PolicyError *e, const char *file, const char *path, const c
 int policy_merge_json_as(WardPolicy *p, const char *filename, const char *source,
 			 const char *text, PolicyError *reterr);
 
+/* The host's side (policy-host.c; on Windows src/windows/win-policy-host.c):
+ * is @s an absolute path of this host's file system; read a policy file
+ * into *@ret (NUL-terminated), refusing what its owner alone could not
+ * have written (@is_default: -ENOENT, no error set, when absent). */
+bool policy_host_absolute(const char *s);
+int policy_read_file(const char *path, bool is_default, char **ret, PolicyError *e);
+
 /* Replace the contents of @dst with those of @src and free @src. */
 void policy_replace(WardPolicy *dst, WardPolicy *src);
 

@@ -69,7 +69,7 @@ bool policy_valid_fs_path(const char *s, char *w, size_t n)
 		return why(w, n,
 			   "wildcard patterns are not supported yet because they cannot be enforced "
 			   "for files created during the run");
-	if (s[0] == '/')
+	if (policy_host_absolute(s))
 		return true;
 	if (s[0] == '~' && (s[1] == '\0' || s[1] == '/'))
 		return true;

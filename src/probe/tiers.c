@@ -1,6 +1,7 @@
 /* The tier table. See tiers.h. Keep docs/tiers.md in step: the test
  * test-probe-cli compares it with `ward probe --table`. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,32 +134,51 @@ static int cell_markdown(const Cell *c, char *buf, size_t n)
 	return r < 0 || (size_t)r >= n ? -ENOBUFS : 0;
 }
 
+/* Appends to a growing string (no open_memstream: ward.exe builds this
+ * file too). -ENOMEM leaves *@buf freed. */
+_printf_(2, 3) static int append(char **buf, const char *fmt, ...)
+{
+	char *more = NULL, *joined;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&more, fmt, ap);
+	va_end(ap);
+	if (r < 0 || asprintf(&joined, "%s%s", *buf ? *buf : "", more) < 0) {
+		if (r >= 0)
+			free(more);
+		free(*buf);
+		*buf = NULL;
+		return -ENOMEM;
+	}
+	free(more);
+	free(*buf);
+	*buf = joined;
+	return 0;
+}
+
 char *tier_table_markdown(void)
 {
 	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 
-	if (!f)
+	if (append(&buf, "| guarantee | T0 | T1 | T2 |\n|---|---|---|---|\n") < 0)
 		return NULL;
-	fputs("| guarantee | T0 | T1 | T2 |\n|---|---|---|---|\n", f);
 	for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
-		fprintf(f, "| %s |", rows[i].name);
+		if (append(&buf, "| %s |", rows[i].name) < 0)
+			return NULL;
 		for (int t = 0; t < 3; t++) {
 			char cell[512];
 
 			if (cell_markdown(&rows[i].t[t], cell, sizeof(cell)) < 0) {
-				fclose(f);
 				free(buf);
 				return NULL;
 			}
-			fprintf(f, " %s |", cell);
+			if (append(&buf, " %s |", cell) < 0)
+				return NULL;
 		}
-		fputc('\n', f);
-	}
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
+		if (append(&buf, "\n") < 0)
+			return NULL;
 	}
 	return buf;
 }
@@ -171,6 +191,130 @@ cJSON *tier_gaps_json(int tier, int abi, TierHold which)
 		TierFact f;
 
 		if (tier_fact(tier, abi, i, &f) == 0 && f.hold == which)
+			cJSON_AddItemToArray(a, cJSON_CreateString(f.id));
+	}
+	return a;
+}
+
+/* ward.exe's tiers (docs/windows.md), in the order W0, W1, W1-write, W2.
+ * Each row also says what of it is verified: ward.exe is built and tested
+ * on Linux, under Wine, which enforces none of these mechanisms. */
+static const char *const win_tiers[] = { "W0", "W1", "W1-write", "W2" };
+
+typedef struct WinRow {
+	const char *id;
+	const char *name;
+	struct {
+		TierHold hold;
+		const char *how;
+	} w[4];
+	const char *verified;
+} WinRow;
+
+#define NOT_ON_REAL_WINDOWS \
+	"the plan and the refusals: unit tests (Linux and Wine); enforcement: not verified until a real Windows machine runs it"
+
+/* clang-format off */
+static const WinRow win_rows[] = {
+	{ "reads", "reads confined", {
+		{ TIER_NOT_HELD, "the command reads what the user can read" },
+		{ TIER_NOT_HELD, "low integrity still reads medium-integrity files (reported degraded)" },
+		{ TIER_NOT_HELD, "a write-restricted token restricts writes only (reported degraded)" },
+		{ TIER_HELD, "AppContainer: only paths with an ACE for the run's package SID (the workspace, fs.read*, the run's TEMP); fs.deny and ward's dirs denied" } },
+	  NOT_ON_REAL_WINDOWS },
+	{ "writes", "writes confined", {
+		{ TIER_NOT_HELD, "the command writes what the user can write" },
+		{ TIER_HELD, "low integrity writes only where the plan labelled low (the workspace, fs.read_write, TEMP)" },
+		{ TIER_HELD, "only where the run's sandbox-write SID (or Everyone, or the logon SID) may write" },
+		{ TIER_HELD, "only where the package SID holds a modify ACE" } },
+	  NOT_ON_REAL_WINDOWS },
+	{ "exec", "exec confined", {
+		{ TIER_NOT_HELD, "anything the user can run" },
+		{ TIER_NOT_HELD, "low integrity runs what it can read" },
+		{ TIER_NOT_HELD, "writes only are restricted" },
+		{ TIER_PARTLY, "fs.read_exec paths, and what Windows lets every AppContainer run (the system directories)" } },
+	  NOT_ON_REAL_WINDOWS },
+	{ "protected", "protected paths read-only", {
+		{ TIER_PARTLY, "writable during the run; one the run created is moved out of the workspace afterwards" },
+		{ TIER_HELD, "medium labels on protected paths inside the writable roots; created ones moved out afterwards" },
+		{ TIER_HELD, "deny-write ACEs for the sandbox-write SID; created ones moved out afterwards" },
+		{ TIER_HELD, "no write ACE for the package SID; created ones moved out afterwards" } },
+	  "the plan and the quarantine after the run: unit tests and Wine; read-only: not verified until a real Windows machine runs it" },
+	{ "network", "network confined to allowed domains", {
+		{ TIER_NOT_HELD, "the host's network, unfiltered" },
+		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
+		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
+		{ TIER_HELD, "no internetClient capability: no network at all; network.mode proxy is refused until part 2's filtering" } },
+	  NOT_ON_REAL_WINDOWS },
+	{ "leftovers-killed", "leftover processes killed", {
+		{ TIER_HELD, "a kill-on-close job object: everything the command started dies with ward" },
+		{ TIER_HELD, "a kill-on-close job object" },
+		{ TIER_HELD, "a kill-on-close job object" },
+		{ TIER_HELD, "a kill-on-close job object" } },
+	  "verified under Wine at W0 (a grandchild dies with the job); the job is read back at every tier" },
+	{ "limits", "resource limits", {
+		{ TIER_PARTLY, "the timeout, limits.pids (active processes) and limits.memory_mb (job memory); the others are reported degraded" },
+		{ TIER_PARTLY, "as at W0" },
+		{ TIER_PARTLY, "as at W0" },
+		{ TIER_PARTLY, "as at W0" } },
+	  "the job's limits are read back (unit tests); enforcement: not verified until a real Windows machine runs it" },
+};
+/* clang-format on */
+
+static int win_tier_index(const char *tier)
+{
+	for (size_t i = 0; tier && i < ELEMENTSOF(win_tiers); i++)
+		if (strcmp(tier, win_tiers[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+size_t tier_windows_guarantees(void)
+{
+	return ELEMENTSOF(win_rows);
+}
+
+int tier_windows_fact(const char *tier, size_t i, TierFact *ret, const char **ret_verified)
+{
+	int t = win_tier_index(tier);
+
+	if (t < 0 || i >= ELEMENTSOF(win_rows))
+		return -EINVAL;
+	*ret = (TierFact){ .id = win_rows[i].id, .name = win_rows[i].name,
+			   .hold = win_rows[i].w[t].hold, .how = win_rows[i].w[t].how };
+	if (ret_verified)
+		*ret_verified = win_rows[i].verified;
+	return 0;
+}
+
+char *tier_windows_table_markdown(void)
+{
+	char *buf = NULL;
+
+	if (append(&buf, "| guarantee (Windows) | W0 | W1 | W1-write | W2 | verified |\n"
+			 "|---|---|---|---|---|---|\n") < 0)
+		return NULL;
+	for (size_t i = 0; i < ELEMENTSOF(win_rows); i++) {
+		if (append(&buf, "| %s |", win_rows[i].name) < 0)
+			return NULL;
+		for (size_t t = 0; t < ELEMENTSOF(win_tiers); t++)
+			if (append(&buf, " %s: %s |", tier_hold_to_string(win_rows[i].w[t].hold),
+				   win_rows[i].w[t].how) < 0)
+				return NULL;
+		if (append(&buf, " %s |\n", win_rows[i].verified) < 0)
+			return NULL;
+	}
+	return buf;
+}
+
+cJSON *tier_windows_gaps_json(const char *tier, TierHold which)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; a && i < ELEMENTSOF(win_rows); i++) {
+		TierFact f;
+
+		if (tier_windows_fact(tier, i, &f, NULL) == 0 && f.hold == which)
 			cJSON_AddItemToArray(a, cJSON_CreateString(f.id));
 	}
 	return a;

@@ -41,3 +41,12 @@ char *tier_table_markdown(void);
  * start event's "not_held", TIER_PARTLY for "partly_held"). Caller frees. */
 struct cJSON;
 struct cJSON *tier_gaps_json(int tier, int abi, TierHold which);
+
+/* ward.exe's tiers ("W0", "W1", "W1-write", "W2"), a table of their own
+ * (the guarantees Windows can speak of, with the same ids), each row with
+ * what of it is verified (docs/windows.md). The same shapes as above;
+ * @ret_verified may be NULL. */
+size_t tier_windows_guarantees(void);
+int tier_windows_fact(const char *tier, size_t i, TierFact *ret, const char **ret_verified);
+char *tier_windows_table_markdown(void);
+struct cJSON *tier_windows_gaps_json(const char *tier, TierHold which);

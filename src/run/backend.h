@@ -49,6 +49,9 @@ typedef struct BackendInput {
 	const char *home;           /* absolute */
 	char *const *argv;          /* the command */
 	char *const *envp;          /* the filtered environment */
+	/* --env NAME[=VALUE], for a backend that filters the environment
+	 * itself (Windows: case-insensitive names; envp is then the host's). */
+	char *const *env_extra;
 	/* Hidden from the sandbox whatever the policy says. */
 	const char *state_dir;
 	const char *config_dir;

@@ -76,6 +76,14 @@ int run_fail_with(Run *run, const WardError *e, int r);
  * setting). 0 or -errno (-EINVAL: not stdout, stderr or a path). */
 int run_audit_stream(const Run *run, AuditLog *a, const char **ret_dest);
 
+/* run-record.c: the backend's "degraded" into the result, refused under
+ * --strict; the `start` event (a run that cannot be recorded does not
+ * start); the result from run->res. */
+int run_check_strict(Run *run);
+int run_write_start(Run *run);
+void run_fill_result(Run *run);
+
+/* The platform's phases (run-phases.c; ward.exe: src/windows/win-run-phases.c). */
 int run_do_prepare(Run *run);
 int run_do_acquire(Run *run);
 int run_do_execute(Run *run);

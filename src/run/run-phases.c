@@ -469,52 +469,6 @@ static int acquire_session(Run *run)
 	return 0;
 }
 
-static int check_strict(Run *run)
-{
-	cJSON *deg = cJSON_GetObjectItemCaseSensitive(run->describe, "degraded");
-	const cJSON *it;
-
-	cJSON_ArrayForEach(it, deg)
-	if (cJSON_IsString(it) && strv_extend(&run->result.degraded, it->valuestring) < 0)
-		return -ENOMEM;
-	if (run->strict && cJSON_GetArraySize(deg) > 0) {
-		_cleanup_free_ char *t = cJSON_PrintUnformatted(deg);
-		return run_failf(run, "strict", 0,
-				 "Refusing to run with --strict: degraded protections %s", t ? t : "");
-	}
-	return 0;
-}
-
-static int write_start(Run *run)
-{
-	RunStart s = {
-		.argv = run->argv,
-		.workspace = run->ws,
-		.tier = run->tier,
-		.not_held = run->result.not_held,
-		.partly_held = run->result.partly_held,
-		.policy_hash = run->hash,
-		.policy_sources = run->pol->sources,
-		.network = net_mode_to_string(run->pol->net_mode),
-		.host_ports = run->pol->net_host_ports,
-		.n_host_ports = run->pol->n_net_host_ports,
-		.cow = run->result.cow,
-		.path_hidden = run->path_hidden,
-		.describe = run->describe,
-		.managed_file = ceiling_file(run->ceiling),
-		.managed_sha256 = ceiling_digest(run->ceiling),
-	};
-	/* A run that cannot be recorded does not start (a full file system
-	 * must not hide it). */
-	int r = audit_write(run->audit, run->serve ? "session_start" : "start", run_event_start(&s));
-
-	if (r < 0)
-		return run_failf(run, "audit", r,
-				 "Failed to write the audit log in '%s', not running the command",
-				 run->state);
-	return 0;
-}
-
 /* Log shipping (docs/audit.md, "Shipping the audit log"): every line also
  * to ward's stdout or stderr, or to a path such as /proc/1/fd/1 (the
  * container's own output, which a node's log agent collects, also for runs
@@ -607,7 +561,7 @@ int run_do_acquire(Run *run)
 	run->describe = run->backend->describe(run->plan);
 	if (!run->describe)
 		return -ENOMEM;
-	if ((r = check_strict(run)) < 0 || (r = write_start(run)) < 0)
+	if ((r = run_check_strict(run)) < 0 || (r = run_write_start(run)) < 0)
 		return r;
 	if (run->backend->notes)
 		STRV_FOREACH(l, run->backend->notes(run->plan))
@@ -680,31 +634,6 @@ static void log_ending(Run *run)
 			(unsigned long long)run->pol->memory_mb);
 }
 
-static void fill_result(Run *run)
-{
-	const BackendResult *res = &run->res;
-	RunResult *r = &run->result;
-
-	r->exit_code = res->exit_code;
-	r->status = res->status;
-	r->signal = res->signal;
-	r->started = !res->setup_failed;
-	r->timed_out = res->timed_out;
-	r->oom_killed = res->oom_killed;
-	r->parent_died = res->parent_died;
-	r->duration_ms = res->duration_ms;
-	r->quarantined = res->quarantined > 0 ? (unsigned)res->quarantined : 0;
-	r->protected_check_failed = res->protected_check_failed;
-	if (res->setup_failed) {
-		/* The step inside, as the error's first words. */
-		run->has_error = true;
-		run->error = res->error;
-		snprintf(run->error.detail, sizeof(run->error.detail), "%s%s%.*s", res->error.step,
-			 res->error.detail[0] ? ": " : "", (int)(sizeof(run->error.detail) - 80),
-			 res->error.detail);
-	}
-}
-
 /* What the run learned afterwards: the session's pending changes, the
  * proxy's refusals and the namespace's counters (run-hints.h). */
 static void collect_facts(Run *run)
@@ -751,7 +680,7 @@ int run_do_execute(Run *run)
 		return run_fail_with(run, &e, r);
 	run_log(run, RUN_LOG_INFO, "command ended after %.1f ms (exit %d)",
 		(double)run->res.duration_ms, run->res.exit_code);
-	fill_result(run);
+	run_fill_result(run);
 	log_ending(run);
 	if (run->backend->finish) {
 		r = run->backend->finish(run->plan, &run->res, &lines);

@@ -1,7 +1,9 @@
 /* ward.exe: `ward.exe run [OPTIONS] -- COMMAND [ARG]...`, `ward.exe probe`,
  * `ward.exe --version`. The CLI owns argv, the host's facts (directories,
- * environment) and printing; the plan layer decides, the executor carries
- * the plan out through the Win32 table. */
+ * environment) and printing; `run` goes through the run module
+ * (src/run/run.h) as Linux's does, to the Windows backends
+ * (win-backend.c): the plan layer decides, the executor carries the plan
+ * out through the Win32 table. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,24 +14,24 @@
 
 #include "cli/cli-options.h"
 #include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/json-util.h"
 #include "common/strv.h"
+#include "probe/tiers.h"
+#include "run/backend.h"
+#include "run/run.h"
+#include "windows/win-backend.h"
 #include "windows/win-defaults.h"
-#include "windows/win-exec.h"
-#include "windows/win-fault.h"
 #include "windows/win-path.h"
 #include "windows/win-plan.h"
-#include "windows/win32-api.h"
 #include "windows/win32-util.h"
-
-#ifndef WARD_TEST_HOOKS
-#define WARD_TEST_HOOKS 0
-#endif
 #define WARD_VERSION_STRING "0.1.0"
 #define EXIT_SETUP 125
 
 enum {
 	OPT_TIER = 1, OPT_STRICT, OPT_DRY_RUN, OPT_READ, OPT_READ_EXEC, OPT_READ_WRITE, OPT_DENY,
-	OPT_PROTECT, OPT_ENV, OPT_TIMEOUT, OPT_WORKSPACE, OPT_POLICY, OPT_PRESET, OPT_HELP,
+	OPT_PROTECT, OPT_ENV, OPT_TIMEOUT, OPT_WORKSPACE, OPT_POLICY, OPT_PRESET, OPT_RESULT,
+	OPT_HELP,
 };
 
 static const CliOption run_options[] = {
@@ -46,6 +48,7 @@ static const CliOption run_options[] = {
 	{ "workspace", 'C', CLI_ARG_REQUIRED, OPT_WORKSPACE },
 	{ "policy", 'p', CLI_ARG_REQUIRED, OPT_POLICY },
 	{ "preset", 0, CLI_ARG_REQUIRED, OPT_PRESET },
+	{ "result", 0, CLI_ARG_REQUIRED, OPT_RESULT },
 	{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
 	{ NULL },
 };
@@ -58,7 +61,7 @@ static void policy_freep(WardPolicy **p)
 static void usage(FILE *f)
 {
 	fputs("Usage: ward.exe run [OPTIONS] [--] COMMAND [ARG]...\n"
-	      "       ward.exe probe\n"
+	      "       ward.exe probe [--tier T] [--table]\n"
 	      "       ward.exe net-check [--proxy-port PORT]\n"
 	      "       ward.exe cleanup\n"
 	      "       ward.exe --version\n"
@@ -69,8 +72,13 @@ static void usage(FILE *f)
 	      "  --dry-run                  print the plan, change nothing, run nothing\n"
 	      "  --read PATH, --read-exec PATH, --read-write PATH, --deny PATH\n"
 	      "  --protect REL              a path in the workspace the command cannot change\n"
+	      "  -p, --policy FILE          the policy (docs/policy.md); default:\n"
+	      "                             %APPDATA%\\ward\\policy.json when it exists\n"
+	      "  --preset NAME              a built-in preset, before the policy file\n"
 	      "  -e, --env NAME[=VALUE]     pass or set one variable\n"
 	      "  --timeout SECONDS\n"
+	      "  --result FILE              the result object (docs/result.md), however the\n"
+	      "                             run ends\n"
 	      "  -C, --workspace DIR        default: the current directory\n",
 	      f);
 }
@@ -88,154 +96,142 @@ static int die(const char *fmt, ...)
 	return EXIT_SETUP;
 }
 
-/* A variable of ward's own environment, UTF-8, or NULL. */
-static char *getenv_utf8(const wchar_t *name)
+static void run_freep(Run **r)
 {
-	wchar_t buf[32768];
-	DWORD n = GetEnvironmentVariableW(name, buf, 32768);
-
-	return n > 0 && n < 32768 ? win32_utf8(buf) : NULL;
+	run_free(*r);
 }
 
-static char **environment(void)
+/* A usage error still leaves its record, as on Linux: the `error` event
+ * in the audit log and --result. */
+static int usage_error(const char *result_file, const char *msg)
 {
-	wchar_t *block = GetEnvironmentStringsW();
-	char **l = calloc(1, sizeof(char *));
+	RunRequest req = RUN_REQUEST_INIT;
+	_cleanup_(run_freep) Run *run = NULL;
 
-	for (wchar_t *p = block; l && p && *p; p += wcslen(p) + 1) {
-		char *u = win32_utf8(p);
-
-		if (!u || strv_consume(&l, u) < 0) {
-			strv_free(l);
-			l = NULL;
-		}
-	}
-	if (block)
-		FreeEnvironmentStringsW(block);
-	return l;
+	req.result_file = result_file;
+	run = run_new(&req);
+	if (!run)
+		return die("out of memory");
+	(void)run_fail(run, "arguments", 0, "%s", msg);
+	return run_all(run);
 }
 
-static char *normalized(const char *p)
+/* The flags that set policy, as a policy document merged last ("<command
+ * line>"): the same validation and messages as a file. */
+typedef struct Flags {
+	cJSON *doc, *fs;
+} Flags;
+
+static int flag_path(Flags *f, const char *key, const char *v)
 {
-	char *out = NULL;
+	cJSON *a;
 
-	return p && win_path_normalize(p, &out, NULL) == 0 ? out : NULL;
-}
-
-/* Host facts the plan needs: system dirs, cmd.exe. */
-typedef struct Host {
-	WinHost host;
-	char **system_dirs;
-	char *comspec;
-} Host;
-
-static WinFileKind host_stat(void *userdata, const char *path)
-{
-	WinApi *api = userdata;
-
-	return api->stat(api->ctx, path);
-}
-
-static int host_init(Host *h, WinApi *api)
-{
-	static const wchar_t *const vars[] = { L"SystemRoot", L"ProgramFiles",
-					       L"ProgramFiles(x86)", L"ProgramW6432",
-					       L"ProgramData" };
-	_cleanup_free_ char *root = getenv_utf8(L"SystemRoot");
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++) {
-		_cleanup_free_ char *v = getenv_utf8(vars[i]);
-		char *n = normalized(v);
-
-		if (n && strv_consume(&h->system_dirs, n) < 0)
-			return -ENOMEM;
-	}
-	h->comspec = normalized(getenv_utf8(L"ComSpec"));
-	if (!h->comspec && root && asprintf(&h->comspec, "%s\\System32\\cmd.exe", root) < 0)
+	if (!f->fs && !(f->fs = cJSON_AddObjectToObject(f->doc, "fs")))
 		return -ENOMEM;
-	h->host = (WinHost){ .stat = host_stat, .userdata = api, .comspec = h->comspec,
-			     .system_dirs = h->system_dirs };
-	return 0;
-}
-
-static int make_run_id(char ret[17])
-{
-	unsigned char b[8];
-
-	if (!BCRYPT_SUCCESS(BCryptGenRandom(NULL, b, sizeof(b), BCRYPT_USE_SYSTEM_PREFERRED_RNG)))
-		return -EIO;
-	for (int i = 0; i < 8; i++)
-		snprintf(ret + 2 * i, 3, "%02x", b[i]);
-	return 0;
-}
-
-static int mkdir_p(const char *path)
-{
-	_cleanup_free_ char *p = strdup(path);
-
-	if (!p)
+	a = cJSON_GetObjectItemCaseSensitive(f->fs, key);
+	if (!a && !(a = cJSON_AddArrayToObject(f->fs, key)))
 		return -ENOMEM;
-	for (char *s = p + 3;; s++) {
-		char c = *s;
-
-		if (c != '\\' && c != '\0')
-			continue;
-		*s = '\0';
-		{
-			_cleanup_free_ wchar_t *w = win32_wide(p);
-
-			if (!w || (!CreateDirectoryW(w, NULL) &&
-				   GetLastError() != ERROR_ALREADY_EXISTS))
-				return -EIO;
-		}
-		*s = c;
-		if (!c)
-			return 0;
-	}
+	return cJSON_AddItemToArray(a, cJSON_CreateString(v)) ? 0 : -ENOMEM;
 }
 
-static int add_path(char ***l, const char *v)
+/* --dry-run: the plan the run would carry out, through the backend's own
+ * plan(); nothing is created, changed or run. */
+static int dry_run(const RunRequest *req)
 {
-	return strv_extend(l, v);
+	_cleanup_(policy_freep) WardPolicy *p = NULL;
+	_cleanup_free_ char *home = NULL, *state = NULL, *config = NULL, *ws = NULL, *given = NULL,
+			    *text = NULL;
+	_cleanup_strv_ char **envp = win32_environment();
+	const Backend *b;
+	BackendInput in = BACKEND_INPUT_INIT;
+	BackendPlan *plan = NULL;
+	PolicyError pe = { 0 };
+	WardError e = { 0 };
+	char buf[1400];
+	int r;
+
+	(void)ward_home_dir(&home);
+	if (ward_state_dir(&state) < 0 || ward_config_dir(&config) < 0)
+		return die("run: LOCALAPPDATA or APPDATA is not an absolute path");
+	if (req->workspace)
+		given = strdup(req->workspace);
+	else {
+		wchar_t cwd[MAX_PATH * 4];
+
+		if (GetCurrentDirectoryW(MAX_PATH * 4, cwd))
+			given = win32_utf8(cwd);
+	}
+	if (!given || win_path_normalize(given, &ws, NULL) < 0)
+		return die("run: the workspace is not an absolute Windows path ward can hold");
+	r = win_policy_load(req->policy_file, req->presets, req->policy_overrides, home, &p, &pe);
+	if (r < 0) {
+		policy_error_format(&pe, buf, sizeof(buf));
+		return die("Invalid policy: %s", r == -ENOMEM ? "out of memory" : buf);
+	}
+	/* The tier as the run would choose it: asked for, else the policy's,
+	 * else W2. */
+	b = backend_for_tier(req->tier >= 0 ? req->tier : p->has_tier ? p->tier : WIN_RUN_TIER_W2);
+	if (!b || !b->plan)
+		return die("run: no such tier");
+	in.policy = p;
+	in.workspace = ws;
+	in.home = home;
+	in.argv = req->argv;
+	in.envp = envp;
+	in.env_extra = req->env_extra;
+	in.state_dir = state;
+	in.config_dir = config;
+	r = b->plan(&in, &plan, &e);
+	if (r < 0)
+		return die("%s%s%s", e.step, e.step[0] ? ": " : "",
+			   r == -ENOMEM ? "out of memory" : e.detail);
+	text = win_backend_plan_text(plan);
+	b->free(plan);
+	if (!text)
+		return die("out of memory");
+	fputs(text, stdout);
+	return 0;
 }
 
 static int cmd_run(int argc, char **argv)
 {
-	_cleanup_(policy_freep) WardPolicy *p = win_policy_defaults();
-	_cleanup_strv_ char **envp = environment(), **extra = NULL, **cmd = NULL;
-	_cleanup_free_ char *workspace = NULL, *config = NULL, *state = NULL,
-			    *appdata = getenv_utf8(L"APPDATA"),
-			    *local = getenv_utf8(L"LOCALAPPDATA"), *reterr = NULL;
+	_cleanup_strv_ char **extra = NULL, **presets = NULL;
+	_cleanup_free_ char *reterr = NULL, *overrides = NULL;
+	_cleanup_(run_freep) Run *run = NULL;
+	Flags fl = { .doc = cJSON_CreateObject() };
+	_cleanup_cjson_ cJSON *doc = fl.doc;
+	const char *workspace = NULL, *policy = NULL, *result = NULL;
+	RunRequest req = RUN_REQUEST_INIT;
 	CliParsed parsed = { 0 };
-	WinTier tier = WIN_TIER_W2;
 	bool strict = false, dry = false;
-	WinPlan *plan = NULL;
-	Win32Ctx ctx = { 0 };
-	WinApi api;
-	Host host = { 0 };
-	WinPlanInput in;
-	WinExecResult res = { .exit_code = EXIT_SETUP };
-	WardError err = { 0 };
-	char run_id[17], why[1024] = "";
-	int r;
+	int tier = -1, r = 0;
 
-	if (!p || !envp)
+	if (!doc)
 		return die("out of memory");
 	r = cli_parse_options(run_options, CLI_PARSE_STOP_AT_POSITIONAL, argc, argv, &parsed,
 			      &reterr);
 	if (r < 0)
-		return die("run: %s", reterr ? reterr : "out of memory");
-	for (size_t i = 0; i < parsed.n_opts; i++) {
+		return usage_error(NULL, reterr ? reterr : "invalid arguments");
+	for (size_t i = 0; i < parsed.n_opts; i++)
+		if (parsed.opts[i].id == OPT_RESULT)
+			result = parsed.opts[i].value;
+	for (size_t i = 0; r >= 0 && i < parsed.n_opts; i++) {
 		const char *v = parsed.opts[i].value;
+		char msg[512];
 
 		switch (parsed.opts[i].id) {
-		case OPT_TIER:
-			tier = win_tier_from_string(v);
-			if (tier < 0) {
+		case OPT_TIER: {
+			WinTier t = win_tier_from_string(v);
+
+			if (t < 0) {
+				snprintf(msg, sizeof(msg),
+					 "--tier: unknown tier '%s' (W2, W1-write, W1, W0)", v);
 				cli_parsed_done(&parsed);
-				return die("run: --tier: unknown tier '%s' (W2, W1, W1-write, W0)", v);
+				return usage_error(result, msg);
 			}
+			tier = win_run_tier(t);
 			break;
+		}
 		case OPT_STRICT:
 			strict = true;
 			break;
@@ -243,19 +239,19 @@ static int cmd_run(int argc, char **argv)
 			dry = true;
 			break;
 		case OPT_READ:
-			r = add_path(&p->fs_read, v);
+			r = flag_path(&fl, "read", v);
 			break;
 		case OPT_READ_EXEC:
-			r = add_path(&p->fs_read_exec, v);
+			r = flag_path(&fl, "read_exec", v);
 			break;
 		case OPT_READ_WRITE:
-			r = add_path(&p->fs_read_write, v);
+			r = flag_path(&fl, "read_write", v);
 			break;
 		case OPT_DENY:
-			r = add_path(&p->fs_deny, v);
+			r = flag_path(&fl, "deny", v);
 			break;
 		case OPT_PROTECT:
-			r = add_path(&p->fs_protected, v);
+			r = flag_path(&fl, "protected", v);
 			break;
 		case OPT_ENV:
 			r = strv_extend(&extra, v);
@@ -263,25 +259,30 @@ static int cmd_run(int argc, char **argv)
 		case OPT_TIMEOUT: {
 			char *end;
 			unsigned long long t = strtoull(v, &end, 10);
+			cJSON *lim = cJSON_GetObjectItemCaseSensitive(doc, "limits");
 
-			if (!*v || *end || t == 0 || t > 86400 * 365) {
+			if (!*v || *end || *v == '-') {
+				snprintf(msg, sizeof(msg), "--timeout: expected seconds, got '%s'", v);
 				cli_parsed_done(&parsed);
-				return die("run: --timeout: expected seconds, got '%s'", v);
+				return usage_error(result, msg);
 			}
-			p->timeout_s = t;
+			if (!lim && !(lim = cJSON_AddObjectToObject(doc, "limits")))
+				r = -ENOMEM;
+			else {
+				cJSON_DeleteItemFromObjectCaseSensitive(lim, "timeout_s");
+				r = cJSON_AddNumberToObject(lim, "timeout_s", (double)t) ? 0 : -ENOMEM;
+			}
 			break;
 		}
 		case OPT_WORKSPACE:
-			free(workspace);
-			workspace = strdup(v);
+			workspace = v;
 			break;
 		case OPT_POLICY:
+			policy = v;
+			break;
 		case OPT_PRESET:
-			cli_parsed_done(&parsed);
-			return die("run: --%s: policy files and presets need ward's JSON policy "
-				   "parser, which ward.exe does not have yet; use the --read, "
-				   "--read-exec, --read-write, --deny and --protect flags",
-				   parsed.opts[i].id == OPT_POLICY ? "policy" : "preset");
+			r = strv_extend(&presets, v);
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			cli_parsed_done(&parsed);
@@ -289,92 +290,105 @@ static int cmd_run(int argc, char **argv)
 		default:
 			break;
 		}
-		if (r < 0) {
-			cli_parsed_done(&parsed);
-			return die("out of memory");
-		}
 	}
-	cmd = TAKE_PTR(parsed.pos);
-	cli_parsed_done(&parsed);
-	if (!cmd || !cmd[0])
-		return die("run: no command (ward.exe run [OPTIONS] -- COMMAND [ARG]...)");
-	if (!workspace) {
-		wchar_t cwd[MAX_PATH * 4];
-
-		if (!GetCurrentDirectoryW(MAX_PATH * 4, cwd) || !(workspace = win32_utf8(cwd)))
-			return die("run: cannot read the current directory");
-	}
-	if (!appdata || !local)
-		return die("run: APPDATA or LOCALAPPDATA is not set; ward's config and state dirs "
-			   "live there");
-	if (asprintf(&config, "%s\\ward", appdata) < 0 || asprintf(&state, "%s\\ward", local) < 0)
+	if (r < 0 || !(overrides = cJSON_PrintUnformatted(doc))) {
+		cli_parsed_done(&parsed);
 		return die("out of memory");
-
-	win32_api_init(&api, &ctx);
-	ctx.state_dir = state;
-#if WARD_TEST_HOOKS
-	if (win_fault_install(&api, getenv("WARD_TEST_WIN_FAULT")) < 0)
-		return die("WARD_TEST_WIN_FAULT: unknown fault");
-#endif
-	if (host_init(&host, &api) < 0 || make_run_id(run_id) < 0)
-		return die("run: cannot read the host's directories or make a run id");
-	memcpy(ctx.run_id, run_id, sizeof(run_id));
-	/* ward's own state dir holds the journals: made before the plan. */
-	if (!dry && (mkdir_p(state) < 0 || win32_run_alive(&ctx) < 0))
-		return die("run: cannot create '%s' or mark the run alive there", state);
-
-	in = (WinPlanInput){ .policy = p, .tier = tier, .workspace = workspace,
-			     .config_dir = config, .state_dir = state, .run_id = run_id,
-			     .argv = cmd, .envp = envp, .env_extra = extra, .host = &host.host };
-	r = win_plan_build(&in, &plan, why, sizeof(why));
-	if (r < 0) {
-		strv_free(host.system_dirs);
-		free(host.comspec);
-		return die("run: %s", r == -ENOMEM ? "out of memory" : why);
+	}
+	req.argv = parsed.pos;
+	req.workspace = workspace;
+	req.policy_file = policy;
+	req.presets = presets;
+	req.policy_overrides = overrides;
+	req.env_extra = extra;
+	req.tier = tier; /* -1: the policy's "tier", else W2 */
+	req.strict = strict;
+	req.result_file = result;
+	if (!req.argv || !req.argv[0]) {
+		cli_parsed_done(&parsed);
+		return usage_error(result, "no command (ward.exe run [OPTIONS] -- COMMAND [ARG]...)");
 	}
 	if (dry) {
-		_cleanup_free_ char *d = win_plan_describe(plan);
-
-		fputs(d ? d : "", stdout);
-		STRV_FOREACH(h, plan->needs_helper)
-			printf("needs-helper %s\n", *h);
-		win_plan_free(plan);
-		strv_free(host.system_dirs);
-		free(host.comspec);
-		return 0;
+		r = dry_run(&req);
+		cli_parsed_done(&parsed);
+		return r;
 	}
-	STRV_FOREACH(d, plan->degraded)
-		fprintf(stderr, "ward: %s: tier %s: %s\n", strict ? "refusing" : "warning",
-			win_tier_to_string(plan->tier), *d);
-	if (strict && plan->degraded && plan->degraded[0]) {
-		win_plan_free(plan);
-		strv_free(host.system_dirs);
-		free(host.comspec);
-		return die("run: --strict: tier %s leaves the above unconfined",
-			   win_tier_to_string(tier));
-	}
-	fflush(stdout);
-	fflush(stderr);
-	r = win_exec_run(plan, &api, &res, &err);
-	if (r < 0)
-		die("run: %s%s%s", err.step, *err.step ? ": " : "", err.detail);
-	if (res.quarantined)
-		fprintf(stderr,
-			"ward: %u protected path(s) the run created were moved out of the workspace "
-			"into '%s\\quarantine\\%s'\n",
-			res.quarantined, state, run_id);
-	if (res.undo_failed)
-		die("warning: undoing the run's changes failed; its journal stays in '%s' and the "
-		    "next run finishes it", state);
-	win_plan_free(plan);
-	strv_free(host.system_dirs);
-	free(host.comspec);
-	return res.exit_code;
+	/* The run module, as on Linux: exit code, --result, the audit
+	 * events and the tier's gaps come from the same code. */
+	run = run_new(&req);
+	cli_parsed_done(&parsed);
+	if (!run)
+		return die("out of memory");
+	return run_all(run);
 }
 
 int win_probe_main(void);
 int win_cleanup_main(int argc, char **argv);   /* win-net-main.c */
 int win_netcheck_main(int argc, char **argv);
+
+/* ward.exe probe [--tier T] [--table]: which tiers this host gives (each
+ * tried as a run would: a suspended child, its token read back); with
+ * --tier, what that tier holds; with --table, the Windows rows of the tier
+ * table (src/probe/tiers.c, as `ward probe --table` and docs/tiers.md
+ * print them), with what of each is verified. */
+static int cmd_probe(int argc, char **argv)
+{
+	enum { P_TIER = 1, P_TABLE, P_HELP };
+	static const CliOption opts[] = {
+		{ "tier", 0, CLI_ARG_REQUIRED, P_TIER },
+		{ "table", 0, CLI_ARG_NONE, P_TABLE },
+		{ "help", 'h', CLI_ARG_NONE, P_HELP },
+		{ NULL },
+	};
+	_cleanup_free_ char *err = NULL;
+	CliParsed a = { 0 };
+	const char *tier = NULL;
+	bool table = false;
+
+	if (cli_parse_options(opts, 0, argc, argv, &a, &err) < 0)
+		return die("probe: %s", err ? err : "out of memory");
+	for (size_t i = 0; i < a.n_opts; i++) {
+		if (a.opts[i].id == P_TABLE)
+			table = true;
+		else if (a.opts[i].id == P_HELP) {
+			cli_parsed_done(&a);
+			puts("Usage: ward.exe probe [--tier W0|W1|W1-write|W2] [--table]");
+			return 0;
+		} else if (a.opts[i].id == P_TIER) {
+			WinTier t = win_tier_from_string(a.opts[i].value);
+
+			if (t < 0) {
+				cli_parsed_done(&a);
+				return die("probe: --tier: unknown tier (W2, W1-write, W1, W0)");
+			}
+			tier = win_tier_to_string(t);
+		}
+	}
+	cli_parsed_done(&a);
+	if (table) {
+		_cleanup_free_ char *t = tier_windows_table_markdown();
+
+		if (!t)
+			return die("out of memory");
+		fputs(t, stdout);
+		return 0;
+	}
+	if (win_probe_main() < 0)
+		return EXIT_SETUP;
+	if (!tier)
+		return 0;
+	printf("\nWhat %s holds (docs/tiers.md):\n", tier);
+	for (size_t i = 0; i < tier_windows_guarantees(); i++) {
+		const char *verified;
+		TierFact f;
+
+		if (tier_windows_fact(tier, i, &f, &verified) < 0)
+			continue;
+		printf("  %-36s %-9s %s\n  %-36s           verified: %s\n", f.name,
+		       tier_hold_to_string(f.hold), f.how, "", verified);
+	}
+	return 0;
+}
 
 /* argv as UTF-8, from the UTF-16 command line (main's argv is in the ANSI
  * code page and loses what it cannot represent). */
@@ -417,7 +431,7 @@ int main(void)
 	if (strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "probe") == 0)
-		return win_probe_main();
+		return cmd_probe(argc - 1, argv + 1);
 	if (strcmp(argv[1], "cleanup") == 0)
 		return win_cleanup_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "net-check") == 0)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/strv.h"
 #include "windows/win32-util.h"
 
 wchar_t *win32_wide(const char *s)
@@ -96,4 +97,22 @@ void win32_strerror(DWORD e, char *buf, size_t n)
 		u = win32_utf8(msg);
 	snprintf(buf, n, "%s (error %lu)", u ? u : "unknown error", (unsigned long)e);
 	free(u);
+}
+
+char **win32_environment(void)
+{
+	wchar_t *block = GetEnvironmentStringsW();
+	char **l = calloc(1, sizeof(char *));
+
+	for (wchar_t *p = block; l && p && *p; p += wcslen(p) + 1) {
+		char *u = win32_utf8(p);
+
+		if (!u || strv_consume(&l, u) < 0) {
+			strv_free(l);
+			l = NULL;
+		}
+	}
+	if (block)
+		FreeEnvironmentStringsW(block);
+	return l;
 }

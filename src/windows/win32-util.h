@@ -16,3 +16,6 @@ wchar_t *win32_wide_block(const char *s, size_t len);
 int win32_errno(DWORD e);
 /* "message (code N)" for @e into @buf. */
 void win32_strerror(DWORD e, char *buf, size_t n);
+/* The process's environment as "NAME=VALUE" strings, UTF-8 (caller frees
+ * with strv_free), NULL on OOM. */
+char **win32_environment(void);

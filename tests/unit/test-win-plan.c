@@ -483,6 +483,57 @@ static void test_win_policy_defaults(void **state)
 	policy_free(p);
 }
 
+/* win_policy_load: Linux's order (defaults, presets, the file, then the
+ * flags' document), "~" against the given home, errors naming the file
+ * and the JSON path. Portable: natively and under Wine. */
+static void test_win_policy_load(void **state)
+{
+	const char *flags = "{\"fs\": {\"read\": [\"~/docs\", \"~\"]}, \"limits\": {\"timeout_s\": 9}}";
+	PolicyError pe = { 0 };
+	WardPolicy *p = NULL;
+	char *git[] = { "git", NULL }, *nope[] = { "nope", NULL };
+
+	/* No default file, wherever this runs. */
+	putenv("XDG_CONFIG_HOME=/nonexistent-ward-test");
+	putenv("APPDATA=C:\\nonexistent-ward-test");
+	assert_int_equal(win_policy_load(NULL, NULL, flags, "C:\\Users\\u", &p, &pe), 0);
+	assert_true(strv_contains(p->fs_read, "C:\\Users\\u/docs"));
+	assert_true(strv_contains(p->fs_read, "C:\\Users\\u"));
+	assert_int_equal(p->timeout_s, 9);
+	/* Still ward.exe's defaults underneath, not Linux's file lists. */
+	assert_true(strv_contains(p->env_pass, "SYSTEMROOT"));
+	assert_null(p->fs_read_exec);
+	policy_free(p);
+	p = NULL;
+
+	/* "~" without a home is an error naming the field, not a guess. */
+	assert_int_equal(win_policy_load(NULL, NULL, flags, NULL, &p, &pe), -EINVAL);
+	assert_null(p);
+	assert_string_equal(pe.path, "fs.read");
+
+	/* The flags' document is checked like a file, and named. */
+	assert_int_equal(win_policy_load(NULL, NULL, "{\"fs\": {\"read\": 3}}", NULL, &p, &pe),
+			 -EINVAL);
+	assert_string_equal(pe.file, "<command line>");
+	assert_string_equal(pe.path, "fs.read");
+
+	/* Presets apply in order before the file (their fs.sanitize is then
+	 * the plan's to refuse); an unknown one is an error. */
+	assert_int_equal(win_policy_load(NULL, git, NULL, "C:\\Users\\u", &p, &pe), 0);
+	assert_true(strv_contains(p->fs_read, "C:\\Users\\u/.gitconfig"));
+	assert_non_null(p->fs_sanitize);
+	policy_free(p);
+	p = NULL;
+	assert_int_equal(win_policy_load(NULL, nope, NULL, NULL, &p, &pe), -EINVAL);
+	assert_non_null(strstr(pe.msg, "unknown preset"));
+
+	/* A missing explicit file is an error, not the defaults. */
+	assert_true(win_policy_load("C:\\nonexistent-ward-test\\p.json", NULL, NULL, NULL, &p,
+				    &pe) < 0);
+	assert_null(p);
+	assert_non_null(strstr(pe.file, "p.json"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_win_token_check),
 		cmocka_unit_test(test_win_journal_format_parse),
 		cmocka_unit_test(test_win_policy_defaults),
+		cmocka_unit_test(test_win_policy_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 [ -n "$bin" ] && [ -f "$bin/ward.exe" ] || skip_all "no ward.exe (make windows)"
 command -v wine >/dev/null || skip_all "wine is not installed (make windows-test installs wine64)"
 
+docs=$(cd "$(dirname "$0")/../.." && pwd)/docs/tiers.md
 T=$(mktemp -d /tmp/ward-wine.XXXXXX)
 # Wine decodes the Unix argv with the Unix locale: UTF-8, whoever runs us.
 export LANG=C.UTF-8
@@ -48,7 +49,7 @@ wardt() { WARD_TEST_WIN_FAULT=${FAULT:-job-echo} wine "$T/bin/ward-test.exe" "$@
 child() { wine "$T/bin/win-child.exe" "$@"; }
 strip_cr() { tr -d '\r'; }
 
-echo "1..26"
+echo "1..44"
 
 out=$(ward --version 2>&1 | strip_cr)
 check "ward.exe starts under wine ($out)" test "$out" = "ward 0.1.0 (Windows)"
@@ -100,6 +101,114 @@ FAULT=job-echo,attr-rejected refused "process attribute rejected: refused" \
 	"UpdateProcThreadAttribute" wardt run --tier W0
 FAULT=job-lie refused "job read back without kill-on-close: refused" \
 	"job-readback" wardt run --tier W0
+
+# The policy: the same parser as Linux (src/policy/). A bad policy is
+# refused before anything runs, naming the file, the JSON path and what
+# was expected (W0 + job-echo: the command would run if it were accepted).
+policy_refused() { # DESC PATTERN ward-args...
+	local d=$1 pat=$2 rc
+	shift 2
+	rm -f "$ws/marker"
+	wardt run --tier W0 "$@" -- "$WS\\win-child.exe" write "$WS\\marker" >"$T/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q -- "$pat" "$T/out"; then
+		ok "$d"
+	else
+		not_ok "$d (exit $rc)"
+		strip_cr <"$T/out" | sed 's/^/# /'
+	fi
+}
+echo '{"fs": {"read": 3}}' >"$T/bad-type.json"
+policy_refused "policy: a wrong type names the file, the JSON path and what was expected" \
+	"Invalid policy: .*bad-type.json: fs.read: expected an array of strings, got 3" \
+	--policy "$(winpath "$T/bad-type.json")"
+echo '{"fs": ' >"$T/bad-syntax.json"
+policy_refused "policy: broken JSON names the file and the line" \
+	"Invalid policy: .*bad-syntax.json: invalid JSON at line 2" \
+	--policy "$(winpath "$T/bad-syntax.json")"
+policy_refused "policy: a missing --policy file is an error, not the defaults" \
+	"Invalid policy: .*absent.json: cannot open" --policy "$(winpath "$T/absent.json")"
+policy_refused "policy: an unknown preset is refused, naming the known ones" \
+	'unknown preset "nope" (known: git' --preset nope
+policy_refused "policy: the git preset needs fs.sanitize, which ward.exe refuses, not ignores" \
+	"fs.sanitize: not available on Windows" --preset git
+mkdir -p "$ws/data"
+printf '{"env": {"set": {"FROM_POLICY": "yes"}, "pass": ["KEEP_ME"]}, "fs": {"read": ["%s", "~/Documents"]}}' \
+	"$(winpath "$ws/data" | sed 's/\\/\\\\/g')" >"$T/good.json"
+KEEP_ME=1 wardt run --tier W0 --policy "$(winpath "$T/good.json")" -- \
+	"$WS\\win-child.exe" env "$WS\\env2" 2>/dev/null
+check "policy: env.set and env.pass of a --policy file reach the command" \
+	bash -c "strip_cr() { tr -d '\r'; }; strip_cr <'$ws/env2' | grep -qx FROM_POLICY=yes && strip_cr <'$ws/env2' | grep -qx KEEP_ME=1"
+ward run --dry-run --policy "$(winpath "$T/good.json")" -- "$WS\\win-child.exe" exit 0 \
+	2>&1 | strip_cr >"$T/plan"
+check "policy: fs.read is planned as a read grant; ~ is the user's profile" \
+	bash -c "grep -qxF 'grant $WS\\data read (fs.read)' '$T/plan' && grep -q '^grant C:\\\\users\\\\[^\\\\]*\\\\Documents read (fs.read)$' '$T/plan'"
+
+config=$(echo "$T"/prefix/drive_c/users/*/AppData/Roaming)/ward
+mkdir -p "$config"
+echo '{"env": {"set": {"DEFAULT_POLICY": "loaded"}}}' >"$config/policy.json"
+wardt run --tier W0 -- "$WS\\win-child.exe" env "$WS\\env3" 2>/dev/null
+rm -f "$config/policy.json"
+check "policy: without --policy, %APPDATA%\\ward\\policy.json is the policy" \
+	bash -c "tr -d '\r' <'$ws/env3' | grep -qx DEFAULT_POLICY=loaded"
+
+# The run module (src/run/): exit codes, --result, the audit events and
+# the tier's gaps come from the same code as on Linux.
+json() { # FILE PYTHON-EXPR: true when the expression holds for the JSON in FILE (as j)
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$1" "$2"
+}
+rm -f "$ws/marker" "$ws/r1.json"
+ward run --result "$WS\\r1.json" -- "$WS\\win-child.exe" write "$WS\\marker" >/dev/null 2>&1
+check "result: a refused W2 run says exit 125, not started, the step, tier 2; nothing ran" \
+	bash -c "[ ! -e '$ws/marker' ] && $(declare -f json); json '$ws/r1.json' \"j['exit_code'] == 125 and j['started'] is False and j['setup_step'] == 'appcontainer' and j['tier'] == 2 and 'CreateAppContainerProfile' in j['error']\""
+wardt run --tier W0 --result "$WS\\r2.json" -- "$WS\\win-child.exe" exit 7 >/dev/null 2>&1
+check "result: a W0 run's exit code and status (7), tier 0, and the table's gaps in not_held" \
+	json "$ws/r2.json" "j['exit_code'] == 7 and j['status'] == 7 and j['started'] and j['tier'] == 0 and {'reads', 'writes', 'network'} <= set(j['not_held']) and 'protected' in j['partly_held']"
+session=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"])' "$ws/r2.json")
+python3 - "$state/audit.jsonl" "$session" >"$T/audit" 2>&1 <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+mine = [e for e in ev if e.get("session") == sys.argv[2]]
+start = [e for e in mine if e["event"] == "start"]
+end = [e for e in mine if e["event"] == "exit"]
+assert start and start[0]["windows_tier"] == "W0" and start[0]["tier"] == 0, mine
+assert "reads" in start[0]["not_held"] and start[0]["degraded"], start
+assert end and end[0]["exit_code"] == 7, mine
+assert any(e["event"] == "error" and e.get("step") == "appcontainer" for e in ev), ev
+PY
+check "audit: start (windows_tier W0, not_held, degraded) and exit (7) for the run; error for the refused one" \
+	test ! -s "$T/audit"
+strip_cr <"$T/audit" | sed 's/^/# /'
+rm -f "$ws/r3.json"
+ward run --tier W9 --result "$WS\\r3.json" -- "$WS\\win-child.exe" exit 0 >"$T/out" 2>&1
+rc=$?
+check "a usage error exits 125 and still leaves its result (setup_step arguments)" \
+	bash -c "[ $rc -eq 125 ] && $(declare -f json); json '$ws/r3.json' \"j['setup_step'] == 'arguments' and 'W9' in j['error']\""
+policy_refused "--strict refuses W0's degraded protections before anything runs" \
+	"Refusing to run with --strict: degraded protections" --strict
+echo '{"tier": 0}' >"$T/tier0.json"
+wardt run --policy "$(winpath "$T/tier0.json")" --result "$WS\\r4.json" -- "$WS\\win-child.exe" exit 3 \
+	>/dev/null 2>&1
+check "a policy's \"tier\": 0 chooses W0 when --tier is not given" \
+	json "$ws/r4.json" "j['exit_code'] == 3 and j['tier'] == 0"
+rm -f "$ws/r5.json"
+wardt run --tier W1-write --result "$WS\\r5.json" -- "$WS\\win-child.exe" write "$WS\\marker" >/dev/null 2>&1
+check "W1-write is tier 4 in the result; refused under wine, nothing ran" \
+	bash -c "[ ! -e '$ws/marker' ] && $(declare -f json); json '$ws/r5.json' \"j['tier'] == 4 and j['exit_code'] == 125 and not j['started']\""
+
+# The tier table: ward.exe prints the Windows rows of src/probe/tiers.c,
+# which docs/tiers.md carries word for word.
+ward probe --table 2>&1 | strip_cr >"$T/table"
+if [ -r "$docs" ]; then
+	check "probe --table: the Windows rows, with what is verified, as in docs/tiers.md" \
+		bash -c "grep -q '^| guarantee (Windows) | W0 | W1 | W1-write | W2 | verified |' '$T/table' && grep -Fxf '$T/table' '$docs' | diff -q - '$T/table' >/dev/null"
+else # the unprivileged user's copy of the tests has no docs/ (the root run compares)
+	check "probe --table: the Windows rows, with what is verified" \
+		grep -q '^| guarantee (Windows) | W0 | W1 | W1-write | W2 | verified |' "$T/table"
+fi
+ward probe --tier W2 2>&1 | strip_cr >"$T/facts"
+check "probe --tier W2: what W2 holds, and that enforcement is not verified until real Windows" \
+	bash -c "grep -q '^  reads confined .*held .*AppContainer' '$T/facts' && grep -q 'not verified until a real Windows machine' '$T/facts'"
 
 # Plumbing (W0 + job-echo: no isolation claimed).
 wardt run --tier W0 -- "$WS\\win-child.exe" exit 7 2>/dev/null
@@ -171,5 +280,15 @@ wardt run --tier W0 -- "$WS\\b.bat" '%USERNAME%' >"$T/out" 2>&1
 rc=$?
 check "a batch file with a % argument is refused, not run (exit $rc)" \
 	bash -c "[ $rc -eq 125 ] && [ ! -e '$ws/bat.out' ] && grep -q \"holds a '%'\" '$T/out'"
+
+# The audit log's rotation on Windows (win-audit-os.c): renamed away under
+# the log's lock, the oldest dropped, every line whole.
+for _ in 1 2 3; do
+	WARD_AUDIT_MAX_SIZE=300 WARD_AUDIT_KEEP=2 wardt run --tier W0 -- "$WS\\win-child.exe" exit 0 \
+		>/dev/null 2>&1
+done
+check "audit: rotated at WARD_AUDIT_MAX_SIZE, WARD_AUDIT_KEEP files kept, every line whole" \
+	bash -c "[ -s '$state/audit.jsonl.1' ] && [ -s '$state/audit.jsonl.2' ] && [ ! -e '$state/audit.jsonl.3' ] &&
+		python3 -c 'import json,sys; [json.loads(l) for f in sys.argv[1:] for l in open(f)]' '$state'/audit.jsonl*"
 
 [ "$fails" -eq 0 ]

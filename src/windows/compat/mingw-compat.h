@@ -18,3 +18,19 @@ static inline char *ward_strndup(const char *s, size_t n)
 	return d;
 }
 #define strndup ward_strndup
+
+static inline char *ward_strchrnul(const char *s, int c)
+{
+	while (*s && *s != (char)c)
+		s++;
+	return (char *)s;
+}
+#define strchrnul ward_strchrnul
+
+/* The absolute form of @p (no symlinks to resolve the POSIX way: the policy
+ * loader only records it); NULL, like realpath(3), when it cannot. */
+static inline char *ward_realpath(const char *p, char *buf)
+{
+	return buf ? NULL : _fullpath(NULL, p, 0);
+}
+#define realpath ward_realpath

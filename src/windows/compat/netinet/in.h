@@ -1,0 +1,4 @@
+/* See arpa/inet.h beside this file. */
+#pragma once
+
+#include <arpa/inet.h>

@@ -1,0 +1,355 @@
+/* The Windows tiers W0, W1, W1-write and W2 as backends of the run module
+ * (src/run/backend.h): plan is win_plan_build() over the host's facts,
+ * acquire is win_exec_acquire() (every change journaled and read back),
+ * run is win_exec_child() then the journal's undo, free undoes whatever an
+ * acquire that failed half-way left. The table is win-backends.c.
+ * Windows-only: it drives the real Win32 table (win32-api.c), wrapped by
+ * WARD_TEST_WIN_FAULT in ward-test.exe. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <windows.h>
+#include <bcrypt.h>
+
+#include "common/cleanup.h"
+#include "common/strv.h"
+#include "run/backend.h"
+#include "windows/win-backend.h"
+#include "windows/win-exec.h"
+#include "windows/win-fault.h"
+#include "windows/win-path.h"
+#include "windows/win32-api.h"
+#include "windows/win32-util.h"
+#include "ward/ward.h"
+
+#ifndef WARD_TEST_HOOKS
+#define WARD_TEST_HOOKS 0
+#endif
+
+struct BackendPlan {
+	WinPlan *plan;
+	Win32Ctx ctx;
+	WinApi api;
+	WinHost host;
+	char **system_dirs;
+	char *comspec;
+	char *state;
+	char run_id[17];
+	bool acquiring;      /* a journal may exist: free() undoes it */
+	char **lines;        /* for finish() */
+	char **notes;        /* what the tier leaves unconfined, for notes() */
+};
+
+/* A variable of ward's own environment, UTF-8, or NULL. */
+static char *getenv_utf8(const wchar_t *name)
+{
+	wchar_t buf[32768];
+	DWORD n = GetEnvironmentVariableW(name, buf, 32768);
+
+	return n > 0 && n < 32768 ? win32_utf8(buf) : NULL;
+}
+
+static char *normalized(const char *p)
+{
+	char *out = NULL;
+
+	return p && win_path_normalize(p, &out, NULL) == 0 ? out : NULL;
+}
+
+static WinFileKind host_stat(void *userdata, const char *path)
+{
+	WinApi *api = userdata;
+
+	return api->stat(api->ctx, path);
+}
+
+/* The host's facts the plan needs: the system directories (paths only the
+ * privileged helper may change), cmd.exe. */
+static int host_init(BackendPlan *b)
+{
+	static const wchar_t *const vars[] = { L"SystemRoot", L"ProgramFiles",
+					       L"ProgramFiles(x86)", L"ProgramW6432",
+					       L"ProgramData" };
+	_cleanup_free_ char *root = getenv_utf8(L"SystemRoot"), *comspec = NULL;
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(*vars); i++) {
+		_cleanup_free_ char *v = getenv_utf8(vars[i]);
+		char *n = normalized(v);
+
+		if (n && strv_consume(&b->system_dirs, n) < 0)
+			return -ENOMEM;
+	}
+	comspec = getenv_utf8(L"ComSpec");
+	b->comspec = normalized(comspec);
+	if (!b->comspec && root && asprintf(&b->comspec, "%s\\System32\\cmd.exe", root) < 0)
+		return -ENOMEM;
+	b->host = (WinHost){ .stat = host_stat, .userdata = &b->api, .comspec = b->comspec,
+			     .system_dirs = b->system_dirs };
+	return 0;
+}
+
+static int make_run_id(char ret[17])
+{
+	unsigned char r[8];
+
+	if (!BCRYPT_SUCCESS(BCryptGenRandom(NULL, r, sizeof(r), BCRYPT_USE_SYSTEM_PREFERRED_RNG)))
+		return -EIO;
+	for (int i = 0; i < 8; i++)
+		snprintf(ret + 2 * i, 3, "%02x", r[i]);
+	return 0;
+}
+
+static BackendPlan *win_free(BackendPlan *b)
+{
+	WardError e = { 0 };
+
+	if (!b)
+		return NULL;
+	/* An acquire that failed half-way: undo what it journaled. */
+	if (b->acquiring)
+		(void)win_exec_release(&b->api, &e);
+	win_plan_free(b->plan);
+	strv_free(b->system_dirs);
+	strv_free(b->lines);
+	strv_free(b->notes);
+	free(b->comspec);
+	free(b->state);
+	free(b);
+	return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(BackendPlan *, win_free)
+
+static int win_probe(WardError *reterr)
+{
+	/* Cheap, as the interface asks: whether the host gives the tier is
+	 * proven by the run itself (acquire and the token read back from the
+	 * suspended child refuse); `ward.exe probe` tries each tier. */
+	return 0;
+}
+
+static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, WardError *reterr)
+{
+	_cleanup_(win_freep) BackendPlan *b = calloc(1, sizeof(*b));
+	WinPlanInput pin;
+	char why[1024] = "";
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	win32_api_init(&b->api, &b->ctx);
+#if WARD_TEST_HOOKS
+	if (win_fault_install(&b->api, getenv("WARD_TEST_WIN_FAULT")) < 0)
+		return ward_error_set(reterr, "test-hooks", EINVAL, "WARD_TEST_WIN_FAULT: unknown fault");
+#endif
+	if ((r = host_init(b)) < 0)
+		return r;
+	if (make_run_id(b->run_id) < 0)
+		return ward_error_set(reterr, "plan", EIO, "cannot make a run id");
+	if (!(b->state = strdup(in->state_dir)))
+		return -ENOMEM;
+	pin = (WinPlanInput){ .policy = in->policy, .tier = tier, .workspace = in->workspace,
+			      .config_dir = in->config_dir, .state_dir = in->state_dir,
+			      .run_id = b->run_id, .argv = in->argv, .envp = in->envp,
+			      .env_extra = in->env_extra, .host = &b->host };
+	r = win_plan_build(&pin, &b->plan, why, sizeof(why));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return ward_error_set(reterr, "plan", 0, "%s", why);
+	STRV_FOREACH(d, b->plan->degraded) {
+		char line[1024];
+
+		snprintf(line, sizeof(line), "tier %s: %s", win_tier_to_string(tier), *d);
+		if (strv_extend(&b->notes, line) < 0)
+			return -ENOMEM;
+	}
+	b->ctx.state_dir = b->state;
+	memcpy(b->ctx.run_id, b->run_id, sizeof(b->run_id));
+	*ret = TAKE_PTR(b);
+	return 0;
+}
+
+#define PLAN_FN(name, tier)                                                                  \
+	static int name(const BackendInput *in, BackendPlan **ret, WardError *reterr)        \
+	{                                                                                    \
+		return plan_tier(tier, in, ret, reterr);                                     \
+	}
+PLAN_FN(plan_w0, WIN_TIER_W0)
+PLAN_FN(plan_w1, WIN_TIER_W1)
+PLAN_FN(plan_w1_write, WIN_TIER_W1_WRITE)
+PLAN_FN(plan_w2, WIN_TIER_W2)
+
+static int win_acquire(BackendPlan *b, WardError *reterr)
+{
+	int r;
+
+	/* The run is alive while this process holds the file: a crash or a
+	 * kill leaves its journal to the next run's recovery. */
+	r = win32_run_alive(&b->ctx);
+	if (r < 0)
+		return ward_error_set(reterr, "state", -r, "cannot mark the run alive in '%s'",
+				      b->state);
+	b->acquiring = true;
+	r = win_exec_acquire(b->plan, &b->api, reterr);
+	if (r < 0) {
+		/* Refused half-way: undo what was journaled now, before the
+		 * refusal is reported. */
+		WardError undo = { 0 };
+
+		if (win_exec_release(&b->api, &undo) < 0) {
+			size_t n = strlen(reterr->detail);
+
+			snprintf(reterr->detail + n, sizeof(reterr->detail) - n,
+				 "; undoing its changes failed too (%s: %s), the journal stays "
+				 "in '%s' for the next run",
+				 undo.step, undo.detail, b->state);
+		}
+		b->acquiring = false;
+	}
+	return r;
+}
+
+static cJSON *win_describe(const BackendPlan *b)
+{
+	const WinPlan *p = b->plan;
+	cJSON *d = cJSON_CreateObject(), *enf = cJSON_CreateArray(), *deg = cJSON_CreateArray(),
+	      *helper = cJSON_CreateArray();
+
+	if (!d || !enf || !deg || !helper) {
+		cJSON_Delete(d);
+		cJSON_Delete(enf);
+		cJSON_Delete(deg);
+		cJSON_Delete(helper);
+		return NULL;
+	}
+	if (p->token.appcontainer)
+		cJSON_AddItemToArray(enf, cJSON_CreateString("appcontainer"));
+	if (p->token.write_restricted)
+		cJSON_AddItemToArray(enf, cJSON_CreateString("write-restricted-token"));
+	else if (p->token.restricted)
+		cJSON_AddItemToArray(enf, cJSON_CreateString("restricted-token"));
+	if (p->token.integrity_rid)
+		cJSON_AddItemToArray(enf, cJSON_CreateString("integrity-level"));
+	for (size_t i = 0; i < p->n_paths; i++)
+		if (p->paths[i].n_add || p->paths[i].label_rid) {
+			cJSON_AddItemToArray(enf, cJSON_CreateString("acls"));
+			break;
+		}
+	if (p->job.kill_on_close)
+		cJSON_AddItemToArray(enf, cJSON_CreateString("job-kill-on-close"));
+	cJSON_AddItemToArray(enf, cJSON_CreateString("env-filter"));
+	STRV_FOREACH(s, p->degraded)
+		cJSON_AddItemToArray(deg, cJSON_CreateString(*s));
+	STRV_FOREACH(s, p->needs_helper)
+		cJSON_AddItemToArray(helper, cJSON_CreateString(*s));
+	cJSON_AddStringToObject(d, "platform", "windows");
+	cJSON_AddStringToObject(d, "windows_tier", win_tier_to_string(p->tier));
+	cJSON_AddStringToObject(d, "run_id", b->run_id);
+	cJSON_AddItemToObject(d, "enforced", enf);
+	cJSON_AddItemToObject(d, "degraded", deg);
+	cJSON_AddItemToObject(d, "needs_helper", helper);
+	return d;
+}
+
+static int win_run(BackendPlan *b, BackendResult *ret, WardError *reterr)
+{
+	WinExecResult res = { .exit_code = WARD_EXIT_SETUP };
+	WardError err = { 0 }, undo = { 0 };
+	ULONGLONG t0 = GetTickCount64();
+	unsigned moved = 0;
+	int r, u;
+
+	fflush(stdout);
+	fflush(stderr);
+	r = win_exec_child(b->plan, &b->api, &res, &err);
+	/* Undo whatever was journaled, however the run ended. */
+	u = win_exec_release_count(&b->api, &moved, &undo);
+	b->acquiring = false;
+	*ret = (BackendResult){ .exit_code = res.exit_code, .status = -1,
+				.duration_ms = GetTickCount64() - t0, .quarantined = (int)moved,
+				.timed_out = res.timed_out };
+	if (res.started)
+		ret->status = (int)res.status;
+	if (r < 0) {
+		ret->exit_code = WARD_EXIT_SETUP;
+		ret->setup_failed = true;
+		ret->error = err;
+	}
+	if (moved) {
+		char line[1024];
+
+		snprintf(line, sizeof(line),
+			 "%u protected path(s) the run created were moved out of the workspace "
+			 "into '%s\\quarantine\\%s'",
+			 moved, b->state, b->run_id);
+		if (strv_extend(&b->lines, line) < 0)
+			return -ENOMEM;
+	}
+	if (u < 0) {
+		/* The journal stays; the next run finishes it. The run's
+		 * outcome cannot be trusted to have left the host as it was. */
+		char line[1024];
+
+		ret->protected_check_failed = true;
+		snprintf(line, sizeof(line),
+			 "undoing the run's changes failed (%s: %s); its journal stays in '%s' and "
+			 "the next run finishes it",
+			 undo.step, undo.detail, b->state);
+		if (strv_extend(&b->lines, line) < 0)
+			return -ENOMEM;
+		if (!ret->setup_failed) {
+			ret->exit_code = WARD_EXIT_SETUP;
+			ret->setup_failed = true;
+			ret->error = undo;
+		}
+	}
+	(void)reterr;
+	return 0;
+}
+
+static char *const *win_notes(const BackendPlan *b)
+{
+	return b->notes;
+}
+
+static int win_finish(BackendPlan *b, const BackendResult *res, char ***ret_lines)
+{
+	return strv_extend_strv(ret_lines, b->lines) < 0 ? -ENOMEM : 0;
+}
+
+char *win_backend_plan_text(const BackendPlan *b)
+{
+	char *text = win_plan_describe(b->plan);
+
+	STRV_FOREACH(h, b->plan->needs_helper) {
+		char *more = NULL;
+
+		if (!text || asprintf(&more, "%sneeds-helper %s\n", text, *h) < 0) {
+			free(text);
+			return NULL;
+		}
+		free(text);
+		text = more;
+	}
+	return text;
+}
+
+#define WIN_BACKEND(var, t, nm, planfn)                                                       \
+	const Backend var = { .tier = t,                                                    \
+			      .name = nm,                                                   \
+			      .flags = 0,                                                   \
+			      .probe = win_probe,                                           \
+			      .plan = planfn,                                               \
+			      .acquire = win_acquire,                                       \
+			      .describe = win_describe,                                     \
+			      .notes = win_notes,                                           \
+			      .run = win_run,                                               \
+			      .finish = win_finish,                                         \
+			      .free = win_free }
+WIN_BACKEND(backend_win_w0, WIN_RUN_TIER_W0, "windows-w0", plan_w0);
+WIN_BACKEND(backend_win_w1, WIN_RUN_TIER_W1, "windows-w1", plan_w1);
+WIN_BACKEND(backend_win_w1_write, WIN_RUN_TIER_W1_WRITE, "windows-w1-write", plan_w1_write);
+WIN_BACKEND(backend_win_w2, WIN_RUN_TIER_W2, "windows-w2", plan_w2);

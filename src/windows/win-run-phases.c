@@ -1,0 +1,233 @@
+/* ward.exe's phases of a run (src/run/run-internal.h; Linux's are
+ * src/run/run-phases.c): prepare (the policy, in Linux's order, the tier,
+ * its backend's plan; writes nothing), acquire (ward's directories, the
+ * audit log, the backend's changes, the `start` event), execute (the
+ * command, then the result). run.c drives them, so exit codes, --result,
+ * the audit events and the tier's gaps come from the same code as on
+ * Linux. Windows-only. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <windows.h>
+
+#include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/strv.h"
+#include "probe/tiers.h"
+#include "run/run-internal.h"
+#include "run/run-result.h"
+#include "windows/win-backend.h"
+#include "windows/win-defaults.h"
+#include "windows/win-path.h"
+#include "windows/win32-util.h"
+
+/* There is no copy-on-write on Windows yet (part 2): a run never has a
+ * session, and run.c frees none. */
+CowSession *cow_session_free(CowSession *s)
+{
+	return NULL;
+}
+
+/* Log shipping (WARD_AUDIT_STREAM, docs/audit.md) has no Windows side
+ * yet: a run asked to ship its log is refused, never run unshipped. */
+int run_audit_stream(const Run *run, AuditLog *a, const char **ret_dest)
+{
+	const char *dest = getenv("WARD_AUDIT_STREAM");
+
+	*ret_dest = dest;
+	return dest && *dest ? -EOPNOTSUPP : 0;
+}
+
+static int policy_fail(Run *run, const PolicyError *e)
+{
+	char buf[1400];
+
+	policy_error_format(e, buf, sizeof(buf));
+	return run_failf(run, "policy", 0, "Invalid policy: %s", buf);
+}
+
+static int resolve_workspace(Run *run)
+{
+	_cleanup_free_ char *given = NULL;
+	int r;
+
+	if (run->workspace_arg)
+		given = strdup(run->workspace_arg);
+	else {
+		wchar_t cwd[MAX_PATH * 4];
+
+		if (!GetCurrentDirectoryW(MAX_PATH * 4, cwd))
+			return run_failf(run, "workspace", EIO, "Cannot read the current directory");
+		given = win32_utf8(cwd);
+	}
+	if (!given)
+		return -ENOMEM;
+	r = win_path_normalize(given, &run->ws, NULL);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return run_failf(run, "workspace", EINVAL,
+				 "The workspace '%s' is not an absolute Windows path ward can hold",
+				 given);
+	return 0;
+}
+
+/* The guarantees of the tier table (src/probe/tiers.c, Windows rows) that
+ * the run's tier does not hold, or holds partly. */
+static int tier_gaps(Run *run, WinTier t)
+{
+	const TierHold which[] = { TIER_NOT_HELD, TIER_PARTLY };
+	char ***dst[] = { &run->result.not_held, &run->result.partly_held };
+
+	for (size_t i = 0; i < 2; i++) {
+		cJSON *g = tier_windows_gaps_json(win_tier_to_string(t), which[i]);
+		const cJSON *it;
+
+		if (!g)
+			return -ENOMEM;
+		strv_free(*dst[i]);
+		*dst[i] = NULL;
+		cJSON_ArrayForEach(it, g)
+		if (cJSON_IsString(it) && strv_extend(dst[i], it->valuestring) < 0) {
+			cJSON_Delete(g);
+			return -ENOMEM;
+		}
+		cJSON_Delete(g);
+	}
+	return 0;
+}
+
+int run_do_prepare(Run *run)
+{
+	PolicyError pe = { 0 };
+	WardError e = { 0 };
+	WinTier t;
+	int r;
+
+	if (!run->argv || !run->argv[0])
+		return run_failf(run, "arguments", EINVAL, "No command to run");
+	(void)ward_home_dir(&run->home); /* none: "~" in a policy is an error */
+	if ((r = ward_state_dir(&run->state)) < 0 || (r = ward_config_dir(&run->config)) < 0)
+		return run_failf(run, "dirs", r,
+				 "LOCALAPPDATA or APPDATA is not an absolute path; ward's state and "
+				 "config dirs live there");
+	if ((r = resolve_workspace(run)) < 0)
+		return r;
+	r = win_policy_load(run->policy_file, run->presets, run->overrides, run->home, &run->pol,
+			    &pe);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return policy_fail(run, &pe);
+	/* The request's tier, else the policy's "tier", else W2. */
+	if (!run->tier_asked && run->pol->has_tier)
+		run->tier = run->pol->tier;
+	run->result.tier = run->tier;
+	t = win_tier_of_run(run->tier);
+	run->backend = backend_for_tier(run->tier);
+	if (!run->backend)
+		return run_failf(run, "tier", EINVAL, "There is no tier %d", run->tier);
+	if ((r = run->backend->probe(&e)) < 0)
+		return run_fail_with(run, &e, r);
+	if ((r = tier_gaps(run, t)) < 0)
+		return r;
+	if (policy_hash(run->pol, run->hash) < 0)
+		snprintf(run->hash, sizeof(run->hash), "unknown");
+	/* The host's: the plan filters it (case-insensitive names, win-env.c). */
+	if (!(run->envp = win32_environment()))
+		return -ENOMEM;
+	run->in = (BackendInput)BACKEND_INPUT_INIT;
+	run->in.policy = run->pol;
+	run->in.workspace = run->ws;
+	run->in.home = run->home;
+	run->in.argv = run->argv;
+	run->in.envp = run->envp;
+	run->in.env_extra = run->env_extra;
+	run->in.state_dir = run->state;
+	run->in.config_dir = run->config;
+	run->in.timeout_s = run->pol->timeout_s;
+	r = run->backend->plan(&run->in, &run->plan, &e);
+	if (r < 0)
+		return run_fail_with(run, &e, r);
+	return 0;
+}
+
+int run_do_acquire(Run *run)
+{
+	const char *own_dirs[] = { run->config, run->state };
+	WardError e = { 0 };
+	int r;
+
+	for (size_t i = 0; i < 2; i++)
+		if ((r = ward_dir_ensure(own_dirs[i])) < 0)
+			return run_failf(run, "dirs", r, "Failed to prepare ward's directory '%s'",
+					 own_dirs[i]);
+	if (audit_new_session_id(run->result.session_id) < 0)
+		return run_failf(run, "session", EIO, "Failed to make a session id");
+	r = audit_open(run->state, run->result.session_id, &run->audit);
+	if (r < 0)
+		return run_failf(run, "audit", r, "Failed to open the audit log in '%s'", run->state);
+	{
+		const char *dest = NULL;
+
+		if (run_audit_stream(run, run->audit, &dest) < 0)
+			return run_failf(run, "audit", EOPNOTSUPP,
+					 "WARD_AUDIT_STREAM=%s: ward.exe cannot ship the audit log yet",
+					 dest);
+	}
+	run->in.session_id = run->result.session_id;
+	run->in.audit = run->audit;
+	/* The backend's degraded list is known from the plan: --strict refuses
+	 * before anything on the host changes. */
+	run->describe = run->backend->describe(run->plan);
+	if (!run->describe)
+		return -ENOMEM;
+	if ((r = run_check_strict(run)) < 0)
+		return r;
+	r = run->backend->acquire(run->plan, &e);
+	if (r < 0)
+		/* The step, as the error's first words (as run-record.c does
+		 * for a setup step that failed inside). */
+		return run_failf(run, e.step[0] ? e.step : "acquire", e.error, "%s%s%s", e.step,
+				 e.step[0] ? ": " : "", e.detail);
+	if ((r = run_write_start(run)) < 0)
+		return r;
+	if (run->backend->notes)
+		STRV_FOREACH(l, run->backend->notes(run->plan))
+			run_log(run, RUN_LOG_WARNING, "%s", *l);
+	return 0;
+}
+
+static void log_ending(Run *run)
+{
+	const BackendResult *res = &run->res;
+
+	if (res->setup_failed)
+		run_log(run, RUN_LOG_ERROR, "%s%s%s", res->error.step,
+			res->error.detail[0] ? ": " : "", res->error.detail);
+	else if (res->timed_out)
+		run_log(run, RUN_LOG_ERROR,
+			"Timed out after %llu s; killed the command and everything it started",
+			(unsigned long long)run->pol->timeout_s);
+}
+
+int run_do_execute(Run *run)
+{
+	_cleanup_strv_ char **lines = NULL;
+	WardError e = { 0 };
+	int r;
+
+	run->res = (BackendResult){ .status = -1 };
+	r = run->backend->run(run->plan, &run->res, &e);
+	if (r < 0)
+		return run_fail_with(run, &e, r);
+	run_fill_result(run);
+	log_ending(run);
+	if (run->backend->finish && run->backend->finish(run->plan, &run->res, &lines) < 0)
+		return -ENOMEM;
+	STRV_FOREACH(l, lines)
+		run_log(run, RUN_LOG_WARNING, "%s", *l);
+	return 0;
+}
