@@ -16,7 +16,7 @@ static const struct {
 	{ "exec", cmd_exec, "run a command in a live session" },
 	{ "run", cmd_run, "run a command in the sandbox" },
 	{ "probe", cmd_probe, "show what this kernel can enforce" },
-	{ "setup", cmd_setup, "install host support (setup apparmor)" },
+	{ "setup", cmd_setup, "install host support (setup apparmor|vm)" },
 	{ "policy", cmd_policy, "check or show a policy" },
 	{ "session", cmd_session, "create, list or stop a session (session new|ps|stop)" },
 	{ "sessions", cmd_sessions, "list sessions" },
