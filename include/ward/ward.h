@@ -319,6 +319,52 @@ WARD_PUBLIC int ward_session_discard(ward_session *s);
 /* The message of the last failed call on @s, or "" if none. */
 WARD_PUBLIC const char *ward_session_last_error(const ward_session *s);
 
+/* ------------------------------------------------------------------ */
+/* Live sessions                                                      */
+
+/* A live session (docs/sessions.md): one sandbox (namespaces, view,
+ * proxy, Landlock, seccomp) prepared once, in which each command costs
+ * little more than an exec; commands share its workspace, /tmp and
+ * network as commands of one shell do (`ward session new --live` and
+ * `ward exec`). */
+typedef struct ward_live ward_live;
+
+/* Start a live session with the policy and options of @config, a
+ * configured ward_run that is not executed (its policy, workspace,
+ * network, timeout: the session's limits.timeout_s, strict, cow, log;
+ * tier 2 only, and neither a session, env, stdio nor events fd: those are
+ * per command). Returns once the sandbox is ready; @config may then be
+ * freed. The supervisor is a process forked here that stays the caller's
+ * child until ward_live_close() reaps it; the session also stops when the
+ * calling process exits (it watches it through a pidfd) or after
+ * limits.session_idle_s without a command. -EINVAL (bad options),
+ * -ECHILD (the sandbox did not start: the reason is in
+ * ward_run_last_error(@config)), or another negative errno. */
+WARD_PUBLIC int ward_live_open(ward_run *config, ward_live **ret);
+/* The session's id (ward_session_open it after close for a cow session). */
+WARD_PUBLIC const char *ward_live_id(const ward_live *l);
+/* Run @argv in the session and wait for it, as `ward exec`: @env (NULL or
+ * NULL-terminated "NAME=VALUE") may only narrow what the session's policy
+ * passes of the caller's environment; @cwd (NULL: the workspace) must be in
+ * the view; @timeout_s (0: the session's) may only be shorter. The stdio
+ * descriptors (-1: the caller's 0, 1, 2) are not closed and follow
+ * ward_run_set_stdio's rules: a directory or O_PATH one becomes /dev/null,
+ * a writable regular file as stdout/stderr gets a pipe whose output a
+ * process forked here appends to it. Returns the exit code (the
+ * command's status, 128+N, 124, 125 with the reason in
+ * ward_live_last_error for a refused request), or a negative errno when
+ * the session could not be asked (-EPIPE: it is gone). *@ret_result_json
+ * (may be NULL; caller frees) gets the result object of docs/result.md
+ * with its exec_id, also for a refused request. */
+WARD_PUBLIC int ward_live_exec(ward_live *l, const char *const *argv, const char *const *env,
+			       const char *cwd, unsigned timeout_s, int stdin_fd, int stdout_fd,
+			       int stderr_fd, char **ret_result_json);
+/* Stop the session (every command in it ends), wait for its supervisor,
+ * and free @l. Accepts NULL; returns NULL. */
+WARD_PUBLIC ward_live *ward_live_close(ward_live *l);
+/* The message of the last failed call on @l, or "" if none. */
+WARD_PUBLIC const char *ward_live_last_error(const ward_live *l);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,6 +31,7 @@
 #include "run/run-paths.h"
 #include "run/run.h"
 #include "session/session-client.h"
+#include "session/session-live.h"
 #include "session/session-paths.h"
 #include "session/session-server.h"
 #include "ward/ward.h"
@@ -45,54 +46,6 @@ static int fail(const char *what, const char *id, int err)
 		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
 	fputc('\n', stderr);
 	return WARD_EXIT_FAILURE;
-}
-
-/* Remove what a live session leaves under <state>/live/<id>. */
-static void live_dir_remove(const char *state, const char *id)
-{
-	static const char *const names[] = { "ctl", "log", "pid" };
-	char path[4096];
-
-	for (size_t i = 0; i < 3; i++)
-		if (session_live_path(state, id, names[i], path, sizeof(path)) == 0)
-			(void)unlink(path);
-	if (session_live_path(state, id, NULL, path, sizeof(path)) == 0)
-		(void)rmdir(path);
-}
-
-static int listen_ctl(const char *state, const char *id, int *ret)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[4096];
-	int fd, r;
-
-	/* 0700 directories the user owns: no one else can reach the socket
-	 * (SO_PEERCRED checks every connection besides). */
-	if ((r = session_live_path(state, id, NULL, dir, sizeof(dir))) < 0)
-		return r;
-	char *slash = strrchr(dir, '/');
-	*slash = 0;
-	if ((r = ward_dir_ensure(dir)) < 0)
-		return r;
-	*slash = '/';
-	if (mkdir(dir, 0700) < 0)
-		return -errno;
-	if ((r = session_live_path(state, id, "ctl", sa.sun_path, sizeof(sa.sun_path))) < 0)
-		return r;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	mode_t old = umask(0077);
-	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? -errno : 0;
-	umask(old);
-	if (r == 0 && listen(fd, 64) < 0)
-		r = -errno;
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	*ret = fd;
-	return 0;
 }
 
 /* The daemon: the sandbox, served until the session ends. Never returns. */
@@ -138,7 +91,7 @@ _noreturn_ static void daemon_main(RunOptions *o, const char *state, const char 
 	run = run_free(run);
 	/* Before it was ready, `session new` shows the log and removes it. */
 	if (cfg.ready)
-		live_dir_remove(state, id);
+		session_live_remove(state, id);
 	else if (session_live_path(state, id, "ctl", path, sizeof(path)) == 0)
 		(void)unlink(path);
 	_exit(code);
@@ -219,9 +172,9 @@ static int session_new_live(int argc, char **argv)
 	if (!id)
 		return WARD_EXIT_FAILURE;
 	s = cow_session_free(s); /* the daemon's run holds it */
-	r = listen_ctl(state, id, &listen_fd);
+	r = session_live_listen(state, id, &listen_fd);
 	if (r < 0) {
-		live_dir_remove(state, id);
+		session_live_remove(state, id);
 		return fail("the control socket of session", id, r);
 	}
 	if (pipe2(ready, O_CLOEXEC) < 0)
@@ -251,7 +204,7 @@ static int session_new_live(int argc, char **argv)
 		fclose(f);
 	}
 	if (n < 3 || strncmp(buf, "ok\n", 3) != 0) {
-		live_dir_remove(state, id);
+		session_live_remove(state, id);
 		fprintf(stderr, "ward session new: the session's sandbox did not start\n");
 		return WARD_EXIT_SETUP;
 	}
@@ -304,7 +257,7 @@ static int session_request(const char *what, int argc, char **argv)
 	if (r < 0) {
 		/* A supervisor that was killed leaves its directory: remove it. */
 		if (r == -ECONNREFUSED)
-			live_dir_remove(state, id);
+			session_live_remove(state, id);
 		return fail("no live sandbox for session", id, r);
 	}
 	r = session_client_send(sock, &rq, NULL, 0);

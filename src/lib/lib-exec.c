@@ -340,7 +340,7 @@ static int decode(ward_run *r, const char *text)
 
 /* The request the child runs, built before the fork: the child allocates
  * nothing of libward's own before run_new. */
-static int build_request(ward_run *r, const char *const *argv, RunRequest *req, char **ret_text)
+int lib_run_build_request(ward_run *r, const char *const *argv, RunRequest *req, char **ret_text)
 {
 	_cleanup_cjson_ cJSON *doc = cJSON_Duplicate(r->overrides, true);
 
@@ -402,7 +402,7 @@ WARD_PUBLIC int ward_run_exec(ward_run *r, const char *const *argv)
 		return lib_error(r->error, -EINVAL, "No command given");
 	r->executed = true;
 	r->error[0] = '\0';
-	if (build_request(r, argv, &req, &overrides) < 0)
+	if (lib_run_build_request(r, argv, &req, &overrides) < 0)
 		return lib_error(r->error, -ENOMEM, "Out of memory");
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return lib_error(r->error, -errno, "Failed to make a pipe: %m");

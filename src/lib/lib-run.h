@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "lib/lib-internal.h"
+#include "run/run.h"
 
 struct ward_run {
 	/* The policy's sources, copied (lib_policy_copy_sources). */
@@ -49,3 +50,7 @@ static inline void ward_run_freep(ward_run **r)
 {
 	ward_run_free(*r);
 }
+
+/* The run module's request for @r and @argv (lib-exec.c); *@ret_text
+ * holds the policy overrides @req points to (caller frees). */
+int lib_run_build_request(ward_run *r, const char *const *argv, RunRequest *req, char **ret_text);

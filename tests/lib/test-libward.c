@@ -5,6 +5,7 @@
  * review, and a run dying with its caller. TAP on stdout.
  *
  * Usage: test-libward WORKSPACE SECRET_FILE */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -490,6 +491,136 @@ static void test_cow(void)
 	ward_run_free(r);
 }
 
+/* A process on the host with @arg as one of its arguments. */
+static int proc_with_arg(const char *arg)
+{
+	char path[300], buf[4096];
+	int found = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && !found && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = 0;
+		for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+			if (strcmp(buf + i, arg) == 0)
+				found = 1;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Run @cmd (sh -c) in @l; its stdout through a pipe into *@ret_out. */
+static int live_sh(ward_live *l, const char *cmd, const char *const *env, unsigned timeout,
+		   char **ret_out, char **ret_json)
+{
+	int p[2], code;
+	static char out[4096];
+	ssize_t n;
+
+	if (pipe(p) < 0)
+		return -errno;
+	code = ward_live_exec(l, (const char *const[]){ "sh", "-c", cmd, NULL }, env, NULL,
+			      timeout, -1, p[1], -1, ret_json);
+	close(p[1]);
+	n = read(p[0], out, sizeof(out) - 1);
+	close(p[0]);
+	out[n > 0 ? n : 0] = 0;
+	if (ret_out)
+		*ret_out = out;
+	return code;
+}
+
+/* A live session: open once, commands share /tmp and the workspace, a
+ * request that widens is refused, close ends everything. */
+static void test_live(void)
+{
+	ward_run *c = ward_run_new(NULL);
+	ward_live *l = NULL;
+	char *out = NULL, *json = NULL, marker[64], tmpname[64], cmd[256], path[4096];
+	int code, k, st;
+
+	snprintf(marker, sizeof(marker), "4242.%d", (int)getpid());
+	snprintf(tmpname, sizeof(tmpname), "/tmp/ward-live-%d", (int)getpid());
+	unlink(tmpname);
+	ward_run_set_workspace(c, ws);
+	ward_run_set_timeout(c, 600);
+	ward_run *bad = ward_run_new(NULL);
+	ward_run_set_tier(bad, 0);
+	ok(ward_live_open(bad, &l) == -EINVAL && !l && strstr(ward_run_last_error(bad), "tier 2"),
+	   "ward_live_open refuses tier 0 ('%s')", ward_run_last_error(bad));
+	ward_run_free(bad);
+	k = ward_live_open(c, &l);
+	ok(k == 0 && l && strlen(ward_live_id(l)) == 16, "ward_live_open (%d, '%s')", k,
+	   ward_run_last_error(c));
+	ward_run_free(c);
+	if (!l)
+		return;
+	snprintf(cmd, sizeof(cmd), "echo shared > %s; echo one", tmpname);
+	code = live_sh(l, cmd, NULL, 0, &out, &json);
+	ok(code == 0 && strcmp(out, "one\n") == 0, "a first command (%d, '%s', '%s')", code, out,
+	   ward_live_last_error(l));
+	ok(json && strstr(json, "\"exec_id\"") && strstr(json, "\"exit_code\":0"),
+	   "its result object (%s)", json ? json : "none");
+	free(json);
+	json = NULL;
+	snprintf(cmd, sizeof(cmd), "cat %s", tmpname);
+	code = live_sh(l, cmd, NULL, 0, &out, NULL);
+	ok(code == 0 && strcmp(out, "shared\n") == 0,
+	   "a second command sees the first's file in the session's /tmp (%d, '%s')", code, out);
+	ok(access(tmpname, F_OK) != 0, "the session's /tmp is not the host's");
+	code = live_sh(l, "exit 7", NULL, 0, NULL, NULL);
+	ok(code == 7, "the command's exit status (%d)", code);
+
+	/* Widenings: refused, the command does not run. */
+	snprintf(path, sizeof(path), "%s/live-widen", ws);
+	unlink(path);
+	code = live_sh(l, "touch live-widen", NULL, 1200, NULL, &json);
+	ok(code == 125 && strstr(ward_live_last_error(l), "timeout"),
+	   "a longer timeout than the session's is refused: 125 ('%s')", ward_live_last_error(l));
+	ok(json && strstr(json, "\"exit_code\":125"), "and its result says so (%s)",
+	   json ? json : "none");
+	free(json);
+	code = live_sh(l, "touch live-widen", (const char *const[]){ "LD_PRELOAD=/tmp/x.so", NULL },
+		       0, NULL, NULL);
+	ok(code == 125, "a variable the policy strips is refused: 125 ('%s')",
+	   ward_live_last_error(l));
+	ok(access(path, F_OK) != 0, "the refused commands did not run");
+	code = live_sh(l, "touch live-ran", NULL, 5, NULL, NULL);
+	snprintf(path, sizeof(path), "%s/live-ran", ws);
+	ok(code == 0 && access(path, F_OK) == 0, "a shorter timeout narrows and runs (%d)", code);
+	unlink(path);
+
+	/* A command running when the session closes: ended, nothing left. */
+	pid_t child = fork();
+	if (child == 0) {
+		char *argv[] = { "sleep", marker, NULL };
+		_exit(ward_live_exec(l, (const char *const *)argv, NULL, NULL, 0, -1, -1, -1, NULL) ==
+				      -1
+			      ? 1
+			      : 0);
+	}
+	for (int i = 0; i < 300 && !proc_with_arg(marker); i++)
+		usleep(100000);
+	ok(proc_with_arg(marker), "a long command runs in the session");
+	l = ward_live_close(l);
+	ok(!proc_with_arg(marker), "after ward_live_close it is gone from the host");
+	ok(waitpid(child, &st, 0) == child, "the caller of that exec returned");
+	ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+	   "no child of the caller is left (the supervisor was reaped)");
+	ok(ward_live_close(NULL) == NULL, "ward_live_close(NULL)");
+}
+
 /* The caller dies mid-run: the command dies too. */
 static void test_dies_with_caller(void)
 {
@@ -548,6 +679,7 @@ int main(int argc, char **argv)
 	test_threads();
 	test_kill();
 	test_cow();
+	test_live();
 	test_dies_with_caller();
 	printf("1..%d\n", n_test);
 	return n_fail ? 1 : 0;

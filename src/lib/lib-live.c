@@ -1,0 +1,352 @@
+/* ward_live_*: a live session from libward (docs/libward.md, "Live
+ * sessions"). The same supervisor as `ward session new --live`
+ * (session-server.h, the run module with a SandboxServe) in a process
+ * forked here, and the same client as `ward exec` (session-client.h).
+ *
+ * The supervisor is forked, not exec'ed, for the reasons lib-exec.c gives
+ * for a run; unlike the CLI's daemon it stays the caller's child, so that
+ * ward_live_close() can wait for it (its pidfd) and the caller's process
+ * table holds no orphan of ours. Its owner is the calling process (a
+ * pidfd): the session stops when the caller exits, whichever thread opened
+ * it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/dirs.h"
+#include "common/log.h"
+#include "cow/cow.h"
+#include "lib/lib-run.h"
+#include "run/run-paths.h"
+#include "linux/stdio-relay.h"
+#include "run/run.h"
+#include "session/session-client.h"
+#include "session/session-live.h"
+#include "session/session-paths.h"
+#include "session/session-server.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(CowSession *, cow_session_free)
+
+struct ward_live {
+	char *state;
+	char id[32];
+	pid_t pid;   /* the supervisor, our child */
+	int pidfd;
+	char error[LIB_ERROR_MAX];
+};
+
+/* ---- the supervisor (the child) ---- */
+
+static void log_to_stderr(void *userdata, int level, const char *message)
+{
+	dprintf(STDERR_FILENO, "ward: %s\n", message);
+}
+
+_noreturn_ static void supervisor(RunRequest *req, const char *state, const char *id,
+				  int listen_fd, int owner_pidfd, int ready_fd, int max_level)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	SessionServerConfig cfg = { .listen_fd = listen_fd, .owner_pidfd = owner_pidfd,
+				    .ready_fd = ready_fd, .session_id = id, .tier = 2,
+				    .cow = req->cow };
+	SandboxServe serve = { .loop = session_server_loop, .userdata = &cfg };
+	char *argv0[] = { "ward-session", NULL };
+	char path[4096];
+	sigset_t none;
+	int null, logfd = -1, code = WARD_EXIT_SETUP;
+
+	/* As a run's child (lib-exec.c): default handlers, empty mask, the
+	 * caller's descriptors out of everything the session execs, and a
+	 * process session of its own (a terminal's ^C to the caller's group
+	 * is not the session's). */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	(void)setsid();
+	(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (session_live_path(state, id, "log", path, sizeof(path)) == 0)
+		logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (null < 0 || logfd < 0)
+		_exit(WARD_EXIT_SETUP);
+	(void)dup2(null, 0);
+	(void)dup2(logfd, 1);
+	(void)dup2(logfd, 2);
+	if (session_live_path(state, id, "pid", path, sizeof(path)) == 0) {
+		FILE *f = fopen(path, "we");
+		if (f) {
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+	}
+	/* The core's messages into the log, as the CLI daemon's stderr. */
+	LibLog route = { .fn = log_to_stderr, .max_level = max_level }, saved;
+	lib_log_push(&route, &saved);
+	log_set_level(max_level);
+
+	req->argv = argv0;
+	req->cow = false; /* the session exists: its storage says whether it is copy-on-write */
+	req->session = id;
+	req->serve = &serve;
+	req->log = NULL;
+	req->parent_pid = 0; /* the owner's pidfd stops the session (the CLI daemon's way) */
+	for (int i = 0; i < 3; i++)
+		req->stdio[i] = null;
+	Run *run = run_new(req);
+	if (run)
+		code = run_all(run);
+	run = run_free(run);
+	if (cfg.ready)
+		session_live_remove(state, id);
+	else if (session_live_path(state, id, "ctl", path, sizeof(path)) == 0)
+		(void)unlink(path);
+	_exit(code);
+}
+
+/* ---- the caller ---- */
+
+/* The supervisor's start-up messages: to @log as warnings; the last line
+ * into @last (the reason when it failed). */
+static void relay_log(const char *state, const char *id, const LibLog *log, char *last,
+		      size_t lastlen)
+{
+	char path[4096], line[1024];
+	FILE *f;
+
+	if (session_live_path(state, id, "log", path, sizeof(path)) < 0 || !(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		const char *msg = strncmp(line, "ward: ", 6) == 0 ? line + 6 : line;
+		if (!*msg)
+			continue;
+		if (log->fn && WARD_LOG_WARNING <= log->max_level)
+			log->fn(log->userdata, WARD_LOG_WARNING, msg);
+		snprintf(last, lastlen, "%s", msg);
+	}
+	fclose(f);
+}
+
+static int check_config(ward_run *c)
+{
+	if (c->executed)
+		return lib_error(c->error, -EALREADY, "The run was executed already");
+	if (c->tier >= 0 && c->tier != 2)
+		return lib_error(c->error, -EINVAL, "A live session needs tier 2");
+	if (c->session || c->env || c->events_fd >= 0 || c->stdio[0] >= 0 || c->stdio[1] >= 0 ||
+	    c->stdio[2] >= 0)
+		return lib_error(c->error, -EINVAL,
+				 "A live session takes no session, env, stdio or events fd: "
+				 "they belong to each ward_live_exec");
+	return 0;
+}
+
+WARD_PUBLIC int ward_live_open(ward_run *c, ward_live **ret)
+{
+	_cleanup_free_ char *overrides = NULL, *ws = NULL;
+	_cleanup_(cow_session_freep) CowSession *cs = NULL;
+	_cleanup_close_ int listen_fd = -EBADF, owner = -EBADF, rfd = -EBADF, wfd = -EBADF;
+	ward_live *l = NULL;
+	RunRequest req;
+	WardError we = {};
+	char buf[8] = "", last[1024] = "";
+	int r, pfd[2];
+	ssize_t n;
+
+	if (!c || !ret)
+		return -EINVAL;
+	c->error[0] = 0;
+	if ((r = check_config(c)) < 0)
+		return r;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return lib_error(c->error, -ENOMEM, "Out of memory");
+	l->pidfd = -1;
+	if (run_resolve_workspace(c->workspace, &ws, &we) < 0) {
+		r = lib_error(c->error, we.error ? -abs(we.error) : -EINVAL, "%s", we.detail);
+		goto fail;
+	}
+	if ((r = ward_state_dir(&l->state)) < 0 || (r = ward_dir_ensure(l->state)) < 0) {
+		r = lib_error(c->error, r, "ward's state directory: %s", strerror(-r));
+		goto fail;
+	}
+	if ((r = cow_session_create(l->state, ws, c->cow, &cs)) < 0) {
+		r = lib_error(c->error, r, "Failed to create a session: %s", strerror(-r));
+		goto fail;
+	}
+	snprintf(l->id, sizeof(l->id), "%s", cow_session_id(cs));
+	cs = cow_session_free(cs); /* the supervisor's run holds it */
+	if ((r = session_live_listen(l->state, l->id, &listen_fd)) < 0) {
+		session_live_remove(l->state, l->id);
+		r = lib_error(c->error, r, "The control socket of session %s: %s", l->id,
+			      strerror(-r));
+		goto fail;
+	}
+	owner = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (owner < 0 || pipe2(pfd, O_CLOEXEC) < 0) {
+		r = lib_error(c->error, -errno, "Failed to watch the caller: %m");
+		session_live_remove(l->state, l->id);
+		goto fail;
+	}
+	rfd = pfd[0];
+	wfd = pfd[1];
+	if ((r = lib_run_build_request(c, (const char *const[]){ "ward-session", NULL }, &req,
+				       &overrides)) < 0) {
+		r = lib_error(c->error, r, "Out of memory");
+		session_live_remove(l->state, l->id);
+		goto fail;
+	}
+	l->pid = fork();
+	if (l->pid < 0) {
+		r = lib_error(c->error, -errno, "Failed to fork the session: %m");
+		session_live_remove(l->state, l->id);
+		goto fail;
+	}
+	if (l->pid == 0)
+		supervisor(&req, l->state, l->id, listen_fd, owner, wfd,
+			   c->log.fn ? c->log.max_level : WARD_LOG_WARNING);
+	l->pidfd = (int)syscall(SYS_pidfd_open, l->pid, 0);
+	(void)close(TAKE_FD(wfd));
+	do
+		n = read(rfd, buf, sizeof(buf) - 1);
+	while (n < 0 && errno == EINTR);
+	relay_log(l->state, l->id, &c->log, last, sizeof(last));
+	if (n < 3 || strncmp(buf, "ok\n", 3) != 0) {
+		(void)waitpid(l->pid, NULL, 0);
+		l->pid = 0;
+		session_live_remove(l->state, l->id);
+		r = lib_error(c->error, -ECHILD, "The session's sandbox did not start%s%s",
+			      last[0] ? ": " : "", last);
+		goto fail;
+	}
+	*ret = l;
+	return 0;
+fail:
+	if (l->pidfd >= 0)
+		(void)close(l->pidfd);
+	free(l->state);
+	free(l);
+	return r;
+}
+
+WARD_PUBLIC const char *ward_live_id(const ward_live *l)
+{
+	return l ? l->id : NULL;
+}
+
+WARD_PUBLIC const char *ward_live_last_error(const ward_live *l)
+{
+	return l ? l->error : "";
+}
+
+WARD_PUBLIC int ward_live_exec(ward_live *l, const char *const *argv, const char *const *env,
+			       const char *cwd, unsigned timeout_s, int stdin_fd, int stdout_fd,
+			       int stderr_fd, char **ret_result_json)
+{
+	extern char **environ;
+	SessionRequest rq = { .kind = SESSION_REQ_EXEC, .value = timeout_s, .cwd = cwd,
+			      .argv = (char **)argv, .env = environ, .extra = (char **)env };
+	_cleanup_close_ int sock = -EBADF;
+	_cleanup_free_ char *result = NULL;
+	_cleanup_(stdio_relay_done) StdioRelay relay = STDIO_RELAY_INIT;
+	int fds[3], r, code = -EPIPE;
+
+	if (!l)
+		return -EINVAL;
+	l->error[0] = 0;
+	if (ret_result_json)
+		*ret_result_json = NULL;
+	if (!argv || !argv[0] || !argv[0][0])
+		return lib_error(l->error, -EINVAL, "No command given");
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strchr(env[i], '=') || env[i][0] == '=')
+			return lib_error(l->error, -EINVAL, "An env entry is NAME=VALUE: %s", env[i]);
+	if (timeout_s > 2592000)
+		return lib_error(l->error, -EINVAL, "A timeout is at most 2592000 seconds");
+	rq.flags = SESSION_EXEC_RESULT;
+	if ((r = session_client_connect(l->state, l->id, &sock)) < 0)
+		return lib_error(l->error, r == -ENOENT || r == -ECONNREFUSED ? -EPIPE : r,
+				 "Session %s has no live sandbox: %s", l->id, strerror(-r));
+	/* The rules of a cold run's stdio (stdio-relay.h), as `ward exec`
+	 * applies them: a writable file on 1 or 2 gets a pipe and a copier. */
+	relay.src[0] = stdin_fd >= 0 ? stdin_fd : 0;
+	relay.src[1] = stdout_fd >= 0 ? stdout_fd : 1;
+	relay.src[2] = stderr_fd >= 0 ? stderr_fd : 2;
+	if ((r = stdio_relay_prepare(&relay)) < 0)
+		return lib_error(l->error, r, "Preparing the standard descriptors: %s", strerror(-r));
+	for (int i = 0; i < 3; i++)
+		fds[i] = relay.child_fd[i] >= 0 ? relay.child_fd[i] : relay.src[i];
+	if ((r = session_client_send(sock, &rq, fds, 3)) < 0)
+		return lib_error(l->error, r, "Sending the request: %s", strerror(-r));
+	if ((r = stdio_relay_start(&relay)) < 0)
+		return lib_error(l->error, r, "Starting the output copier: %s", strerror(-r));
+	for (;;) {
+		SessionReplyHead h;
+		_cleanup_free_ char *text = NULL;
+		r = session_client_reply(sock, &h, &text);
+		if (r < 0) {
+			if (code >= 0)
+				break; /* refused, and no result followed */
+			return lib_error(l->error, r, "The session ended without a result: %s",
+					 strerror(-r));
+		}
+		if (h.kind == SESSION_REP_ERROR) {
+			/* A refused request: the result object follows. */
+			code = h.code;
+			(void)lib_error(l->error, -EINVAL, "%s", text);
+			continue;
+		}
+		if (h.kind == SESSION_REP_EXIT) {
+			code = h.code;
+			if (*text)
+				result = TAKE_PTR(text);
+			break;
+		}
+	}
+	if (ret_result_json)
+		*ret_result_json = TAKE_PTR(result);
+	return code;
+}
+
+WARD_PUBLIC ward_live *ward_live_close(ward_live *l)
+{
+	int sock;
+
+	if (!l)
+		return NULL;
+	if (l->pid > 0) {
+		SessionRequest rq = { .kind = SESSION_REQ_STOP };
+		if (session_client_connect(l->state, l->id, &sock) == 0) {
+			SessionReplyHead h;
+			char *text = NULL;
+			if (session_client_send(sock, &rq, NULL, 0) == 0)
+				(void)session_client_reply(sock, &h, &text);
+			free(text);
+			(void)close(sock);
+		} else if (l->pidfd >= 0)
+			(void)syscall(SYS_pidfd_send_signal, l->pidfd, SIGTERM, NULL, 0);
+		/* Our child: reap it (a caller's SIGCHLD handler may have). */
+		while (waitpid(l->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		session_live_remove(l->state, l->id);
+	}
+	if (l->pidfd >= 0)
+		(void)close(l->pidfd);
+	free(l->state);
+	free(l);
+	return NULL;
+}
