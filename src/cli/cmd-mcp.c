@@ -35,6 +35,10 @@ static const char usage[] =
 	"                          policy's limits.timeout_s, else 600)\n"
 	"      --cow               every run writes to a copy-on-write session\n"
 	"      --no-apply          do not offer session_apply (a person applies)\n"
+	"      --session           run every command in one live session, started on\n"
+	"                          the first run_command and stopped when the\n"
+	"                          connection ends (ward exec semantics: commands\n"
+	"                          share /tmp and the workspace; docs/mcp.md)\n"
 	"      --max-output BYTES  bytes of stdout, of stderr and of a diff returned\n"
 	"                          (default 65536; 1024 to 16777216)\n"
 	"      --max-parallel N    tool calls running at once (default 4, at most 64)\n"
@@ -50,6 +54,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_COW,
 	OPT_NO_APPLY,
+	OPT_SESSION,
 	OPT_MAX_OUTPUT,
 	OPT_MAX_PARALLEL,
 	OPT_HELP,
@@ -73,6 +78,7 @@ static const CliOption options[] = {
 	{ "timeout", 0, CLI_ARG_REQUIRED, OPT_TIMEOUT },
 	{ "cow", 0, CLI_ARG_NONE, OPT_COW },
 	{ "no-apply", 0, CLI_ARG_NONE, OPT_NO_APPLY },
+	{ "session", 0, CLI_ARG_NONE, OPT_SESSION },
 	{ "max-output", 0, CLI_ARG_REQUIRED, OPT_MAX_OUTPUT },
 	{ "max-parallel", 0, CLI_ARG_REQUIRED, OPT_MAX_PARALLEL },
 	{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
@@ -148,7 +154,8 @@ int cmd_mcp(int argc, char **argv)
 	const char *workspace = NULL, *policy_file = NULL;
 	uint64_t timeout = 0, max_output = MCP_DEFAULT_MAX_OUTPUT,
 		 max_parallel = MCP_DEFAULT_MAX_PARALLEL, policy_timeout = 0;
-	bool cow = false, no_apply = false;
+	bool cow = false, no_apply = false, session = false;
+	McpLive live = {};
 	int r;
 
 	r = cli_parse_options(options, CLI_PARSE_INTERLEAVED, argc, argv, &p, &err);
@@ -192,6 +199,9 @@ int cmd_mcp(int argc, char **argv)
 		case OPT_NO_APPLY:
 			no_apply = true;
 			break;
+		case OPT_SESSION:
+			session = true;
+			break;
 		case OPT_POLICY:
 			policy_file = v->value;
 			if (strv_extend(&flags, "--policy") < 0 || strv_extend(&flags, v->value) < 0)
@@ -214,6 +224,16 @@ int cmd_mcp(int argc, char **argv)
 	}
 	if (check_run_flags(flags, policy_file, presets, &policy_timeout) < 0)
 		return WARD_EXIT_USAGE;
+	/* A live session's commands get the caller's environment as the
+	 * policy filters it; `ward exec --env` only narrows, so an operator's
+	 * --env (which adds) has no place there. Its sandbox is tier 2. */
+	for (size_t i = 0; session && flags && flags[i]; i++)
+		if (strcmp(flags[i], "--env") == 0 ||
+		    (strcmp(flags[i], "--tier") == 0 && flags[i + 1] && strcmp(flags[i + 1], "2") != 0)) {
+			log_error("mcp: --session takes neither --env (use env.set in the policy) nor a "
+				  "tier other than 2");
+			return WARD_EXIT_USAGE;
+		}
 	WardError we;
 	if (run_resolve_workspace(workspace, &root, &we) < 0) {
 		log_error("%s%s%s", we.detail, we.error ? ": " : "", we.error ? strerror(we.error) : "");
@@ -230,6 +250,7 @@ int cmd_mcp(int argc, char **argv)
 		.max_parallel = (unsigned)max_parallel,
 		.force_cow = cow,
 		.allow_apply = !no_apply,
+		.live = session ? &live : NULL,
 	};
 	r = mcp_serve(&cfg, 0, 1);
 	if (r == -EPIPE)

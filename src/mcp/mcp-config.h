@@ -13,6 +13,12 @@
 /* The longest line (one JSON-RPC message) ward reads. */
 #define MCP_MAX_MESSAGE (1024 * 1024)
 
+/* The live session of `ward mcp --session` (mcp-live.h). */
+typedef struct McpLive {
+	char id[17];            /* "" until the first run_command started it */
+	bool restarted;         /* a session stopped (idle) and a new one started */
+} McpLive;
+
 typedef struct McpConfig {
 	const char *ward_exe;   /* the ward binary each tool runs ("/proc/self/exe") */
 	const char *root;       /* canonical: every workspace is it or beneath it */
@@ -25,4 +31,5 @@ typedef struct McpConfig {
 	unsigned max_parallel;  /* tool calls running at once */
 	bool force_cow;         /* --cow: every run writes to a copy-on-write session */
 	bool allow_apply;       /* false (--no-apply): session_apply is not offered */
+	McpLive *live;          /* --session: every run in one live session; NULL: cold runs */
 } McpConfig;

@@ -16,6 +16,7 @@
 #include "common/strv.h"
 #include "cow/cow-review.h"
 #include "mcp/mcp-exec.h"
+#include "mcp/mcp-live.h"
 #include "mcp/mcp-proc.h"
 
 /* JSON a ward command prints for a program (ward diff --json, the
@@ -174,12 +175,54 @@ static int plan_run(McpExec *e, const char *tmpdir, char **reterr)
 	return 0;
 }
 
+/* --session: ward exec ID --timeout T --result FILE [-C DIR] -- ARGV, in the
+ * server's live session (mcp-live.h). */
+static int plan_live_run(McpExec *e, const char *tmpdir, char **reterr)
+{
+	static unsigned counter;
+	const McpCall *c = e->call;
+	_cleanup_free_ char *ws = NULL;
+	char ***l = &e->steps[0];
+	char t[32];
+	int r;
+
+	if (c->session)
+		return refuse(reterr, -EPERM,
+			      "Refused: this server runs every command in its own live session "
+			      "(ward mcp --session); 'session' is not allowed");
+	if (c->cow && !e->cfg->force_cow)
+		return refuse(reterr, -EPERM,
+			      "Refused: this server runs every command in one live session "
+			      "(ward mcp --session) that is not copy-on-write; 'cow' is not allowed");
+	if (c->workspace && (r = mcp_resolve_workspace(e->cfg->root, c->workspace, &ws, reterr)) < 0)
+		return r;
+	if ((r = mcp_live_ensure(e->cfg, reterr)) < 0)
+		return r;
+	if (asprintf(&e->result_file, "%s/result-live-%u.json", tmpdir, ++counter) < 0) {
+		e->result_file = NULL;
+		return -ENOMEM;
+	}
+	snprintf(t, sizeof(t), "%" PRIu64, c->timeout_s);
+	if (push(l, "ward") < 0 || push(l, "exec") < 0 || push(l, e->cfg->live->id) < 0 ||
+	    push(l, "--timeout") < 0 || push(l, t) < 0 || push(l, "--result") < 0 ||
+	    push(l, e->result_file) < 0)
+		return -ENOMEM;
+	if (ws && (push(l, "-C") < 0 || push(l, ws) < 0))
+		return -ENOMEM;
+	if (push(l, "--") < 0 || strv_extend_strv(l, c->argv) < 0)
+		return -ENOMEM;
+	e->n_steps = 1;
+	return 0;
+}
+
 static int plan(McpExec *e, const char *tmpdir, char **reterr)
 {
 	int r;
 
 	switch (e->call->tool) {
 	case MCP_TOOL_RUN_COMMAND:
+		if (e->cfg->live)
+			return plan_live_run(e, tmpdir, reterr);
 		return plan_run(e, tmpdir, reterr);
 	case MCP_TOOL_SESSION_DIFF:
 		if ((r = check_session(e->cfg, e->call->session, reterr)) < 0)

@@ -12,6 +12,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp-exec.h"
 #include "mcp/mcp-loop.h"
+#include "mcp/mcp-live.h"
 #include "mcp/mcp-server.h"
 
 /* Calls waiting for a slot; beyond this a call is answered with an error. */
@@ -275,6 +276,10 @@ int mcp_serve(const McpConfig *cfg, int in_fd, int out_fd)
 	 * sees us gone. */
 	for (unsigned i = 0; i < cfg->max_parallel; i++)
 		mcp_exec_free(l.active[i]);
+	/* --session: the connection ended, so does its session (and every
+	 * command still running in it). */
+	if (cfg->live)
+		mcp_live_stop(cfg);
 	for (size_t i = 0; i < l.n_pending; i++)
 		mcp_call_free(l.pending[i]);
 	if (l.have_tmpdir)

@@ -650,6 +650,124 @@ def scenario_managed(root, outside):
            "require_cow: with --cow the run works, its write in the session")
 
 
+def live_pid(sid):
+    """The supervisor's pid of live session @sid (<state>/live/<id>/pid)."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    try:
+        with open(os.path.join(state, "ward", "live", sid, "pid")) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def pid_gone(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(") ")[1][0] == "Z"
+    except OSError:
+        return True
+
+
+def scenario_live(root, outside):
+    """ward mcp --session: one live session for the connection; commands
+    share /tmp; requests that widen are refused; EOF stops the session and
+    everything in it."""
+    tok = "%06d" % random.randrange(10 ** 6)
+    tmpfile = "/tmp/ward-mcp-live-" + tok
+    s = Server(root, "--session", "--timeout", "300")
+    s.initialize()
+    r = s.call("run_command", {"command": "echo shared > %s; echo one" % tmpfile})
+    st = structured(r)
+    report(st.get("exit_code") == 0 and st.get("stdout") == "one\n",
+           "a first command runs (%r)" % text(r)[:300])
+    res = st.get("result") or {}
+    sid = res.get("session")
+    sup = live_pid(sid or "none")
+    report(sup is not None, "the session's supervisor runs (pid %s)" % sup)
+    report(isinstance(res.get("exec_id"), int), "it ran as a ward exec (exec_id %s)" % res.get("exec_id"))
+    r = s.call("run_command", {"argv": ["cat", tmpfile]})
+    st = structured(r)
+    report(st.get("stdout") == "shared\n",
+           "a second command sees the first's file in the session's /tmp (%r)" % st.get("stdout"))
+    report((st.get("result") or {}).get("session") == sid and sid,
+           "both ran in the same session (%s)" % sid)
+    report(not os.path.exists(tmpfile), "the session's /tmp is not the host's")
+    os.makedirs(os.path.join(root, "sub"), exist_ok=True)
+    r = s.call("run_command", {"command": "pwd", "workspace": "sub"})
+    report(structured(r).get("stdout") == os.path.join(root, "sub") + "\n",
+           "a workspace beneath the root is the command's directory")
+
+    # Widenings: refused, nothing runs.
+    marker = os.path.join(root, "live-widen-" + tok)
+    for args, desc in (
+        ({"workspace": outside}, "a workspace outside the root"),
+        ({"session": "0123456789abcdef"}, "another session"),
+        ({"cow": True}, "cow in a session that is not copy-on-write"),
+        ({"timeout": 301}, "a timeout above the server's"),
+    ):
+        args = dict(args, command="touch %s" % marker)
+        r = s.call("run_command", args)
+        report(result(r).get("isError") is True or error_code(r) is not None,
+               "refused: %s (%s)" % (desc, text(r)[:200] or (r or {}).get("error")))
+    report(not os.path.exists(marker), "the refused commands did not run")
+
+    # A command still running when the connection ends: EOF stops the
+    # session and everything in it.
+    sleeper = "86397.%s" % tok
+    s.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call",
+            "params": {"name": "run_command",
+                       "arguments": {"command": "sleep %s & sleep %s; wait" % (sleeper, sleeper)}}})
+    running = wait_until(lambda: len(procs_with(sleeper)) >= 3)
+    report(running, "a long command runs in the session")
+    status = s.close()
+    report(status == 0, "EOF: the server exits (status %s)" % status)
+    gone = wait_until(lambda: not procs_with(sleeper))
+    if not gone:
+        diag("left: %s" % procs_with(sleeper))
+    report(gone, "EOF: no process of the command remains on the host")
+    if sid:
+        report(sup is not None and wait_until(lambda: pid_gone(sup)),
+               "EOF: the session's supervisor is gone")
+        out = subprocess.run([WARD, "exec", sid, "--", "true"], capture_output=True, text=True)
+        report(out.returncode == 125 and "no live sandbox" in out.stderr,
+               "EOF: the session has no live sandbox any more (%s)" % out.stderr.strip())
+
+    # The server killed: the session stops with it (its owner is gone).
+    s = Server(root, "--session")
+    s.initialize()
+    r = s.call("run_command", {"command": "true"})
+    sid = (structured(r).get("result") or {}).get("session")
+    sup = live_pid(sid or "none")
+    s.send({"jsonrpc": "2.0", "id": "long", "method": "tools/call",
+            "params": {"name": "run_command",
+                       "arguments": {"command": "sleep %s & sleep %s; wait" % (sleeper, sleeper)}}})
+    report(wait_until(lambda: len(procs_with(sleeper)) >= 3), "SIGKILL: the command runs")
+    s.p.send_signal(signal.SIGKILL)
+    s.p.wait()
+    report(wait_until(lambda: not procs_with(sleeper)),
+           "SIGKILL of the server: no process of the command remains")
+    report(sup is not None and wait_until(lambda: pid_gone(sup)),
+           "SIGKILL of the server: its session's supervisor is gone")
+    s.close()
+
+    # --session --cow: the session is copy-on-write; writes stay in it.
+    s = Server(root, "--session", "--cow")
+    s.initialize()
+    cowfile = os.path.join(root, "live-cow-" + tok)
+    r = s.call("run_command", {"command": "echo x > %s; cat %s" % (cowfile, cowfile)})
+    report(structured(r).get("stdout") == "x\n", "--cow: a write is seen inside (%r)" % text(r)[:200])
+    r = s.call("run_command", {"argv": ["cat", cowfile]})
+    report(structured(r).get("stdout") == "x\n", "--cow: and by the next command")
+    report(not os.path.exists(cowfile), "--cow: but not on the host")
+    report(s.close() == 0, "--cow: the server exits 0")
+
+    # --session takes no --env and no other tier.
+    for flags in (["--env", "A=1"], ["--tier", "1"]):
+        p = subprocess.run([WARD, "mcp", "-w", root, "--session", *flags],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        report(p.returncode == 2, "--session %s is a usage error (%s)" % (" ".join(flags), p.returncode))
+
+
 def main():
     scenario, root, outside = sys.argv[1], sys.argv[2], sys.argv[3]
     globals()["scenario_" + scenario](os.path.realpath(root), os.path.realpath(outside))

@@ -52,6 +52,7 @@ else
 	ok_skip "curl is not installed"
 fi
 client vanish
+client live
 if managed_dir; then
 	MANAGED_DIR=$MANAGED client managed
 else
