@@ -16,7 +16,6 @@
 /* The live session of `ward mcp --session` (mcp-live.h). */
 typedef struct McpLive {
 	char id[17];            /* "" until the first run_command started it */
-	bool restarted;         /* a session stopped (idle) and a new one started */
 } McpLive;
 
 typedef struct McpConfig {

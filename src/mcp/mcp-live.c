@@ -68,8 +68,6 @@ int mcp_live_ensure(const McpConfig *cfg, char **reterr)
 	*reterr = NULL;
 	if (live_up(lv->id))
 		return 0;
-	if (lv->id[0])
-		lv->restarted = true;
 	lv->id[0] = 0;
 	snprintf(owner, sizeof(owner), "%d", (int)getpid());
 	snprintf(t, sizeof(t), "%" PRIu64, cfg->timeout_s);
