@@ -19,6 +19,8 @@
  *   ward_session_diff(s, WARD_DIFF_TEXT, &text);  changes: diff, apply,
  *   ward_session_apply(s, NULL, 0, &json);        undo, discard
  *   ward_session_free(s); ward_run_free(r); ward_policy_free(p);
+ *   ward_live_open(r2, &l);                       one sandbox, many commands
+ *   ward_live_exec(l, argv, ...); ward_live_close(l);   (a live session)
  *
  * Conventions, for every function below:
  * - Functions that can fail return an int: >= 0 on success, a negative
@@ -360,7 +362,8 @@ WARD_PUBLIC int ward_live_exec(ward_live *l, const char *const *argv, const char
 			       const char *cwd, unsigned timeout_s, int stdin_fd, int stdout_fd,
 			       int stderr_fd, char **ret_result_json);
 /* Stop the session (every command in it ends), wait for its supervisor,
- * and free @l. Accepts NULL; returns NULL. */
+ * and free @l. Accepts NULL; returns NULL. No ward_live_exec may be
+ * running on @l meanwhile (one object, one thread at a time). */
 WARD_PUBLIC ward_live *ward_live_close(ward_live *l);
 /* The message of the last failed call on @l, or "" if none. */
 WARD_PUBLIC const char *ward_live_last_error(const ward_live *l);

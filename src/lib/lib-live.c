@@ -119,6 +119,20 @@ _noreturn_ static void supervisor(RunRequest *req, const char *state, const char
 
 /* ---- the caller ---- */
 
+/* A caller that closed its fd 0, 1 or 2 gets our descriptors there; the
+ * supervisor puts /dev/null and its log on 0-2, so ours go above. */
+static int above_stdio(int *fd)
+{
+	if (*fd > 2)
+		return 0;
+	int n = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+	if (n < 0)
+		return -errno;
+	(void)close(*fd);
+	*fd = n;
+	return 0;
+}
+
 /* The supervisor's start-up messages: to @log as warnings; the last line
  * into @last (the reason when it failed). */
 static void relay_log(const char *state, const char *id, const LibLog *log, char *last,
@@ -204,6 +218,12 @@ WARD_PUBLIC int ward_live_open(ward_run *c, ward_live **ret)
 	}
 	rfd = pfd[0];
 	wfd = pfd[1];
+	if ((r = above_stdio(&listen_fd)) < 0 || (r = above_stdio(&owner)) < 0 ||
+	    (r = above_stdio(&wfd)) < 0) {
+		r = lib_error(c->error, r, "Failed to move a descriptor: %s", strerror(-r));
+		session_live_remove(l->state, l->id);
+		goto fail;
+	}
 	if ((r = lib_run_build_request(c, (const char *const[]){ "ward-session", NULL }, &req,
 				       &overrides)) < 0) {
 		r = lib_error(c->error, r, "Out of memory");
