@@ -56,25 +56,10 @@ _noreturn_ static void daemon_main(RunOptions *o, const char *state, const char 
 	RunRequest req;
 	_cleanup_free_ char *overrides = NULL;
 	char *argv0[] = { "ward-session", NULL };
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC), logfd = -1, code;
+	int code;
 
-	(void)setsid();
-	if (session_live_path(state, id, "log", path, sizeof(path)) == 0)
-		logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (null < 0 || logfd < 0)
+	if (session_live_detach(state, id) < 0)
 		_exit(WARD_EXIT_SETUP);
-	/* From here the caller's stdout and stderr are not held: a harness
-	 * reading `$(ward session new --live)` gets its end of file. */
-	(void)dup2(null, 0);
-	(void)dup2(logfd, 1);
-	(void)dup2(logfd, 2);
-	if (session_live_path(state, id, "pid", path, sizeof(path)) == 0) {
-		FILE *f = fopen(path, "we");
-		if (f) {
-			fprintf(f, "%d\n", (int)getpid());
-			fclose(f);
-		}
-	}
 	SessionServerConfig cfg = { .listen_fd = listen_fd, .owner_pidfd = owner_pidfd,
 				    .ready_fd = ready_fd, .session_id = id, .tier = 2, .cow = o->cow };
 	SandboxServe serve = { .loop = session_server_loop, .userdata = &cfg };
@@ -85,7 +70,7 @@ _noreturn_ static void daemon_main(RunOptions *o, const char *state, const char 
 	req.session = id;
 	req.serve = &serve;
 	for (int i = 0; i < 3; i++)
-		req.stdio[i] = null;
+		req.stdio[i] = 0; /* /dev/null, read-write (session_live_detach) */
 	_cleanup_(run_freep) Run *run = run_new(&req);
 	code = run ? run_all(run) : WARD_EXIT_SETUP;
 	run = run_free(run);

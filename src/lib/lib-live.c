@@ -65,7 +65,7 @@ _noreturn_ static void supervisor(RunRequest *req, const char *state, const char
 	char *argv0[] = { "ward-session", NULL };
 	char path[4096];
 	sigset_t none;
-	int null, logfd = -1, code = WARD_EXIT_SETUP;
+	int code = WARD_EXIT_SETUP;
 
 	/* As a run's child (lib-exec.c): default handlers, empty mask, the
 	 * caller's descriptors out of everything the session execs, and a
@@ -76,23 +76,9 @@ _noreturn_ static void supervisor(RunRequest *req, const char *state, const char
 			(void)sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	(void)setsid();
 	(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (session_live_path(state, id, "log", path, sizeof(path)) == 0)
-		logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (null < 0 || logfd < 0)
+	if (session_live_detach(state, id) < 0)
 		_exit(WARD_EXIT_SETUP);
-	(void)dup2(null, 0);
-	(void)dup2(logfd, 1);
-	(void)dup2(logfd, 2);
-	if (session_live_path(state, id, "pid", path, sizeof(path)) == 0) {
-		FILE *f = fopen(path, "we");
-		if (f) {
-			fprintf(f, "%d\n", (int)getpid());
-			fclose(f);
-		}
-	}
 	/* The core's messages into the log, as the CLI daemon's stderr. */
 	LibLog route = { .fn = log_to_stderr, .max_level = max_level }, saved;
 	lib_log_push(&route, &saved);
@@ -105,7 +91,7 @@ _noreturn_ static void supervisor(RunRequest *req, const char *state, const char
 	req->log = NULL;
 	req->parent_pid = 0; /* the owner's pidfd stops the session (the CLI daemon's way) */
 	for (int i = 0; i < 3; i++)
-		req->stdio[i] = null;
+		req->stdio[i] = 0; /* /dev/null, read-write (session_live_detach) */
 	Run *run = run_new(req);
 	if (run)
 		code = run_all(run);

@@ -1,5 +1,7 @@
 /* A live session's directory (session-live.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -54,5 +56,31 @@ int session_live_listen(const char *state, const char *id, int *ret)
 		return r;
 	}
 	*ret = fd;
+	return 0;
+}
+
+int session_live_detach(const char *state, const char *id)
+{
+	char path[4096];
+	int null, logfd = -1;
+
+	(void)setsid();
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (session_live_path(state, id, "log", path, sizeof(path)) == 0)
+		logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (null < 0 || logfd < 0)
+		return -EIO;
+	/* From here the starter's stdout and stderr are not held: a harness
+	 * reading `$(ward session new --live)` gets its end of file. */
+	(void)dup2(null, 0);
+	(void)dup2(logfd, 1);
+	(void)dup2(logfd, 2);
+	if (session_live_path(state, id, "pid", path, sizeof(path)) == 0) {
+		FILE *f = fopen(path, "we");
+		if (f) {
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+	}
 	return 0;
 }

@@ -10,3 +10,7 @@ int session_live_listen(const char *state_dir, const char *id, int *ret);
 /* Remove what a live session leaves there ("ctl", "log", "pid", the
  * directory). */
 void session_live_remove(const char *state_dir, const char *id);
+/* In the supervisor's process: a process session of its own, stdin on
+ * /dev/null, stdout and stderr into the session's "log", its pid in
+ * "pid". -EIO when /dev/null or the log cannot be opened. */
+int session_live_detach(const char *state_dir, const char *id);
