@@ -253,8 +253,9 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	/* The after-run check, in a process of its own that outlives a
 	 * SIGKILL of ward (quarantine.h); init starts the command only once
 	 * it watches. Without it, nothing runs. */
+	int guard_err = 0;
 	if (plan->quarantine.workspace &&
-	    quarantine_guard_start(&plan->quarantine, pidfd, &guard, &guard_fd) < 0) {
+	    (guard_err = quarantine_guard_start(&plan->quarantine, pidfd, &guard, &guard_fd)) < 0) {
 		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
 		guard = 0;
 	} else
@@ -468,7 +469,11 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 	bool got_status = have_status && (WIFEXITED(wstatus) || WIFSIGNALED(wstatus));
 
 	SetupReport rep;
-	if (cgroup_err < 0) {
+	if (guard_err < 0) {
+		set_setup_failure(&res, SANDBOX_STEP_PROTECTED, -guard_err,
+				  "could not start the after-run check of protected paths; the "
+				  "command was not run");
+	} else if (cgroup_err < 0) {
 		set_setup_failure(&res, SANDBOX_STEP_LIMITS, -cgroup_err,
 				  "could not move the sandbox into the run's cgroup after the clone "
 				  "fallback; the command was not run");
