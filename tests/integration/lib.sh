@@ -34,6 +34,18 @@ _lib_exit() {
 }
 trap _lib_exit EXIT
 
+# A process's identity beyond its pid: pids are reused (pid_max is 32768
+# here), so a cleanup that kills a remembered pid later could hit another
+# test's process. proc_id PID prints "PID:STARTTIME"; kill_id SIG ID
+# signals it only while that same process still holds the pid.
+_proc_start() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) && s=${s##*) } && echo "$s" | cut -d' ' -f20; }
+proc_id() { local st; st=$(_proc_start "$1") && [ -n "$st" ] && echo "$1:$st"; }
+kill_id() {
+	local pid=${2%%:*} start=${2#*:} now
+	[ -n "$pid" ] && [ "$pid" != "$2" ] || return 1
+	now=$(_proc_start "$pid") || return 1
+	[ "$now" = "$start" ] && kill "-$1" "$pid" 2>/dev/null
+}
 ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
 not_ok() { _tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1)); echo "not ok $_tap_n - $*"; }
 ok_skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }

@@ -65,7 +65,7 @@ os.rename(d + "/ports.tmp", d + "/ports")
 threading.Event().wait()
 EOF
 python3 "$T/servers.py" "$T" &
-at_exit "kill $!"
+at_exit "kill_id TERM $(proc_id "$!")"
 for _ in $(seq 100); do [ -e "$T/ports" ] && break; sleep 0.1; done
 [ -e "$T/ports" ] || skip_all "test servers did not start"
 read -r HP SP EP <"$T/ports"
@@ -107,7 +107,7 @@ os.rename(d + "/sentinel.tmp", d + "/sentinel")
 threading.Event().wait()
 EOF
 python3 "$T/sentinel.py" "$T" &
-at_exit "kill $!"
+at_exit "kill_id TERM $(proc_id "$!")"
 for _ in $(seq 100); do [ -e "$T/sentinel" ] && break; sleep 0.1; done
 read -r TPORT UPORT RESOLVER <"$T/sentinel"
 touch "$T/sentinel.log"
@@ -327,7 +327,7 @@ s = socket.socket(); s.bind(('$HOSTIP', 0)); s.listen(4)
 open('$T/lit.tmp', 'w').write(str(s.getsockname()[1])); os.rename('$T/lit.tmp', '$T/lit')
 while True:
     c, _ = s.accept(); c.sendall(b'literal-ok ' + c.recv(100)); c.close()" &
-	at_exit "kill $!"
+	at_exit "kill_id TERM $(proc_id "$!")"
 	for _ in $(seq 100); do [ -e "$T/lit" ] && break; sleep 0.1; done
 	LP=$(cat "$T/lit")
 	sed "s/\"allow\": \[/\"allow\": [\"$HOSTIP:$LP\", /; s/\"capture_ports\": \[/\"capture_ports\": [$LP, /" "$T/pol.json" >"$T/pol-lit.json"

@@ -122,15 +122,15 @@ else
 	wpid=$!
 	for _ in $(seq 100); do [ -e "$WS/hijacked" ] && break; sleep 0.1; done
 	initpid=$(pgrep -P "$wpid" | head -1)
+	init_id=$(proc_id "$initpid")
 	kill -KILL "$wpid"
 	wait "$wpid" 2>/dev/null
 	for _ in $(seq 50); do pgrep -f "^sleep 9876$tag\$" >/dev/null || break; sleep 0.1; done
 	check "the sandbox dies with ward even when the command took over init (host: pgrep)" \
 		eval '! pgrep -f "^sleep 9876$tag\$" >/dev/null'
-	# Clean up what survived: the sandbox's init, by its pid.
-	if [ -n "$initpid" ] && kill -0 "$initpid" 2>/dev/null; then
-		kill -KILL "$initpid"
-	fi
+	# Clean up what survived: the sandbox's init, if it is still that
+	# process (its pid may belong to another test's process by now).
+	kill_id KILL "$init_id"
 fi
 # Controls that do hold today: ptrace and pidfd_getfd are filtered.
 out=$("$WARD" run -- python3 -c '
@@ -231,7 +231,7 @@ if command -v socat >/dev/null; then
 	: >"$T/abs.log"
 	socat -u "ABSTRACT-LISTEN:$name,fork" "OPEN:$T/abs.log,append" &
 	spid=$!
-	at_exit "kill $spid 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$spid")"
 	for _ in $(seq 50); do
 		grep -q "@$name" /proc/net/unix 2>/dev/null && break
 		sleep 0.1
@@ -257,7 +257,7 @@ if command -v socat >/dev/null; then
 	: >"$T/unix.log"
 	socat -u "UNIX-LISTEN:$WS/app.sock,fork" "OPEN:$T/unix.log,append" &
 	upid=$!
-	at_exit "kill $upid 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$upid")"
 	for _ in $(seq 50); do [ -S "$WS/app.sock" ] && break; sleep 0.1; done
 	"$WARD" run -- sh -c 'echo FROM-SANDBOX | socat -u - UNIX-CONNECT:app.sock' >/dev/null 2>&1
 	echo marker | socat -u - "UNIX-CONNECT:$WS/app.sock" 2>/dev/null

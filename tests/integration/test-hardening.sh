@@ -98,7 +98,7 @@ check_eq "with the switches: bpf is still denied" \
 # --- fork bomb --------------------------------------------------------------
 sleep 600 &
 sentinel=$!
-at_exit "kill $sentinel 2>/dev/null"
+at_exit "kill_id TERM $(proc_id "$sentinel")"
 pids=$(policy pids '{"version":1,"limits":{"pids":64}}')
 # A name of our own, so that pgrep sees only this test's processes.
 bomb=forkbomb-$$

@@ -71,7 +71,7 @@ os.rename(d + "/ports.tmp", d + "/ports")
 threading.Event().wait()
 EOF
 python3 "$T/srv.py" "$T" "$C" 2>"$T/srv.err" &
-at_exit "kill $!"
+at_exit "kill_id TERM $(proc_id "$!")"
 for _ in $(seq 100); do [ -e "$T/ports" ] && break; sleep 0.1; done
 [ -e "$T/ports" ] || skip_all "test servers did not start"
 read -r SP HP <"$T/ports"

@@ -105,7 +105,7 @@ EOF
 
 python3 "$T/servers.py" "$T" &
 SERVERS=$!
-at_exit "kill $SERVERS"
+at_exit "kill_id TERM $(proc_id "$SERVERS")"
 for _ in $(seq 100); do [ -e "$T/ports" ] && break; sleep 0.1; done
 [ -e "$T/ports" ] || skip_all "test servers did not start"
 read -r HP SP EP <"$T/ports"
@@ -116,7 +116,7 @@ start_harness() {
 	local name=$1 line
 	shift
 	"$HARNESS" "$@" >"$T/$name.out" 2>"$T/$name.err" &
-	at_exit "kill $! 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$!")"
 	for _ in $(seq 100); do [ -s "$T/$name.out" ] && break; sleep 0.05; done
 	line=$(cat "$T/$name.out")
 	eval "${name}_HTTP=$(echo "$line" | sed -n 's/.*http=\([0-9]*\).*/\1/p')"
@@ -359,7 +359,7 @@ PermitRootLogin prohibit-password
 PidFile $T/ssh/sshd.pid
 EOF
 	/usr/sbin/sshd -D -e -f "$T/ssh/sshd_config" 2>"$T/ssh/sshd.log" &
-	at_exit "kill $!"
+	at_exit "kill_id TERM $(proc_id "$!")"
 	for _ in $(seq 50); do grep -q "Server listening" "$T/ssh/sshd.log" && break; sleep 0.1; done
 	git init -q --bare "$T/repo.git"
 	git init -q "$T/work"
@@ -415,7 +415,7 @@ import os; os.rename(d + "/sentinel.tmp", d + "/sentinel")
 threading.Event().wait()
 EOF
 python3 "$T/sentinel.py" "$T" &
-at_exit "kill $!"
+at_exit "kill_id TERM $(proc_id "$!")"
 for _ in $(seq 100); do [ -e "$T/sentinel" ] && break; sleep 0.1; done
 read -r TPORT UPORT <"$T/sentinel"
 touch "$T/sentinel.log"

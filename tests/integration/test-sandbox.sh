@@ -73,7 +73,7 @@ check_eq "nothing of ward's left after the SIGKILL (host)" "$before" "$(ls -A "$
 # --- processes ----------------------------------------------------------
 sleep 4321 &
 hostpid=$!
-at_exit "kill $hostpid"
+at_exit "kill_id TERM $(proc_id "$hostpid")"
 out=$("$WARD" run -- sh -c "ps -eo pid,args; kill -9 $hostpid; echo kill=\$?" 2>&1)
 check_not "host processes are invisible" grep -q 'sleep 4321' <<<"$out"
 check "host processes cannot be signalled" grep -q 'kill=1' <<<"$out"
@@ -96,7 +96,7 @@ except Exception:
     pass
 PY
 lpid=$!
-at_exit "kill $lpid"
+at_exit "kill_id TERM $(proc_id "$lpid")"
 sleep 0.5
 "$WARD" run -- bash -c "echo hi > /dev/tcp/127.0.0.1/$port" >/dev/null 2>&1
 check_ne_status=$?

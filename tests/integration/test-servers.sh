@@ -53,7 +53,7 @@ while True:
 PY
 start_listener() { # start_listener NAME: prints the port
 	python3 "$T/listen.py" "$T/$1.log" >"$T/$1.port" 2>/dev/null &
-	at_exit "kill $! 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$!")"
 	for _ in $(seq 50); do [ -s "$T/$1.port" ] && break; sleep 0.1; done
 	touch "$T/$1.log"
 	cat "$T/$1.port"

@@ -31,7 +31,9 @@ running() { pgrep -f "$1" >/dev/null; }
 id=$("$WARD" session new --live)
 check "session new --live prints an id alone" test "$(printf '%s' "$id" | grep -c '^[0-9a-f]\{16\}$')" = 1
 sup=$(cat "$LIVE/$id/pid" 2>/dev/null)
-at_exit '"$WARD" session stop "$id" >/dev/null 2>&1; [ -n "$sup" ] && kill -9 "$sup" 2>/dev/null'
+sup_id=$(proc_id "$sup")
+at_exit '"$WARD" session stop "$id" >/dev/null 2>&1'
+at_exit "kill_id KILL $sup_id"
 check "the control socket's directory is 0700" test "$(stat -c %a "$LIVE/$id")" = 700
 check "the control socket is a socket" test -S "$LIVE/$id/ctl"
 

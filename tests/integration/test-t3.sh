@@ -67,7 +67,7 @@ cat >"$T/policy.json" <<EOF
 EOF
 sleep 600.$$ &
 marker=$!
-at_exit "kill $marker 2>/dev/null"
+at_exit "kill_id TERM $(proc_id "$marker")"
 # One VM, several looks; each answer is checked on its own.
 seen=$(t3 -- sh -c "
 	cat '$HOME/host-secret' >/dev/null 2>&1 && echo secret:seen

@@ -104,7 +104,7 @@ check_network() {
 	: >"$T/tcp.log"
 	socat -u "TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr" "OPEN:$T/tcp.log,append" &
 	local lpid=$!
-	at_exit "kill $lpid 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$lpid")"
 	wait_for socat -u /dev/null "TCP:127.0.0.1:$port"
 	t1 -- sh -c "echo FROM-T1 | socat -u - TCP:127.0.0.1:$port" >/dev/null 2>&1
 	t1 --net proxy -- sh -c "echo FROM-T1-PROXY | socat -u - TCP:127.0.0.1:$port" >/dev/null 2>&1
@@ -116,7 +116,7 @@ check_network() {
 	: >"$T/udp.log"
 	socat -u "UDP-RECV:$port,bind=127.0.0.1" "OPEN:$T/udp.log,append" &
 	lpid=$!
-	at_exit "kill $lpid 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$lpid")"
 	sleep 0.2
 	t1 -- sh -c "echo FROM-T1-UDP | socat -u - UDP-SENDTO:127.0.0.1:$port" >/dev/null 2>&1
 	sleep 0.2
@@ -136,7 +136,7 @@ check_network() {
 check_proc_secrets() {
 	env WARD_T1_SECRET=env-secret-$$ sleep 300 &
 	local victim=$!
-	at_exit "kill $victim 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$victim")"
 	wait_for grep -q "env-secret-$$" "/proc/$victim/environ"
 	out=$("$WARD" run --tier 0 -- cat "/proc/$victim/environ" 2>/dev/null | tr '\0' '\n')
 	check "processes-invisible: control: at T0 the environment is readable" grep -q "env-secret-$$" <<<"$out"
@@ -150,7 +150,7 @@ check_proc_secrets() {
 check_unsignallable() {
 	sleep 300 &
 	local victim=$!
-	at_exit "kill $victim 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$victim")"
 	t1 -- kill -9 "$victim" 2>/dev/null
 	check "processes-unsignallable: a host process of the same user survives kill -9 (host: alive)" \
 		kill -0 "$victim"
@@ -164,7 +164,7 @@ check_unix_abstract() {
 	: >"$T/abs.log"
 	socat -u "ABSTRACT-LISTEN:$name,fork" "OPEN:$T/abs.log,append" &
 	local spid=$!
-	at_exit "kill $spid 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$spid")"
 	wait_for grep -q "@$name" /proc/net/unix
 	t1 -- sh -c "echo FROM-T1 | socat -u - ABSTRACT-CONNECT:$name" >/dev/null 2>&1
 	echo control | socat -u - "ABSTRACT-CONNECT:$name" 2>/dev/null
@@ -181,7 +181,7 @@ check_unix_pathname() {
 	: >"$T/unix.log"
 	socat -u "UNIX-LISTEN:$WS/sub/app.sock,fork" "OPEN:$T/unix.log,append" &
 	local upid=$!
-	at_exit "kill $upid 2>/dev/null"
+	at_exit "kill_id TERM $(proc_id "$upid")"
 	wait_for test -S "$WS/sub/app.sock"
 	t1 -- sh -c 'echo FROM-T1 | socat -u - UNIX-CONNECT:sub/app.sock' >/dev/null 2>&1
 	echo control | socat -u - "UNIX-CONNECT:$WS/sub/app.sock" 2>/dev/null
