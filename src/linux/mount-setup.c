@@ -257,9 +257,15 @@ static int run_spec(const MountPlan *plan, const MountSpec *s)
 	case MOUNT_BIND_RW:
 		return bind(s->src, s->dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	case MOUNT_BIND_DEV:
+		/* Read-only: a device node on a read-only mount is still read
+		 * and written (that is the device's business), but its inode's
+		 * mode, owner, times and xattrs are not changed through it.
+		 * For a uid-0 caller the node's owner is the sandbox's root:
+		 * a rw bind let `chmod 600 /dev/null` inside change the host's. */
 		if (mount(s->src, s->dst, NULL, MS_BIND, NULL) < 0)
 			return -errno;
-		return set_attr(s->dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+		return set_attr(s->dst, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+				false);
 	case MOUNT_TMPFS:
 		return RET_NERRNO(mount("tmpfs", s->dst, "tmpfs", common, s->data));
 	case MOUNT_OVERLAY:
