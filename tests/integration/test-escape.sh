@@ -332,6 +332,28 @@ check_not "...nor a directory (host)" test -e "$WS/.agents"
 out=$("$WARD" run -- sh -c 'mknod /dev/sda2 b 8 2 2>&1; : >/dev/newnode 2>&1; mknod ./blk b 8 0 2>&1; ls /dev' 2>&1)
 check_not "no device node can be made in /dev or the workspace (host)" test -e "$WS/blk"
 check_not "/dev stays minimal" grep -q 'newnode\|sda2' <<<"$("$WARD" run -- ls /dev 2>&1)"
+# The nodes are the host's inodes, owned by the sandbox's root when the
+# caller is root: their mode, owner and times must not change through the
+# view (a rw bind let `chmod 600 /dev/null` inside change the host's).
+dev_before=$(stat -c '%a %u %g %Y %Z' /dev/full /dev/null)
+sleep 0.01
+"$WARD" run -- sh -c 'chmod 666 /dev/full; touch -d 2001-01-01 /dev/full; chown 0:0 /dev/full;
+	chmod 666 /dev/null; touch /dev/null' >/dev/null 2>&1
+dev_after=$(stat -c '%a %u %g %Y %Z' /dev/full /dev/null)
+[ "$(stat -c %Y /dev/full)" = 978307200 ] && touch /dev/full # a regression's damage undone
+check_eq "/dev nodes: mode, owner and times unchanged on the host" "$dev_before" "$dev_after"
+check "/dev/null is still written and /dev/urandom read" \
+	"$WARD" run -- sh -c 'echo x >/dev/null && head -c 8 /dev/urandom | wc -c | grep -q 8'
+# The same for a file the policy makes readable: at T2 a read-only bind.
+mkdir -p "$T/ro"
+echo keep >"$T/ro/f"
+chmod 644 "$T/ro/f"
+printf '{ "version": 1, "fs": { "read": ["%s"] } }\n' "$T/ro" >"$T/ro.json"
+ro_before=$(stat -c '%a %Y %Z' "$T/ro/f")
+sleep 0.01
+"$WARD" run -p "$T/ro.json" -- sh -c "chmod 600 '$T/ro/f'; touch -d 2001-01-01 '$T/ro/f'; exec 3<'$T/ro/f';
+	python3 -c 'import os; os.fchmod(3, 0o600)'" >/dev/null 2>&1
+check_eq "a read-only file's mode and times unchanged on the host" "$ro_before" "$(stat -c '%a %Y %Z' "$T/ro/f")"
 
 # --- environment ----------------------------------------------------------
 out=$(env DB_PASS=x1 MYCORP_CREDS=x2 KUBECONFIG=/k VAULT_ADDR=v SSH_AGENT_PID=1 \
