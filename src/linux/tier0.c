@@ -20,10 +20,12 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fd-pass.h"
 #include "common/macro.h"
 #include "common/time-util.h"
 #include "linux/sandbox-step.h"
@@ -304,16 +306,20 @@ int tier0_supervise(const BackendInput *in, const Tier0Confine *c, BackendResult
 	err_w = -EBADF; /* closed below: only the child writes */
 	(void)close(pfd[1]);
 
+	_cleanup_close_ int listener = -EBADF;
+	bool want_listener = c && c->has_notify && c->serve;
 	while (!reaped && !res.parent_died) {
-		struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
-				       { .fd = parent_fd, .events = POLLIN } };
+		struct pollfd p[4] = { { .fd = sfd, .events = POLLIN },
+				       { .fd = parent_fd, .events = POLLIN },
+				       { .fd = want_listener ? c->notify_sock : -1, .events = POLLIN },
+				       { .fd = listener, .events = POLLIN } };
 		int timeout = -1, n;
 
 		if (deadline) {
 			uint64_t now = monotonic_ms();
 			timeout = now >= deadline ? 0 : (int)(deadline - now);
 		}
-		n = poll(p, 2, timeout);
+		n = poll(p, 4, timeout);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n == 0 && deadline && monotonic_ms() >= deadline) {
@@ -323,6 +329,21 @@ int tier0_supervise(const BackendInput *in, const Tier0Confine *c, BackendResult
 		if (n > 0 && p[1].revents) {
 			res.parent_died = true;
 			break;
+		}
+		/* The listener arrives once, before the command's execve; a
+		 * child that failed earlier sends none (its error comes below). */
+		if (n > 0 && p[2].revents) {
+			int fd;
+			if (fd_pass_recv(c->notify_sock, &fd, 1, MSG_DONTWAIT) == 0)
+				listener = fd;
+			want_listener = false;
+		}
+		/* Served or, once every confined task is gone (or the
+		 * listener fails), closed. */
+		if (n > 0 && p[3].revents &&
+		    (!(p[3].revents & POLLIN) || c->serve(c->data, listener) < 0)) {
+			(void)close(listener);
+			listener = -EBADF;
 		}
 		if (n > 0) {
 			struct signalfd_siginfo si;

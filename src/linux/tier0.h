@@ -32,6 +32,12 @@ typedef struct Tier0Confine {
 	void *data;
 	bool has_cgroup;
 	int cgroup_fd; /* a cgroup v2 directory, when has_cgroup */
+	/* A seccomp listener to serve while the tree runs (tier 1's metadata
+	 * guard, meta-guard.h): the hook sends it on @notify_sock (SCM_RIGHTS)
+	 * before execve; each notification goes to @serve. */
+	bool has_notify;
+	int notify_sock;
+	int (*serve)(void *data, int listener);
 } Tier0Confine;
 int tier0_supervise(const BackendInput *in, const Tier0Confine *c, BackendResult *ret);
 

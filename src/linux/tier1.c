@@ -20,12 +20,14 @@
 #include <cjson/cJSON.h>
 
 #include "common/cleanup.h"
+#include "common/fd-pass.h"
 #include "common/macro.h"
 #include "common/strv.h"
 #include "cow/cow-fsops.h"
 #include "linux/caps.h"
 #include "linux/landlock.h"
 #include "linux/limits.h"
+#include "linux/meta-guard.h"
 #include "linux/quarantine.h"
 #include "linux/seccomp-filter.h"
 #include "linux/tier0.h"
@@ -68,6 +70,8 @@ struct Tier1Plan {
 	char **notes;          /* lines for the user before the run */
 	Tier1Options opt;      /* borrowed pointers: valid until free */
 	Tier1Rules rules;      /* the file system grants; the TMPDIR's comes at acquire */
+	MetaGuard *meta;       /* chmod, chown, utimes, xattrs: made at run (meta-guard.h) */
+	int meta_sock[2];      /* the listener's way from the child to the supervisor */
 	bool acquired;
 };
 
@@ -198,6 +202,7 @@ static int plan_build(Tier1Plan *p, const Tier1Options *opt, SandboxError *reter
 
 	p->opt = *opt;
 	p->http_fd = p->socks_fd = -EBADF;
+	p->meta_sock[0] = p->meta_sock[1] = -EBADF;
 	p->policy = pol;
 	p->argv = opt->argv;
 	p->parent_pid = opt->parent_pid;
@@ -384,8 +389,9 @@ int tier1_plan_acquire(Tier1Plan *p, const char *session_id, AuditLog *audit,
 	if (build_env(p, opt->envp) < 0)
 		FAIL(-ENOMEM, "plan", "out of memory");
 
-	static const char *const base_enforced[] = { "no-new-privs", "seccomp", "protected-readonly",
-						     "protected-quarantine", "private-tmp" };
+	static const char *const base_enforced[] = { "no-new-privs", "seccomp", "metadata-guard",
+						     "protected-readonly", "protected-quarantine",
+						     "private-tmp" };
 	if (!opt->test_no_walls && strv_extend(&p->enforced, "walls-checked") < 0)
 		FAIL(-ENOMEM, "plan", "out of memory");
 	for (size_t i = 0; i < ELEMENTSOF(base_enforced); i++)
@@ -448,6 +454,9 @@ Tier1Plan *tier1_plan_free(Tier1Plan *p)
 	}
 	close_fd(p->http_fd);
 	close_fd(p->socks_fd);
+	close_fd(p->meta_sock[0]);
+	close_fd(p->meta_sock[1]);
+	meta_guard_free(p->meta);
 	landlock_plan_free(p->landlock);
 	seccomp_program_free(p->seccomp);
 	limits_plan_free(p->limits);
@@ -544,8 +553,50 @@ static int confine(void *data, bool in_cgroup, SandboxStep *ret_step, const char
 	*ret_step = SANDBOX_STEP_SECCOMP;
 	if ((r = seccomp_program_load(p->seccomp)) < 0)
 		return r;
+	/* The metadata guard: its listener goes to the supervisor, and no
+	 * copy stays here (a command holding it could answer for itself). */
+	int listener = meta_guard_install(p->meta);
+	if (listener < 0)
+		return listener;
+	r = fd_pass_send(p->meta_sock[1], 'm', &listener, 1);
+	(void)close(listener);
+	if (r < 0)
+		return r;
 	*ret_step = SANDBOX_STEP_WALL_READ;
 	return walls_check(&p->walls, ret_step, ret_detail);
+}
+
+/* The metadata guard over the run's read-write grants (Landlock's), and
+ * the socket its listener travels on. */
+static int meta_guard_start(Tier1Plan *p)
+{
+	_cleanup_free_ char **writable = calloc(p->rules.n + 1, sizeof(char *));
+	size_t n = 0;
+	int sv[2], r;
+
+	if (!writable)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->rules.n; i++)
+		if (p->rules.rules[i].cls == LANDLOCK_CLASS_READ_WRITE ||
+		    p->rules.rules[i].cls == LANDLOCK_CLASS_PRIVATE)
+			writable[n++] = (char *)p->rules.rules[i].path;
+	p->meta = meta_guard_free(p->meta);
+	if ((r = meta_guard_new(writable, n, &p->meta)) < 0)
+		return r;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	close_fd(p->meta_sock[0]);
+	close_fd(p->meta_sock[1]);
+	p->meta_sock[0] = sv[0];
+	p->meta_sock[1] = sv[1];
+	return 0;
+}
+
+static int serve_meta(void *data, int listener)
+{
+	Tier1Plan *p = data;
+
+	return meta_guard_serve(p->meta, listener);
 }
 
 int tier1_run(Tier1Plan *p, uint64_t timeout_s, BackendResult *ret, WardError *reterr)
@@ -555,6 +606,9 @@ int tier1_run(Tier1Plan *p, uint64_t timeout_s, BackendResult *ret, WardError *r
 	pid_t proxy_pid = 0; /* reaped with the tree (see below) */
 	int r;
 
+	if ((r = meta_guard_start(p)) < 0)
+		return ward_error_set(reterr, "seccomp", -r,
+				      "preparing the guard of file metadata (chmod, chown, utimes)");
 	if (p->http_fd >= 0) {
 		ProxyConfig cfg = {
 			.policy = p->policy,
@@ -581,7 +635,10 @@ int tier1_run(Tier1Plan *p, uint64_t timeout_s, BackendResult *ret, WardError *r
 	Tier0Confine c = { .confine = confine,
 			   .data = p,
 			   .has_cgroup = limits_cgroup_fd(p->limits) >= 0,
-			   .cgroup_fd = limits_cgroup_fd(p->limits) };
+			   .cgroup_fd = limits_cgroup_fd(p->limits),
+			   .has_notify = true,
+			   .notify_sock = p->meta_sock[0],
+			   .serve = serve_meta };
 	p->supervisor = getpid();
 	/* The proxy is a child of this process like the command: the end of
 	 * the run kills and reaps it with the rest of the tree (each of its

@@ -79,6 +79,53 @@ check_writes() {
 	echo keep >"$T/data/ok"
 	t1 -p "$T/policy.json" -- sh -c ": >$T/data/ok" 2>/dev/null
 	check "writes: a read-only path cannot be truncated" grep -q keep "$T/data/ok"
+	check_metadata
+}
+
+# Mode, owner, times and xattrs (src/linux/meta-guard.c): Landlock does not
+# cover them, the supervisor decides. Every way of naming a read-only file
+# is tried; the host's stat (ctime too: any change moves it) must not move.
+check_metadata() {
+	chmod 644 "$T/data/ok"
+	local before
+	before=$(stat -c '%a %u %g %Y %Z' "$T/data/ok")
+	sleep 0.01
+	t1 -p "$T/policy.json" -- python3 - "$T/data/ok" >"$T/meta.out" 2>&1 <<'PY'
+import os, sys
+t = sys.argv[1]
+fd = os.open(t, os.O_RDONLY)
+pfd = os.open(t, os.O_PATH)
+d = os.open(os.path.dirname(t), os.O_RDONLY)
+os.symlink(t, "sub/meta-link")
+attempts = [
+    lambda: os.chmod(t, 0o600), lambda: os.chmod("sub/meta-link", 0o600),
+    lambda: os.fchmod(fd, 0o600), lambda: os.chmod(pfd, 0o600),
+    lambda: os.chmod("/proc/self/fd/%d" % fd, 0o600),
+    lambda: os.chmod(os.path.basename(t), 0o600, dir_fd=d),
+    lambda: os.utime(t, (1, 1)), lambda: os.utime(fd, (1, 1)), lambda: os.utime(t),
+    lambda: os.utime(os.path.basename(t), (1, 1), dir_fd=d),
+    lambda: os.chown(t, os.getuid(), os.getgid()), lambda: os.fchown(fd, -1, os.getgid()),
+    lambda: os.setxattr(t, "user.x", b"1"), lambda: os.setxattr(fd, "user.x", b"1"),
+    lambda: os.removexattr(t, "user.x"),
+]
+held = 0
+for a in attempts:
+    try:
+        a()
+    except OSError:
+        held += 1
+print("refused %d of %d" % (held, len(attempts)))
+PY
+	rm -f "$WS/sub/meta-link"
+	check_eq "writes: metadata of a read-only file unchanged (host: mode, owner, mtime, ctime)" \
+		"$before" "$(stat -c '%a %u %g %Y %Z' "$T/data/ok")"
+	check "writes: every metadata call on it was refused ($(tail -1 "$T/meta.out"))" \
+		grep -q '^refused 15 of 15$' "$T/meta.out"
+	t1 -- sh -c 'echo a >sub/m && chmod 600 sub/m && touch -d 2001-01-01 sub/m &&
+		python3 -c "import os; os.setxattr(\"sub/m\", \"user.k\", b\"v\")" 2>/dev/null;
+		mkdir -p sub/md && chmod 700 sub/md && touch "$TMPDIR/x" && chmod 600 "$TMPDIR/x"' 2>/dev/null
+	check_eq "writes: chmod and touch work in the workspace (host: mode, mtime)" \
+		"600 978307200" "$(stat -c '%a %Y' "$WS/sub/m" 2>/dev/null)"
 }
 
 check_exec() {
