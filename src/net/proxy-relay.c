@@ -75,22 +75,35 @@ int relay_start(Conn *c)
 	return r < 0 ? r : flow_alloc(c, &c->down, BUF_MIN);
 }
 
+/* What a write of @n bytes to @dst (send or splice) means: 1 bytes
+ * went; 2 write again (EINTR); 0 wait, @dst would block; -errno. */
+static int write_outcome(Endpoint *dst, ssize_t n)
+{
+	if (n >= 0)
+		return 1;
+	if (errno == EINTR)
+		return 2;
+	if (errno == EAGAIN) {
+		dst->can_write = false;
+		return 0;
+	}
+	return -errno;
+}
+
 /* Send [*off, len) of @b to @dst. 1 when all sent, 0 to wait, -errno. */
 static int send_some(Endpoint *dst, const char *b, size_t len, size_t *off, uint64_t *count)
 {
+	int r;
+
 	while (*off < len) {
 		ssize_t n;
 		if (!dst->can_write)
 			return 0;
 		n = send(dst->fd, b + *off, len - *off, MSG_NOSIGNAL);
-		if (n < 0) {
-			if (errno == EINTR)
+		if ((r = write_outcome(dst, n)) != 1) {
+			if (r == 2)
 				continue;
-			if (errno == EAGAIN) {
-				dst->can_write = false;
-				return 0;
-			}
-			return -errno;
+			return r;
 		}
 		*off += (size_t)n;
 		if (count)
@@ -117,6 +130,26 @@ static int send_pending(Flow *f, Endpoint *dst)
 int relay_flush_client(Conn *c)
 {
 	return send_pending(&c->down, &c->client);
+}
+
+/* What a read of @n bytes from @src (recv or splice) means for a pump:
+ * 1 bytes arrived; 2 read again (EINTR, or the EOF now noted in @src);
+ * 0 wait, @src would block; -errno. */
+static int read_outcome(Endpoint *src, ssize_t n)
+{
+	if (n > 0)
+		return 1;
+	if (n == 0) {
+		src->eof = true;
+		return 2;
+	}
+	if (errno == EINTR)
+		return 2;
+	if (errno == EAGAIN) {
+		src->can_read = false;
+		return 0;
+	}
+	return -errno;
 }
 
 /* Turn @f into a spliced flow. 0, or -errno when no pipe could be had
@@ -148,6 +181,7 @@ static int splice_pump(Conn *c, Flow *f, Endpoint *src, Endpoint *dst, bool *mor
 {
 	size_t budget = RELAY_BUDGET;
 	ssize_t n;
+	int r;
 
 	for (;;) {
 		while (f->pipe_len > 0) {
@@ -155,14 +189,10 @@ static int splice_pump(Conn *c, Flow *f, Endpoint *src, Endpoint *dst, bool *mor
 				return 0;
 			n = splice(f->pipe_r, NULL, dst->fd, NULL, f->pipe_len,
 				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n < 0) {
-				if (errno == EINTR)
+			if ((r = write_outcome(dst, n)) != 1) {
+				if (r == 2)
 					continue;
-				if (errno == EAGAIN) {
-					dst->can_write = false;
-					return 0;
-				}
-				return -errno;
+				return r;
 			}
 			f->pipe_len -= (size_t)n;
 			f->bytes += (uint64_t)n;
@@ -177,18 +207,10 @@ static int splice_pump(Conn *c, Flow *f, Endpoint *src, Endpoint *dst, bool *mor
 			return 0;
 		}
 		n = splice(src->fd, NULL, f->pipe_w, NULL, PIPE_SIZE, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n < 0) {
-			if (errno == EINTR)
+		if ((r = read_outcome(src, n)) != 1) {
+			if (r == 2)
 				continue;
-			if (errno == EAGAIN) {
-				src->can_read = false;
-				return 0;
-			}
-			return -errno;
-		}
-		if (n == 0) {
-			src->eof = true;
-			continue;
+			return r;
 		}
 		f->pipe_len = (size_t)n;
 		budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
@@ -230,18 +252,10 @@ static int flow_pump(Conn *c, Flow *f, Endpoint *src, Endpoint *dst, bool *more)
 			return 0;
 		}
 		n = recv(src->fd, f->buf, f->buf_cap, 0);
-		if (n < 0) {
-			if (errno == EINTR)
+		if ((r = read_outcome(src, n)) != 1) {
+			if (r == 2)
 				continue;
-			if (errno == EAGAIN) {
-				src->can_read = false;
-				return 0;
-			}
-			return -errno;
-		}
-		if (n == 0) {
-			src->eof = true;
-			continue;
+			return r;
 		}
 		f->buf_len = (size_t)n;
 		budget = (size_t)n >= budget ? 0 : budget - (size_t)n;
