@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/filter.h>
+#include <linux/fs.h>
 #include <linux/seccomp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,6 +430,17 @@ static int build_filter(const SeccompOptions *opt, scmp_filter_ctx *ret)
 			if (nr != __NR_SCMP_ERROR)
 				r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
 		}
+		/* Inode flags (chattr) are metadata too, set by ioctl on any
+		 * descriptor the owner holds, a read-only one included: at T2
+		 * the read-only binds refuse them, at T1 nothing else would
+		 * (the metadata guard, meta-guard.h, takes the other calls).
+		 * The request is an unsigned int: the low 32 bits. */
+		static const unsigned long flag_ioctls[] = { FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS,
+							     FS_IOC_FSSETXATTR };
+		for (size_t i = 0; i < ELEMENTSOF(flag_ioctls) && r >= 0; i++)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+					     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffULL,
+							flag_ioctls[i]));
 		if (r < 0)
 			return r;
 	}

@@ -84,14 +84,15 @@ check_writes() {
 
 # Mode, owner, times and xattrs (src/linux/meta-guard.c): Landlock does not
 # cover them, the supervisor decides. Every way of naming a read-only file
-# is tried; the host's stat (ctime too: any change moves it) must not move.
+# is tried, and chattr through a read-only descriptor; the host's stat
+# (ctime too: any change moves it) must not move.
 check_metadata() {
 	chmod 644 "$T/data/ok"
 	local before
 	before=$(stat -c '%a %u %g %Y %Z' "$T/data/ok")
 	sleep 0.01
 	t1 -p "$T/policy.json" -- python3 - "$T/data/ok" >"$T/meta.out" 2>&1 <<'PY'
-import os, sys
+import fcntl, os, struct, sys
 t = sys.argv[1]
 fd = os.open(t, os.O_RDONLY)
 pfd = os.open(t, os.O_PATH)
@@ -107,6 +108,8 @@ attempts = [
     lambda: os.chown(t, os.getuid(), os.getgid()), lambda: os.fchown(fd, -1, os.getgid()),
     lambda: os.setxattr(t, "user.x", b"1"), lambda: os.setxattr(fd, "user.x", b"1"),
     lambda: os.removexattr(t, "user.x"),
+    # chattr +d (FS_IOC_SETFLAGS with FS_NODUMP_FL) on the read-only fd
+    lambda: fcntl.ioctl(fd, 0x40086602, struct.pack("l", 0x40)),
 ]
 held = 0
 for a in attempts:
@@ -120,7 +123,7 @@ PY
 	check_eq "writes: metadata of a read-only file unchanged (host: mode, owner, mtime, ctime)" \
 		"$before" "$(stat -c '%a %u %g %Y %Z' "$T/data/ok")"
 	check "writes: every metadata call on it was refused ($(tail -1 "$T/meta.out"))" \
-		grep -q '^refused 15 of 15$' "$T/meta.out"
+		grep -q '^refused 16 of 16$' "$T/meta.out"
 	t1 -- sh -c 'echo a >sub/m && chmod 600 sub/m && touch -d 2001-01-01 sub/m &&
 		python3 -c "import os; os.setxattr(\"sub/m\", \"user.k\", b\"v\")" 2>/dev/null;
 		mkdir -p sub/md && chmod 700 sub/md && touch "$TMPDIR/x" && chmod 600 "$TMPDIR/x"' 2>/dev/null
