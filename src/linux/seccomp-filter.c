@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -435,6 +436,29 @@ static int build_filter(const SeccompOptions *opt, scmp_filter_ctx *ret)
 		 * the read-only binds refuse them, at T1 nothing else would
 		 * (the metadata guard, meta-guard.h, takes the other calls).
 		 * The request is an unsigned int: the low 32 bits. */
+		/* No pid namespace: the user's host processes (the harness,
+		 * the agent) are reachable by pid. Landlock scopes signals and
+		 * ptrace-class access, not these: each may act on the caller
+		 * only (pid or who 0; PRIO_PGRP and PRIO_USER reach ward's
+		 * process group and every process of the user). */
+		static const char *const self_only[] = { "prlimit64", "sched_setaffinity",
+							 "sched_setscheduler", "sched_setparam",
+							 "sched_setattr" };
+		static const uint64_t zero[] = { 0 }, prio_process[] = { PRIO_PROCESS },
+				      ioprio_process[] = { 1 /* IOPRIO_WHO_PROCESS */ };
+		for (size_t i = 0; i < ELEMENTSOF(self_only) && r >= 0; i++) {
+			int nr = seccomp_syscall_resolve_name(self_only[i]);
+			if (nr != __NR_SCMP_ERROR)
+				r = deny_not_in(ctx, nr, 0, zero, 1);
+		}
+		if (r >= 0)
+			r = deny_not_in(ctx, SCMP_SYS(setpriority), 0, prio_process, 1);
+		if (r >= 0)
+			r = deny_not_in(ctx, SCMP_SYS(setpriority), 1, zero, 1);
+		if (r >= 0)
+			r = deny_not_in(ctx, SCMP_SYS(ioprio_set), 0, ioprio_process, 1);
+		if (r >= 0)
+			r = deny_not_in(ctx, SCMP_SYS(ioprio_set), 1, zero, 1);
 		static const unsigned long flag_ioctls[] = { FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS,
 							     FS_IOC_FSSETXATTR };
 		for (size_t i = 0; i < ELEMENTSOF(flag_ioctls) && r >= 0; i++)

@@ -204,6 +204,16 @@ check_unsignallable() {
 	t1 -- kill -9 "$victim" 2>/dev/null
 	check "processes-unsignallable: a host process of the same user survives kill -9 (host: alive)" \
 		kill -0 "$victim"
+	# Nor is it reniced, re-limited or pinned: no pid namespace, so
+	# seccomp keeps these calls to the caller itself.
+	local before
+	before=$(ps -o ni= -p "$victim"; grep 'open files' "/proc/$victim/limits"; taskset -p "$victim" | sed 's/.*: //')
+	t1 -- sh -c "renice -n 15 -p $victim; renice -n 15 -g \$(ps -o pgid= -p $victim);
+		prlimit --pid $victim --nofile=3:3; taskset -p 1 $victim" >/dev/null 2>&1
+	check_eq "processes-unsignallable: its nice value, limits and CPU affinity are unchanged (host: /proc)" \
+		"$before" "$(ps -o ni= -p "$victim"; grep 'open files' "/proc/$victim/limits"; taskset -p "$victim" | sed 's/.*: //')"
+	check "processes-unsignallable: the command still sets its own (nice, ulimit)" \
+		t1 -- sh -c 'nice -n 5 true && ulimit -n 64'
 	kill "$victim" 2>/dev/null
 	wait "$victim" 2>/dev/null
 }
