@@ -8,6 +8,7 @@
 #include <linux/filter.h>
 #include <linux/fs.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -403,19 +404,40 @@ static int build_filter(const SeccompOptions *opt, scmp_filter_ctx *ret)
 	if (r < 0)
 		return r;
 
-	/* Tier 1: no network namespace. UDP and raw IPv4/IPv6 sockets would
-	 * reach the host's network directly (Landlock before ABI 10 knows
-	 * only TCP). The type argument carries SOCK_CLOEXEC/SOCK_NONBLOCK in
-	 * its upper bits: compare the low four, the kernel's SOCK_TYPE_MASK. */
+	/* Tier 1: no network, IPC or pid namespace. */
 	if (opt->tier1) {
 		static const uint64_t fams[] = { AF_INET, AF_INET6 };
-		static const uint64_t types[] = { SOCK_DGRAM, SOCK_RAW };
 
-		for (size_t f = 0; f < ELEMENTSOF(fams) && r >= 0; f++)
-			for (size_t t = 0; t < ELEMENTSOF(types) && r >= 0; t++)
+		/* Landlock's network rules know TCP and nothing else: every
+		 * other IPv4/IPv6 socket would reach the host's network
+		 * unchecked. Not only datagrams: MPTCP (SOCK_STREAM with
+		 * IPPROTO_MPTCP, which falls back to TCP against any server)
+		 * connected straight past a T1 "network: none" on this
+		 * kernel, and SCTP, DCCP or SMC would where loaded. So an
+		 * IPv4/IPv6 socket is a SOCK_STREAM of protocol 0 or
+		 * IPPROTO_TCP, or refused. The type carries SOCK_CLOEXEC and
+		 * SOCK_NONBLOCK in its upper bits: the low four are the
+		 * kernel's SOCK_TYPE_MASK. The protocol is an int: anything
+		 * above 6, upper bits included, is refused. */
+		for (size_t f = 0; f < ELEMENTSOF(fams) && r >= 0; f++) {
+			struct scmp_arg_cmp fam = SCMP_A0_64(SCMP_CMP_EQ, fams[f]);
+
+			for (uint64_t t = 0; t < 16 && r >= 0; t++)
+				if (t != SOCK_STREAM)
+					r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM),
+							     SCMP_SYS(socket), 2, fam,
+							     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, t));
+			/* Protocol not in {0, 6}: above 6, or 1, 2-3, 4-5. */
+			if (r >= 0)
 				r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
-						     SCMP_A0_64(SCMP_CMP_EQ, fams[f]),
-						     SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xf, types[t]));
+						     fam, SCMP_A2_64(SCMP_CMP_GT, IPPROTO_TCP));
+			static const uint64_t blocks[][2] = { { ~0ULL, 1 }, { ~1ULL, 2 }, { ~1ULL, 4 } };
+			for (size_t b = 0; b < ELEMENTSOF(blocks) && r >= 0; b++)
+				r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+						     fam,
+						     SCMP_A2_64(SCMP_CMP_MASKED_EQ, blocks[b][0],
+								blocks[b][1]));
+		}
 		if (r < 0)
 			return r;
 		/* No IPC namespace: the host user's SysV shared memory,

@@ -158,8 +158,19 @@ check_network() {
 	wait_for socat -u /dev/null "TCP:127.0.0.1:$port"
 	t1 -- sh -c "echo FROM-T1 | socat -u - TCP:127.0.0.1:$port" >/dev/null 2>&1
 	t1 --net proxy -- sh -c "echo FROM-T1-PROXY | socat -u - TCP:127.0.0.1:$port" >/dev/null 2>&1
+	# Landlock knows TCP only: MPTCP (which falls back to TCP against
+	# this plain listener), SCTP and the rest must not get a socket.
+	t1 -- python3 -c "
+import socket
+for fam, typ, proto in ((socket.AF_INET, socket.SOCK_STREAM, 262), (socket.AF_INET6, socket.SOCK_STREAM, 262),
+                        (socket.AF_INET, socket.SOCK_STREAM, 132), (socket.AF_INET, socket.SOCK_SEQPACKET, 132)):
+    try:
+        s = socket.socket(fam, typ, proto); s.settimeout(2)
+        s.connect(('127.0.0.1' if fam == socket.AF_INET else '::ffff:127.0.0.1', $port)); s.send(b'FROM-T1-MPTCP')
+    except OSError:
+        pass" >/dev/null 2>&1
 	sleep 0.2
-	check_not "network: a host loopback service is unreachable, with mode none and proxy (host: listener saw nothing)" \
+	check_not "network: a host loopback service is unreachable over TCP, MPTCP and SCTP, with mode none and proxy (host: listener saw nothing)" \
 		grep -q FROM-T1 "$T/tcp.log"
 	kill "$lpid" 2>/dev/null
 	wait "$lpid" 2>/dev/null
