@@ -110,7 +110,7 @@ static void print_table(const WardFeatures *f, int tier)
 				"signals, message queues, processes by rlimit)"
 			      : "rlimits only (/proc/sys is read-only: inotify is shared)");
 	VmStatus vm;
-	vm_status(&vm);
+	vm_status(&vm, f->full);
 	printf("%-24s %s\n", "tier 3 (micro-VM)", vm.line);
 	printf("%-24s T%d%s\n", "tier", tier, f->full ? "" : " (quick probe)");
 }
@@ -202,7 +202,7 @@ static int print_json(const WardFeatures *f, int tier)
 	cJSON_AddBoolToObject(o, "full", f->full);
 	cJSON_AddNumberToObject(o, "tier", tier);
 	VmStatus vm;
-	vm_status(&vm);
+	vm_status(&vm, f->full);
 	cJSON *t3 = cJSON_AddObjectToObject(o, "tier3");
 	if (t3) {
 		cJSON_AddBoolToObject(t3, "ready", vm.qemu && vm.image);
@@ -211,6 +211,9 @@ static int print_json(const WardFeatures *f, int tier)
 		if (vm.image)
 			cJSON_AddStringToObject(t3, "image_dir", vm.image_dir);
 		cJSON_AddStringToObject(t3, "engine", vm.engine);
+		cJSON_AddStringToObject(t3, "engine_reason", vm.engine_why);
+		if (vm.kernel[0])
+			cJSON_AddStringToObject(t3, "kernel", vm.kernel);
 		cJSON_AddStringToObject(t3, "status", vm.line);
 	}
 	cJSON *g = cJSON_AddArrayToObject(o, "guarantees");

@@ -142,6 +142,7 @@ static int t2_acquire(BackendPlan *p, WardError *reterr)
 		.hardening = in->hardening,
 		.test_leak_dir = in->test_leak_dir,
 		.test_no_masks = in->test_no_masks,
+		.dev_kvm = in->dev_kvm,
 		.test_no_walls = in->test_no_walls,
 		.audit = in->audit,
 		.has_proxy_report = in->proxy_report_fd >= 0,

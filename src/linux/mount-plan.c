@@ -791,6 +791,9 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 		if ((r = add_spec(&b, MOUNT_BIND_DEV, src, view, NULL, true)) < 0)
 			goto fail;
 	}
+	if (in->dev_kvm && (r = add_spec(&b, MOUNT_BIND_DEV, MP_OLDROOT "/dev/kvm", "/dev/kvm", NULL,
+					 true)) < 0)
+		goto fail;
 	if ((r = add_spec(&b, MOUNT_DEVPTS, NULL, "/dev/pts", "newinstance,ptmxmode=0666,mode=620",
 			  false)) < 0 ||
 	    (r = add_spec(&b, MOUNT_SYMLINK, "pts/ptmx", "/dev/ptmx", NULL, false)) < 0 ||

@@ -80,6 +80,7 @@ typedef struct MountPlanInput {
 	const char *test_leak_dir;
 	const struct WorkspaceScan *protected_scan; /* existing protected paths (workspace-scan.h) */
 	bool test_no_masks;         /* test switch: no mask mounts (Landlock alone must deny) */
+	bool dev_kvm;               /* /dev/kvm in the view's /dev (T3's KVM engine) */
 } MountPlanInput;
 
 /* Compute the plan. Reads the host, changes nothing on it (nor in the CoW

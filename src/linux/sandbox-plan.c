@@ -240,6 +240,7 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		.test_leak_dir = opt->test_leak_dir,
 		.protected_scan = &plan->protected_scan,
 		.test_no_masks = opt->test_no_masks,
+		.dev_kvm = opt->dev_kvm,
 	};
 	r = mount_plan_build(&in, &plan->mounts, &errpath);
 	if (r == -EXDEV)

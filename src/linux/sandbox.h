@@ -74,6 +74,7 @@ typedef struct SandboxOptions {
 	bool hardening;             /* Landlock + seccomp (off only by a test switch) */
 	const char *test_leak_dir;  /* test switch: bind this host dir with no Landlock rule */
 	bool test_no_masks;         /* test switch: no mask mounts over denied paths */
+	bool dev_kvm;               /* T3's KVM engine: /dev/kvm in the sandbox's /dev */
 	bool test_no_walls;         /* test switch: init does not try the walls */
 	AuditLog *audit;            /* for the proxy's net events; may be NULL */
 	/* The proxy writes its refusals (net/proxy-report.h) to this fd (the

@@ -72,6 +72,7 @@ typedef struct BackendInput {
 	bool hardening;             /* Landlock + seccomp (off only by a test switch) */
 	const char *test_leak_dir;  /* test switch: bind this host dir with no rule */
 	bool test_no_masks;         /* test switch: no mask mounts over denied paths */
+	bool dev_kvm;               /* T3's KVM engine: /dev/kvm in the sandbox's /dev */
 	bool test_no_walls;         /* test switch: the walls are not tried before execve */
 	const char *test_break_wall; /* test switch (T1): "read", "write" or "connect" left down */
 	/* A warm session (linux/sandbox.h's SandboxServe); only the backends

@@ -643,6 +643,10 @@ static void collect_facts(Run *run)
 	run->facts = cJSON_CreateObject();
 	if (!run->facts)
 		return;
+	/* Tier 3: the VM's engine (KVM or TCG, and why), for --result. */
+	v = run->describe ? cJSON_GetObjectItemCaseSensitive(run->describe, "vm") : NULL;
+	if (v)
+		cJSON_AddItemToObject(run->facts, "vm", cJSON_Duplicate(v, true));
 	if (run->result.cow) {
 		cJSON *changes = NULL;
 		if (cow_session_count_changes(run->session, run->pol->fs_protected, &changes) >= 0 &&

@@ -124,6 +124,7 @@ cJSON *run_result_object(const RunOutcome *o)
 	cJSON_AddBoolToObject(obj, "net_refused_more", cJSON_IsTrue(more));
 	add_copy(obj, "net_attempts", o->facts, cJSON_CreateNull());
 	add_copy(obj, "changes", o->facts, cJSON_CreateNull());
+	add_copy(obj, "vm", o->facts, NULL); /* tier 3 only */
 	add_str_or_null(obj, "audit_error", o->audit_error ? strerror(-o->audit_error) : NULL);
 	cJSON_AddNumberToObject(obj, "events_lost", o->events_lost);
 	add_managed(obj, o->managed_file, o->managed_sha256, true);

@@ -30,6 +30,7 @@
 #include "common/log.h"
 #include "common/strv.h"
 #include "run/backend.h"
+#include "vm/vm-engine.h"
 #include "vm/vm-image.h"
 #include "vm/vm-request.h"
 
@@ -39,8 +40,9 @@ extern const Backend backend_vm_t3;
 #define VM_MAX_SHARES 20
 #define VM_FIFO_OUT "/tmp/.ward-vm-stdout"
 #define VM_FIFO_ERR "/tmp/.ward-vm-stderr"
+#define VM_FIFO_CON "/tmp/.ward-vm-console"
+#define VM_CONSOLE_MAX "65536"
 #define VM_DEFAULT_MEM_MB 256
-#define VM_TB_SIZE_MB 64
 
 /* Runs in the T2 sandbox: "$@" is QEMU's command line, then
  * "--ward-shares" and TAG PATH pairs; each PATH the view has becomes a 9p
@@ -49,7 +51,9 @@ extern const Backend backend_vm_t3;
  * QEMU cannot reopen those (/proc/self/fd/N is refused for a pipe or file
  * of another user, and fails for a socket). After QEMU, each FIFO is
  * opened read-write once, so that a relay still waiting for QEMU to open
- * it ends; the shell exits with QEMU's status. */
+ * it ends; the shell exits with QEMU's status. The console goes through a
+ * third FIFO to tail, which keeps its last VM_CONSOLE_MAX bytes in
+ * $WARD_VM_CONSOLE (the run dir): a guest flooding it fills no disk. */
 #define SHELL_WRAP                                                                                 \
 	"s=0; for a; do shift; "                                                                   \
 	"if [ $s = 0 ]; then if [ \"$a\" = --ward-shares ]; then s=1; else set -- \"$@\" \"$a\"; fi; " \
@@ -57,10 +61,12 @@ extern const Backend backend_vm_t3;
 	"else [ -d \"$a\" ] && set -- \"$@\" -fsdev "                                             \
 	"\"local,id=$t,path=$a,security_model=none,multidevs=remap\" "                             \
 	"-device \"virtio-9p-device,fsdev=$t,mount_tag=$t\"; s=1; fi; done; "                     \
-	"mkfifo -m 600 " VM_FIFO_OUT " " VM_FIFO_ERR " || exit 125; "                                \
+	"mkfifo -m 600 " VM_FIFO_OUT " " VM_FIFO_ERR " " VM_FIFO_CON " || exit 125; "                \
+	"tail -c " VM_CONSOLE_MAX " " VM_FIFO_CON " >\"$WARD_VM_CONSOLE\" & c=$!; "      \
 	"cat " VM_FIFO_OUT " & o=$!; cat " VM_FIFO_ERR " >&2 & e=$!; "                              \
 	"\"$@\" </dev/null; r=$?; "                                                                  \
-	"exec 3<>" VM_FIFO_OUT " 4<>" VM_FIFO_ERR "; exec 3>&- 4>&-; wait $o $e; exit $r"
+	"exec 3<>" VM_FIFO_OUT " 4<>" VM_FIFO_ERR " 5<>" VM_FIFO_CON "; exec 3>&- 4>&- 5>&-; "      \
+	"wait $o $e $c; exit $r"
 
 struct BackendPlan {
 	const BackendInput *in;
@@ -75,6 +81,7 @@ struct BackendPlan {
 	char **read;         /* pol2.fs_read */
 	char **read_write;   /* pol2.fs_read_write */
 	unsigned mem_mb;
+	VmEngine engine;     /* KVM or TCG, and why (vm-engine.h) */
 	bool test_hostile;   /* WARD_TEST_VM_HOSTILE (test builds) */
 };
 
@@ -245,34 +252,9 @@ static int build_argv(BackendPlan *p, char *const *shares)
 	r |= strv_extend(a, SHELL_WRAP);
 	r |= strv_extend(a, "ward-t3");
 	r |= strv_extend(a, p->qemu);
-	r |= strv_extend(a, "-M");
-	r |= strv_extend(a, "microvm,rtc=on,pit=on,pic=on,isa-serial=on");
-	r |= strv_extend(a, "-cpu");
-	r |= strv_extend(a, "qemu64");
-	r |= strv_extend(a, "-m");
-	r |= strv_extendf(a, "%u", p->mem_mb);
-	r |= strv_extend(a, "-smp");
-	r |= strv_extend(a, "1");
-	r |= strv_extend(a, "-accel");
-	r |= strv_extendf(a, "tcg,tb-size=%d", VM_TB_SIZE_MB);
-	r |= strv_extend(a, "-nodefaults");
-	r |= strv_extend(a, "-no-user-config");
-	r |= strv_extend(a, "-display");
-	r |= strv_extend(a, "none");
-	r |= strv_extend(a, "-no-reboot");
-	/* QEMU's own seccomp filter, inside ward's. */
-	r |= strv_extend(a, "-sandbox");
-	r |= strv_extend(a, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
-	r |= strv_extend(a, "-kernel");
-	r |= strv_extendf(a, "%s/vmlinux", p->image_dir);
-	r |= strv_extend(a, "-initrd");
-	r |= strv_extendf(a, "%s/initrd.img", p->image_dir);
-	r |= strv_extend(a, "-append");
-	r |= strv_extend(a, "console=ttyS0 quiet loglevel=3 reboot=t panic=-1 cryptomgr.notests "
-			    "mitigations=off 8250.nr_uarts=1 tsc_early_khz=2000000 no_timer_check "
-			    "rdinit=/init");
-	r |= strv_extend(a, "-serial");
-	r |= strv_extendf(a, "file:%s/console", p->run_dir);
+	VmMachine m = { .image_dir = p->image_dir, .console = "file:" VM_FIFO_CON,
+			.mem_mb = p->mem_mb, .kvm = p->engine.kvm };
+	r |= vm_machine_args(a, &m);
 	r |= strv_extend(a, "-device");
 	r |= strv_extend(a, "virtio-serial-device,max_ports=4");
 	r |= strv_extend(a, "-chardev");
@@ -332,9 +314,11 @@ static int t3_acquire(BackendPlan *p, WardError *reterr)
 		return ward_error_set(reterr, "vm", -r, "cannot write the guest's request in %s%s",
 				      p->run_dir, r == -E2BIG ? " (too many top-level directories)" : "");
 	p->mem_mb = guest_mem_mb(in->policy);
+	vm_engine_choose(p->qemu, p->image_dir, true, &p->engine);
 	if ((r = build_argv(p, shares)) < 0)
 		return r;
-	if (strv_extend(&p->envp, "PATH=/usr/bin:/bin") < 0)
+	if (strv_extend(&p->envp, "PATH=/usr/bin:/bin") < 0 ||
+	    strv_extendf(&p->envp, "WARD_VM_CONSOLE=%s/console", p->run_dir) < 0)
 		return -ENOMEM;
 
 	/* The T2 sandbox QEMU runs in: the same policy, plus the image (read)
@@ -351,6 +335,7 @@ static int t3_acquire(BackendPlan *p, WardError *reterr)
 	p->in2.policy = &p->pol2;
 	p->in2.argv = p->argv;
 	p->in2.envp = p->envp;
+	p->in2.dev_kvm = p->engine.kvm;
 	if ((r = backend_linux_t2.plan(&p->in2, &p->t2, reterr)) < 0)
 		return r;
 	return backend_linux_t2.acquire(p->t2, reterr);
@@ -365,9 +350,11 @@ static cJSON *t3_describe(const BackendPlan *p)
 		return NULL;
 	vm = cJSON_AddObjectToObject(d, "vm");
 	if (vm) {
-		cJSON_AddStringToObject(vm, "engine", "tcg");
-		cJSON_AddStringToObject(vm, "cost", "software emulation: about 5 s per cold run here, "
-						    "dynamically linked tools are slow");
+		cJSON_AddStringToObject(vm, "engine", p->engine.kvm ? "kvm" : "tcg");
+		cJSON_AddStringToObject(vm, "cost", vm_engine_cost(&p->engine));
+		cJSON_AddStringToObject(vm, "engine_reason", p->engine.why);
+		if (p->engine.probed_now || p->engine.cached)
+			cJSON_AddNumberToObject(vm, "kvm_probe_ms", p->engine.probe_ms);
 		cJSON_AddNumberToObject(vm, "memory_mb", p->mem_mb);
 		if (p->image_dir)
 			cJSON_AddStringToObject(vm, "image", p->image_dir);
@@ -376,8 +363,10 @@ static cJSON *t3_describe(const BackendPlan *p)
 	deg = cJSON_GetObjectItem(d, "degraded");
 	if (!deg)
 		deg = cJSON_AddArrayToObject(d, "degraded");
-	if (deg)
+	if (deg && !p->engine.kvm)
 		cJSON_AddItemToArray(deg, cJSON_CreateString("vm-engine-tcg"));
+	if (deg && p->engine.test_no_kvm)
+		cJSON_AddItemToArray(deg, cJSON_CreateString("test-switch-vm-no-kvm"));
 	if (deg && p->test_hostile)
 		cJSON_AddItemToArray(deg, cJSON_CreateString("test-switch-vm-hostile"));
 	return d;

@@ -9,6 +9,7 @@
 #include "common/cleanup.h"
 #include "common/dirs.h"
 #include "config.h"
+#include "vm/vm-engine.h"
 #include "vm/vm-image.h"
 
 #define VM_SYSTEM_DIR "/var/lib/ward/vm"
@@ -109,25 +110,40 @@ int vm_qemu_path(char **ret)
 	return -ENOENT;
 }
 
-void vm_status(VmStatus *ret)
+void vm_status(VmStatus *ret, bool may_boot)
 {
-	_cleanup_free_ char *q = NULL, *img = NULL;
+	_cleanup_free_ char *q = NULL, *img = NULL, *kfile = NULL;
+	VmEngine e;
+	FILE *f;
 
 	*ret = (VmStatus){};
 	snprintf(ret->engine, sizeof(ret->engine), "tcg");
 	ret->qemu = vm_qemu_path(&q) == 0;
 	ret->image = vm_image_find(&img) == 0;
-	if (img)
+	if (img) {
 		snprintf(ret->image_dir, sizeof(ret->image_dir), "%s", img);
-	if (!ret->qemu)
+		if (asprintf(&kfile, "%s/kernel", img) >= 0 && (f = fopen(kfile, "re"))) {
+			if (fgets(ret->kernel, sizeof(ret->kernel), f))
+				ret->kernel[strcspn(ret->kernel, "\n")] = 0;
+			fclose(f);
+		}
+	}
+	if (!ret->qemu) {
 		snprintf(ret->line, sizeof(ret->line),
 			 "not ready: qemu-system-x86_64 missing (Debian: apt-get install "
 			 "qemu-system-x86), then 'ward setup vm'");
-	else if (!ret->image)
+		return;
+	}
+	if (!ret->image) {
 		snprintf(ret->line, sizeof(ret->line),
 			 "not ready: no guest image; run 'ward setup vm' once");
-	else
-		snprintf(ret->line, sizeof(ret->line),
-			 "ready (--tier 3): engine tcg, software emulation: seconds per cold run, "
-			 "--strict refuses it; KVM is not used yet (docs/t3.md)");
+		return;
+	}
+	vm_engine_choose(q, img, may_boot, &e);
+	snprintf(ret->engine, sizeof(ret->engine), "%s", e.kvm ? "kvm" : "tcg");
+	snprintf(ret->engine_why, sizeof(ret->engine_why), "%s", e.why);
+	snprintf(ret->line, sizeof(ret->line),
+		 "ready (--tier 3): engine %s, %s%s; %s; kernel: %s", ret->engine,
+		 vm_engine_cost(&e), e.kvm ? "" : ", --strict refuses it", e.why,
+		 ret->kernel[0] ? ret->kernel : "unknown");
 }

@@ -26,9 +26,13 @@ int vm_qemu_path(char **ret);
 typedef struct VmStatus {
 	bool qemu;
 	bool image;
-	char engine[8];      /* "tcg": KVM is not used yet (docs/t3.md) */
+	char engine[8];      /* "kvm" or "tcg" (vm-engine.h) */
+	char engine_why[200];
+	char kernel[128];    /* the image's "kernel" file: "minimal ...", "stock ..." */
 	char image_dir[512];
-	char line[640];
+	char line[1024];
 } VmStatus;
 
-void vm_status(VmStatus *ret);
+/* @may_boot: boot the KVM probe guest when its answer is not cached
+ * (`ward probe`; --quick reads the cache only). */
+void vm_status(VmStatus *ret, bool may_boot);

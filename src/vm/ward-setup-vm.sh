@@ -1,30 +1,209 @@
 #!/bin/sh
 # ward setup vm: assemble tier 3's guest image from Debian packages
-# (docs/t3.md). Run by `ward setup vm`; arguments: the image directory and
-# ward's static guest init. Idempotent: an image whose key (kernel package
-# version, kernel config, guest init) is already there is kept.
+# (docs/t3.md). Run by `ward setup vm`; arguments: the image directory,
+# ward's static guest init, the kernel kind (minimal, stock or auto) and
+# the minimal kernel's config fragment (guest-kernel.config). Idempotent:
+# an image whose key (kind, source or package version, kernel config,
+# guest init) is already there is kept.
 #
-#   DIR/<key>/vmlinux      the stock Debian kernel, uncompressed (PVH boot)
-#   DIR/<key>/initrd.img   cpio: /init (ward's guest init) + /modules
+#   DIR/<key>/vmlinux      the kernel, uncompressed (QEMU boots it via PVH)
+#   DIR/<key>/initrd.img   cpio: /init (ward's guest init) [+ /modules: stock]
+#   DIR/<key>/cmdline      the kernel arguments this kernel boots best with
+#   DIR/<key>/kernel       what it is ("minimal linux-source-6.1 VERSION ...")
 #   DIR/current            -> <key>
+#   DIR/.cache/            the downloaded .deb (stock), the built kernels
+#                          (minimal: kernel-<version>-<config sha>/vmlinux)
+#
+# Kinds:
+#   minimal  Debian's linux-source-6.1, `make tinyconfig` plus the fragment,
+#            built once (make -j$WARD_VM_JOBS, default 2; minutes) and cached
+#            by source version and config hash. Boots in well under a second
+#            under TCG.
+#   stock    the kernel linux-image-amd64 points at, extracted with dpkg-deb,
+#            with its virtio and 9p modules in the initramfs. Nothing to
+#            compile; seconds per boot under TCG.
+#   auto     minimal when its build tools and source package are available,
+#            else stock (saying why).
 set -eu
 
 dir=$1
 init=$2
+kind=${3:-auto}
+frag=${4:-}
 pkg=${WARD_VM_KERNEL_PACKAGE:-linux-image-amd64}
-# virtio-mmio, virtio-serial and 9p, in load order (no depmod: kmod is not needed).
+srcpkg=${WARD_VM_SOURCE_PACKAGE:-linux-source-6.1}
+jobs=${WARD_VM_JOBS:-2}
+# Stock kernel: virtio-mmio, virtio-serial and 9p, in load order (no
+# depmod: kmod is not needed).
 mods="drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_mmio
 drivers/char/virtio_console net/9p/9pnet net/9p/9pnet_virtio fs/netfs/netfs
 fs/fscache/fscache fs/9p/9p"
+# The kernel arguments (measured under TCG, docs/t3.md): quiet, no
+# self-tests, no mitigations (the guest's own kernel: its processes are the
+# command's), the TSC calibration skipped, one UART. No "--": QEMU appends
+# virtio_mmio.device= after whatever the line ends with.
+args_common="console=ttyS0 quiet loglevel=3 reboot=t panic=-1 cryptomgr.notests mitigations=off
+tsc_early_khz=2000000 no_timer_check 8250.nr_uarts=1 rdinit=/init"
+args_minimal="noapictimer"
+args_stock=""
 
 say() { printf 'ward setup vm: %s\n' "$*"; }
 
+case $kind in
+minimal | stock | auto) ;;
+*) say "unknown kernel kind '$kind' (minimal, stock or auto)"; exit 2 ;;
+esac
 [ -x "$init" ] || { say "the guest init $init is missing (build ward first)"; exit 1; }
 for t in apt-get apt-cache dpkg-deb cpio xz sha256sum; do
 	command -v "$t" >/dev/null || { say "needs $t"; exit 1; }
 done
 command -v qemu-system-x86_64 >/dev/null ||
 	say "note: qemu-system-x86_64 is missing; install Debian's qemu-system-x86 to run tier 3"
+initsum=$(sha256sum "$init" | cut -c1-12)
+
+mkdir -p "$dir/.cache"
+# One setup at a time per directory; a setup killed outright (SIGKILL)
+# leaves only its .setup.* work dir, removed here by the next one: when
+# the pid it recorded is gone (or, without one, after two hours).
+if command -v flock >/dev/null; then
+	exec 9>"$dir/.lock"
+	flock 9
+fi
+for old in "$dir"/.setup.*; do
+	[ -d "$old" ] || continue
+	if [ -f "$old/pid" ]; then
+		kill -0 "$(cat "$old/pid")" 2>/dev/null && continue
+	elif [ -z "$(find "$old" -maxdepth 0 -mmin +120)" ]; then
+		continue
+	fi
+	say "removing the leftover $old of an interrupted setup"
+	rm -rf "$old"
+done
+work=$(mktemp -d "$dir/.setup.XXXXXX")
+echo $$ >"$work/pid"
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM HUP
+
+# What the minimal kernel's build needs; prints the first thing missing.
+minimal_missing() {
+	for t in make gcc flex bison bc perl tar xz; do
+		command -v "$t" >/dev/null || { echo "$t"; return; }
+	done
+	[ -f /usr/include/libelf.h ] || { echo "libelf-dev"; return; }
+	[ -n "$frag" ] && [ -f "$frag" ] || { echo "the config fragment guest-kernel.config"; return; }
+	v=$(apt-cache policy "$srcpkg" 2>/dev/null | awk '/Candidate:/{print $2}')
+	[ -n "$v" ] && [ "$v" != "(none)" ] || echo "the package $srcpkg (apt-get update?)"
+}
+if [ "$kind" = auto ]; then
+	miss=$(minimal_missing)
+	if [ -z "$miss" ]; then
+		kind=minimal
+	else
+		say "the minimal kernel needs $miss (Debian: apt-get install make gcc flex bison bc"
+		say "  libelf-dev $srcpkg); using the stock kernel (slower to boot)"
+		kind=stock
+	fi
+elif [ "$kind" = minimal ]; then
+	miss=$(minimal_missing)
+	[ -z "$miss" ] || { say "the minimal kernel needs $miss; or: ward setup vm --kernel stock"; exit 1; }
+fi
+
+# A deb of @1 at version @2 in DIR/.cache, downloaded once; prints its path.
+fetch_deb() {
+	d=$(ls "$dir/.cache/${1}_"*.deb 2>/dev/null | grep -F "_$(echo "$2" | sed 's/:/%3a/')_" | head -1 || true)
+	if [ -z "$d" ]; then
+		say "downloading $1 with apt-get download" >&2
+		rm -f "$dir/.cache/${1}_"*
+		(cd "$dir/.cache" && apt-get download -q "$1=$2" >/dev/null 2>&1) ||
+			(cd "$dir/.cache" && apt-get download -q "$1" >/dev/null) ||
+			{ say "apt-get download $1 failed" >&2; return 1; }
+		d=$(ls "$dir/.cache/${1}_"*.deb | head -1)
+	else
+		say "using the downloaded $d" >&2
+	fi
+	echo "$d"
+}
+
+# Installs $work/out as DIR/$key, points DIR/current at it, removes the
+# older images (a running VM keeps its open files).
+install_image() {
+	printf '%s\n' "$args_common $1" | tr '\n' ' ' | sed 's/ *$//' >"$work/out/cmdline"
+	echo >>"$work/out/cmdline"
+	chmod -R a+rX "$work/out"
+	rm -rf "${dir:?}/$key"
+	mv "$work/out" "$dir/$key"
+	touch "$dir/$key/ready"
+	ln -sfn "$key" "$dir/current"
+	for old in "$dir"/*/ready; do
+		[ -f "$old" ] || continue
+		d=${old%/ready}
+		[ -L "$d" ] && continue
+		[ "$d" = "$dir/$key" ] || { say "removing the older image $d"; rm -rf "$d"; }
+	done
+	say "image ready: $dir/$key"
+}
+
+already() {
+	if [ -f "$dir/$key/ready" ] && [ -f "$dir/$key/cmdline" ]; then
+		ln -sfn "$key" "$dir/current"
+		say "image $dir/$key is already there"
+		exit 0
+	fi
+}
+
+if [ "$kind" = minimal ]; then
+	pver=$(apt-cache policy "$srcpkg" | awk '/Candidate:/{print $2}')
+	cfgsum=$(sha256sum "$frag" | cut -c1-12)
+	key="minimal-$pver-$cfgsum-$initsum"
+	say "kernel: minimal, $srcpkg $pver, config $frag ($cfgsum)"
+	already
+	kdir="$dir/.cache/kernel-$pver-$cfgsum"
+	if [ -f "$kdir/vmlinux" ]; then
+		say "using the kernel built before: $kdir/vmlinux"
+	else
+		deb=$(fetch_deb "$srcpkg" "$pver")
+		start=$(date +%s)
+		say "extracting $srcpkg"
+		mkdir -p "$work/src"
+		dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' |
+			tar -xJ -C "$work/src" --strip-components=1
+		say "configuring: make tinyconfig + $(grep -c '^CONFIG_' "$frag") options"
+		(cd "$work/src" && make -s ARCH=x86_64 tinyconfig >/dev/null &&
+			scripts/kconfig/merge_config.sh -m -O . .config "$frag" >"$work/config.log" 2>&1 &&
+			make -s ARCH=x86_64 olddefconfig >/dev/null)
+		for l in $(grep -o '^CONFIG_[A-Z0-9_]*=[^ ]*' "$frag"); do
+			grep -qx "$l" "$work/src/.config" ||
+				{ say "the kernel config lost $l (a dependency is missing)"; exit 1; }
+		done
+		for l in $(sed -n 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1/p' "$frag"); do
+			! grep -q "^$l=" "$work/src/.config" ||
+				{ say "the kernel config has $l, which the fragment turns off"; exit 1; }
+		done
+		say "building the kernel (make -j$jobs vmlinux: minutes; output in $work/build.log)"
+		(cd "$work/src" && make ARCH=x86_64 -j"$jobs" vmlinux) >"$work/build.log" 2>&1 ||
+			{ tail -30 "$work/build.log"; say "the kernel build failed"; exit 1; }
+		# Built: the kernel and its config move into the cache in one rename.
+		mkdir "$work/k"
+		cp "$work/src/vmlinux" "$work/src/.config" "$work/k/"
+		rm -rf "$work/src"
+		rm -rf "$kdir"
+		mv "$work/k" "$kdir"
+		say "kernel built in $(($(date +%s) - start)) s: $kdir/vmlinux"
+		# Kernels of another source version or config are not needed again.
+		for old in "$dir"/.cache/kernel-*; do
+			[ "$old" = "$kdir" ] || rm -rf "$old"
+		done
+		rm -f "$deb"
+	fi
+	say "building the initramfs (ward's guest init alone: no modules)"
+	mkdir -p "$work/ir" "$work/out"
+	cp "$init" "$work/ir/init"
+	(cd "$work/ir" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$work/out/initrd.img"
+	cp "$kdir/vmlinux" "$work/out/vmlinux"
+	printf 'minimal %s %s config %s\n' "$srcpkg" "$pver" "$cfgsum" >"$work/out/kernel"
+	install_image "$args_minimal"
+	exit 0
+fi
 
 # The stock kernel package the meta-package points at.
 kpkg=$pkg
@@ -36,26 +215,10 @@ linux-image-amd64 | linux-image-cloud-amd64)
 esac
 kver=${kpkg#linux-image-}
 pver=$(apt-cache policy "$kpkg" | awk '/Candidate:/{print $2}')
-initsum=$(sha256sum "$init" | cut -c1-12)
 
-mkdir -p "$dir"
-work=$(mktemp -d "$dir/.setup.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
-
-say "kernel: $kpkg $pver (stock Debian kernel, extracted with dpkg-deb)"
+say "kernel: stock, $kpkg $pver (extracted with dpkg-deb)"
 # The package is kept (DIR/.cache): a second run downloads nothing.
-mkdir -p "$dir/.cache"
-deb=$(ls "$dir/.cache/${kpkg}_"*"_amd64.deb" 2>/dev/null | grep -F "_$(echo "$pver" | sed 's/:/%3a/')_" | head -1 || true)
-if [ -z "$deb" ]; then
-	say "downloading $kpkg with apt-get download"
-	rm -f "$dir/.cache/${kpkg}_"*
-	(cd "$dir/.cache" && apt-get download -q "$kpkg=$pver" >/dev/null 2>&1) ||
-		(cd "$dir/.cache" && apt-get download -q "$kpkg" >/dev/null) ||
-		{ say "apt-get download $kpkg failed"; exit 1; }
-	deb=$(ls "$dir/.cache/${kpkg}_"*"_amd64.deb" | head -1)
-else
-	say "using the downloaded $deb"
-fi
+deb=$(fetch_deb "$kpkg" "$pver")
 if [ -s "$deb.config-sum" ]; then
 	cfgsum=$(cat "$deb.config-sum")
 else
@@ -63,11 +226,7 @@ else
 	echo "$cfgsum" >"$deb.config-sum"
 fi
 key="$kver-$pver-$cfgsum-$initsum"
-if [ -f "$dir/$key/ready" ]; then
-	ln -sfn "$key" "$dir/current"
-	say "image $dir/$key is already there"
-	exit 0
-fi
+already
 
 say "extracting the kernel and its 9p/virtio modules"
 dpkg-deb -x "$deb" "$work/x"
@@ -93,17 +252,5 @@ done
 
 mkdir -p "$work/out"
 mv "$work/vmlinux" "$work/initrd.img" "$work/out/"
-printf '%s\n' "$kpkg $pver" >"$work/out/kernel"
-chmod -R a+rX "$work/out"
-rm -rf "${dir:?}/$key"
-mv "$work/out" "$dir/$key"
-touch "$dir/$key/ready"
-ln -sfn "$key" "$dir/current"
-# Older images (another kernel or guest init): a running VM keeps its open files.
-for old in "$dir"/*/ready; do
-	[ -f "$old" ] || continue
-	d=${old%/ready}
-	[ -L "$d" ] && continue
-	[ "$d" = "$dir/$key" ] || { say "removing the older image $d"; rm -rf "$d"; }
-done
-say "image ready: $dir/$key"
+printf 'stock %s %s\n' "$kpkg" "$pver" >"$work/out/kernel"
+install_image "$args_stock"

@@ -28,8 +28,8 @@ check "image: ... and the message names 'ward setup vm' (${out//$'\n'/ })" \
 check "image: ward probe says how to make it" \
 	eval "WARD_VM_DIR=$T/no-image '$WARD' probe --quick | grep 'tier 3' | grep -q 'ward setup vm'"
 t3() { "$WARD" run --tier 3 "$@"; }
-check "probe: ward probe reports tier 3 ready, engine tcg" \
-	eval "'$WARD' probe --quick | grep 'tier 3' | grep -q 'ready (--tier 3): engine tcg'"
+check "probe: ward probe reports tier 3 ready, with its engine" \
+	eval "'$WARD' probe --quick | grep 'tier 3' | grep -Eq 'ready \(--tier 3\): engine (kvm|tcg)'"
 check "policy: \"tier\": 3 in a policy file runs at tier 3" \
 	eval "echo '{\"version\": 1, \"tier\": 3}' >'$T/tier3.json' && '$WARD' run -p '$T/tier3.json' -- cat /proc/version | grep -vqF \"\$(cat /proc/version)\""
 me=$(id -u)
@@ -122,11 +122,37 @@ check_not "timeout: no QEMU of this test is left on the host" pgrep -f "$T/home"
 check "cleanup: the run's directory is removed" \
 	eval "[ -z \"\$(ls -A '$HOME/.local/share/ward/vm-runs' 2>/dev/null)\" ]"
 
-# ---- --strict, the start event ----
-check_not "strict: --strict refuses TCG (software emulation is degraded)" \
-	t3 --strict -- true
+# ---- the engine: KVM only where a probe guest booted with it, else TCG ----
 t3 --result "$T/result.json" -- true 2>/dev/null
 check "result: the result says tier 3" grep -q '"tier":[[:space:]]*3' "$T/result.json"
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+engine=$(jget "$T/result.json" 'd["vm"]["engine"]')
+check "engine: --result names the engine ($engine) and why" \
+	eval "[ '$engine' = kvm ] || [ '$engine' = tcg ] && [ -n \"\$(jget '$T/result.json' 'd[\"vm\"][\"engine_reason\"]')\" ]"
+"$WARD" probe --json >"$T/probe.json" 2>/dev/null
+check_eq "engine: ward probe reports the engine the run used" "$engine" "$(jget "$T/probe.json" 'd["tier3"]["engine"]')"
+if [ "$engine" = tcg ]; then
+	check "engine: TCG is degraded in the result (vm-engine-tcg)" grep -q vm-engine-tcg "$T/result.json"
+	check_not "strict: --strict refuses TCG (software emulation is degraded)" t3 --strict -- true
+else
+	check_not "engine: KVM is not degraded" grep -q vm-engine-tcg "$T/result.json"
+	check "strict: --strict runs with KVM" t3 --strict -- true
+fi
+diag "engine here: $engine ($(jget "$T/result.json" 'd["vm"]["engine_reason"]'))"
+# KVM that does not work (the test switch stands for a /dev/kvm that opens
+# but hangs its guests): the run falls back to TCG and says so.
+if env WARD_TEST_VM_NO_KVM=1 "$WARD" run --tier 3 --result "$T/nokvm.json" -- true 2>/dev/null &&
+	grep -q test-switch-vm-no-kvm "$T/nokvm.json"; then
+	check_eq "engine: KVM unusable falls back to TCG" tcg "$(jget "$T/nokvm.json" 'd["vm"]["engine"]')"
+	check "engine: ... the result says why" grep -q WARD_TEST_VM_NO_KVM "$T/nokvm.json"
+	check "engine: ... and TCG is degraded" grep -q vm-engine-tcg "$T/nokvm.json"
+	check_eq "strict: --strict refuses the TCG fallback (125)" 125 \
+		"$(WARD_TEST_VM_NO_KVM=1 status_of t3 --strict -- true)"
+	check "engine: the start event in the audit log names the engine" \
+		eval "grep '\"event\":\"start\"' '$XDG_STATE_HOME/ward/audit.jsonl' | grep -q '\"engine\":\"tcg\"'"
+else
+	ok_skip "engine: the forced no-KVM path needs a -Dtest_hooks=true build"
+fi
 
 # ---- a hostile guest ----
 # The control port has one opener, the guest init, from before the command
@@ -139,6 +165,11 @@ if [ "$me" = 0 ]; then
 		"$(status_of t3 -- sh -c 'echo b >/proc/sysrq-trigger; sleep 5; exit 0')"
 	check_eq "hostile: a console flood does not change the status" 5 \
 		"$(status_of t3 -- sh -c 'head -c 300000 /dev/zero | tr "\0" x >/dev/ttyS0; exit 5')"
+	# The console is kept through a bounded tail (64 KiB): after a flood,
+	# a failed run still reports the console's last lines.
+	out=$(t3 -- sh -c 'head -c 200000 /dev/zero | tr "\0" x >/dev/ttyS0; echo console-end-$((6 * 7)) >/dev/ttyS0; echo b >/proc/sysrq-trigger; sleep 5' 2>&1 >/dev/null)
+	check "console: after a flood, a failed run shows the console's last lines" \
+		grep -q console-end-42 <<<"$out"
 else
 	ok_skip "hostile: the control port and sysrq need the guest's root (the command runs as uid $me)"
 fi
