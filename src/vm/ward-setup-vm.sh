@@ -168,9 +168,10 @@ if [ "$kind" = minimal ]; then
 		dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' |
 			tar -xJ -C "$work/src" --strip-components=1
 		say "configuring: make tinyconfig + $(grep -c '^CONFIG_' "$frag") options"
-		(cd "$work/src" && make -s ARCH=x86_64 tinyconfig >/dev/null &&
-			scripts/kconfig/merge_config.sh -m -O . .config "$frag" >"$work/config.log" 2>&1 &&
-			make -s ARCH=x86_64 olddefconfig >/dev/null)
+		(cd "$work/src" && make -s ARCH=x86_64 tinyconfig &&
+			scripts/kconfig/merge_config.sh -m -O . .config "$frag" &&
+			make -s ARCH=x86_64 olddefconfig) >"$work/config.log" 2>&1 ||
+			{ tail -20 "$work/config.log"; say "configuring the kernel failed"; exit 1; }
 		for l in $(grep -o '^CONFIG_[A-Z0-9_]*=[^ ]*' "$frag"); do
 			grep -qx "$l" "$work/src/.config" ||
 				{ say "the kernel config lost $l (a dependency is missing)"; exit 1; }
