@@ -27,6 +27,11 @@ check "image: ... and the message names 'ward setup vm' (${out//$'\n'/ })" \
 	eval "echo '${out//\'/}' | grep -q 'ward setup vm'"
 check "image: ward probe says how to make it" \
 	eval "WARD_VM_DIR=$T/no-image '$WARD' probe --quick | grep 'tier 3' | grep -q 'ward setup vm'"
+check_eq "setup: an unknown --kernel kind is a usage error" 2 \
+	"$(status_of "$WARD" setup vm --dir "$T/vm-bad" --kernel bogus)"
+check "setup: ... and nothing was made" test ! -e "$T/vm-bad"
+kernel_kind=$(cut -d' ' -f1 /var/lib/ward/vm/current/kernel 2>/dev/null || true)
+diag "guest kernel: ${kernel_kind:-unknown}"
 t3() { "$WARD" run --tier 3 "$@"; }
 check "probe: ward probe reports tier 3 ready, with its engine" \
 	eval "'$WARD' probe --quick | grep 'tier 3' | grep -Eq 'ready \(--tier 3\): engine (kvm|tcg)'"
