@@ -26,6 +26,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -174,107 +175,6 @@ static void send_event(int sock, uint32_t kind, uint32_t id, int value, SandboxS
 	(void)send_with_fds(sock, &ev, sizeof(ev), &fd, fd >= 0 ? 1 : 0);
 }
 
-/* pid 1 of the command's own pid namespace: the per-process steps, then
- * the command; never returns. */
-_noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd, char **argv,
-				 char **envp, const int fds[3], const sigset_t *saved)
-{
-	int sock = plan->session_sock, ep[2], err = 0, r;
-	SandboxStep step = SANDBOX_STEP_NONE;
-	const char *detail = NULL;
-	sigset_t mask;
-	pid_t cmd;
-
-#define FAIL(step_, detail_, r_)                                                                   \
-	do {                                                                                       \
-		send_event(sock, SANDBOX_EV_FAILED, id, 0, (step_), (r_), (detail_), -1);          \
-		_exit(WARD_EXIT_SETUP);                                                            \
-	} while (0)
-
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		_exit(WARD_EXIT_SETUP);
-	(void)setsid();
-	/* The command's descriptors on 0-2 first, as a cold run's stdio
-	 * step: Landlock's rules for them (landlock.c) are this command's. */
-	for (int i = 0; i < 3; i++)
-		if (dup2(fds[i], i) < 0)
-			FAIL(SANDBOX_STEP_STDIO, NULL, -errno);
-	for (int i = 0; i < 3; i++)
-		close(fds[i]);
-	if (chdir(cwd) < 0)
-		FAIL(SANDBOX_STEP_CHDIR, cwd, -errno);
-	r = sandbox_init_steps(plan, SANDBOX_STEP_DROP_CAPS, SANDBOX_STEP_SECCOMP, &step, &detail);
-	if (r < 0)
-		FAIL(step, detail, r);
-	if (plan->landlock_fd >= 0)
-		close(plan->landlock_fd);
-	r = walls_check(&plan->walls, &step, &detail);
-	if (r < 0)
-		FAIL(step, detail, r);
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		FAIL(SANDBOX_STEP_NON_DUMPABLE, NULL, -errno);
-	if (pipe2(ep, O_CLOEXEC) < 0)
-		FAIL(SANDBOX_STEP_FORK, NULL, -errno);
-	const int keep[] = { sock, ep[0], ep[1] };
-	if (sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
-		FAIL(SANDBOX_STEP_CLOSE_FDS, NULL, -errno);
-	cmd = fork();
-	if (cmd < 0)
-		FAIL(SANDBOX_STEP_FORK, NULL, -errno);
-	if (cmd == 0) {
-		(void)setpgid(0, 0);
-		sigprocmask(SIG_SETMASK, saved, NULL);
-		(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-		execvpe(argv[0], argv, envp);
-		err = errno;
-		(void)!write(ep[1], &err, sizeof(err));
-		_exit(err == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
-	}
-	(void)setpgid(cmd, cmd);
-	/* Only the command holds its descriptors: its pipes end with it. */
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	for (int i = 0; i < 3 && null >= 0; i++)
-		(void)dup2(null, i);
-	if (null > 2)
-		close(null);
-	close(ep[1]);
-	if (RETRY_EINTR(read(ep[0], &err, sizeof(err))) == (ssize_t)sizeof(err)) {
-		(void)waitpid(cmd, NULL, 0);
-		FAIL(SANDBOX_STEP_EXEC, argv[0], err);
-	}
-	close(ep[0]);
-#undef FAIL
-
-	/* As a cold run's init: pass on the supervisor's signals, reap, leave
-	 * with the command (the kernel kills the rest of this namespace). */
-	sandbox_forwarded_signals(&mask);
-	sigaddset(&mask, SIGCHLD);
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&mask, &si);
-		if (sig < 0)
-			continue;
-		if (sig != SIGCHLD) {
-			if (si.si_pid == 0)
-				sandbox_forward_signal(-1, cmd, sig,
-						       si.si_code == SI_QUEUE &&
-							       si.si_value.sival_int == FORWARD_TO_GROUP);
-			continue;
-		}
-		for (;;) {
-			int status;
-			pid_t p = waitpid(-1, &status, WNOHANG);
-			if (p <= 0)
-				break;
-			if (p == cmd) {
-				send_event(sock, SANDBOX_EV_EXIT, id, status, SANDBOX_STEP_NONE, 0, NULL,
-					   -1);
-				_exit(0);
-			}
-		}
-	}
-}
-
 static pid_t clone_newpid(int *ret_pidfd)
 {
 	struct clone_args args = {
@@ -323,11 +223,242 @@ static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, cha
 	return p == end ? cwd : NULL;
 }
 
+#define FAIL(sock_, id_, step_, detail_, r_)                                                       \
+	do {                                                                                       \
+		send_event((sock_), SANDBOX_EV_FAILED, (id_), 0, (step_), (r_), (detail_), -1);    \
+		_exit(WARD_EXIT_SETUP);                                                            \
+	} while (0)
+
+/* The command, started with vfork(): nothing of this process's memory is
+ * copied, and exec reports its own failure. *@ret_err: the errno of a
+ * failed exec (0: it runs). */
+static pid_t spawn_command(char **argv, char **envp, const sigset_t *saved, int *ret_err)
+{
+	volatile int err = 0; /* the child writes it before it exits */
+	pid_t p = vfork();
+
+	if (p == 0) {
+		(void)setpgid(0, 0);
+		sigprocmask(SIG_SETMASK, saved, NULL);
+		(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+		execvpe(argv[0], argv, envp);
+		err = errno;
+		_exit(err == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
+	}
+	*ret_err = p > 0 ? err : 0;
+	return p;
+}
+
+/* With the walls up and fds 0-2 the command's: start the command, and as
+ * a cold run's init, pass on the supervisor's signals, reap, leave with
+ * the command (the kernel kills the rest of this pid namespace). */
+_noreturn_ static void exec_run(int sock, uint32_t id, char **argv, char **envp,
+				const sigset_t *saved)
+{
+	const int keep[] = { sock };
+	sigset_t mask;
+	int err = 0;
+	pid_t cmd;
+
+	if (sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
+		FAIL(sock, id, SANDBOX_STEP_CLOSE_FDS, NULL, -errno);
+	cmd = spawn_command(argv, envp, saved, &err);
+	if (cmd < 0)
+		FAIL(sock, id, SANDBOX_STEP_FORK, NULL, -errno);
+	if (err) {
+		(void)waitpid(cmd, NULL, 0);
+		FAIL(sock, id, SANDBOX_STEP_EXEC, argv[0], err);
+	}
+	(void)setpgid(cmd, cmd);
+	/* Only the command holds its descriptors: its pipes end with it. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; i < 3 && null >= 0; i++)
+		(void)dup2(null, i);
+	if (null > 2)
+		close(null);
+
+	sandbox_forwarded_signals(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&mask, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			if (si.si_pid == 0)
+				sandbox_forward_signal(-1, cmd, sig,
+						       si.si_code == SI_QUEUE &&
+							       si.si_value.sival_int == FORWARD_TO_GROUP);
+			continue;
+		}
+		for (;;) {
+			int status;
+			pid_t p = waitpid(-1, &status, WNOHANG);
+			if (p <= 0)
+				break;
+			if (p == cmd) {
+				send_event(sock, SANDBOX_EV_EXIT, id, status, SANDBOX_STEP_NONE, 0, NULL,
+					   -1);
+				_exit(0);
+			}
+		}
+	}
+}
+
+/* The per-process steps of a cold run, in its order: drop-caps,
+ * no_new_privs, Landlock, seccomp, the walls' self-check, non-dumpable.
+ * 0, or -errno with the failed step. */
+static int exec_walls(SandboxPlan *plan, SandboxStep *ret_step, const char **ret_detail)
+{
+	int r = sandbox_init_steps(plan, SANDBOX_STEP_DROP_CAPS, SANDBOX_STEP_SECCOMP, ret_step,
+				   ret_detail);
+
+	if (r < 0)
+		return r;
+	if (plan->landlock_fd >= 0)
+		close(plan->landlock_fd);
+	r = walls_check(&plan->walls, ret_step, ret_detail);
+	if (r < 0)
+		return r;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		*ret_step = SANDBOX_STEP_NON_DUMPABLE;
+		return -errno;
+	}
+	return 0;
+}
+
+/* pid 1 of the command's own pid namespace, made for one request: the
+ * command's descriptors on 0-2 first, as a cold run's stdio step (its
+ * Landlock rules for them, landlock.c, are this command's), chdir, the
+ * walls, then the command; never returns. */
+_noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd, char **argv,
+				 char **envp, const int fds[3], const sigset_t *saved)
+{
+	int sock = plan->session_sock, r;
+	SandboxStep step = SANDBOX_STEP_NONE;
+	const char *detail = NULL;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(WARD_EXIT_SETUP);
+	(void)setsid();
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			FAIL(sock, id, SANDBOX_STEP_STDIO, NULL, -errno);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	if (chdir(cwd) < 0)
+		FAIL(sock, id, SANDBOX_STEP_CHDIR, cwd, -errno);
+	r = exec_walls(plan, &step, &detail);
+	if (r < 0)
+		FAIL(sock, id, step, detail, r);
+	exec_run(sock, id, argv, envp, saved);
+}
+
+/* A spare: pid 1 of a pid namespace of its own, made while the session
+ * waits, which takes the same steps as exec_init() ahead of its request,
+ * with fds 0-2 /dev/null (pid 1's). It serves a request only when the
+ * request's descriptors would get no Landlock rule of their own (pipes,
+ * sockets, /dev/null: landlock_plan_prebuilt_serves()), so the command
+ * runs under exactly the walls exec_init() would give it; chdir comes
+ * after the walls, as the command's own would. A step that failed is
+ * reported for the request it gets. @req: its end of pid 1's socket. */
+_noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *saved)
+{
+	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
+	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
+	const int keep[] = { plan->session_sock, req, plan->landlock_fd };
+	int sock = plan->session_sock, fds[3], r;
+	SandboxStep step = SANDBOX_STEP_NONE;
+	const char *detail = NULL, *cwd;
+	ExecHead h = {};
+	size_t nfd;
+	ssize_t n;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
+		_exit(WARD_EXIT_SETUP);
+	(void)setsid();
+	r = exec_walls(plan, &step, &detail);
+	n = recv_with_fds(req, buf, sizeof(buf), fds, 3, &nfd, 0);
+	if (n <= 0)
+		_exit(0); /* pid 1 is gone, or let this spare go */
+	close(req);
+	cwd = parse_exec(buf, (size_t)n, &h, argv, envp);
+	if (!cwd || nfd != 3) /* pid 1 checked it: cannot happen */
+		FAIL(sock, h.id, SANDBOX_STEP_INIT, detail, EBADMSG);
+	if (r < 0)
+		FAIL(sock, h.id, step, detail, r);
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			FAIL(sock, h.id, SANDBOX_STEP_STDIO, NULL, -errno);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	if (chdir(cwd) < 0)
+		FAIL(sock, h.id, SANDBOX_STEP_CHDIR, cwd, -errno);
+	exec_run(sock, h.id, argv, envp, saved);
+}
+#undef FAIL
+
+/* pid 1's spare (spare_main()): its pidfd and pid 1's end of its socket. */
+typedef struct Spare {
+	int pidfd, sock;
+} Spare;
+
+static void spare_drop(Spare *sp, bool kill)
+{
+	if (sp->pidfd >= 0 && kill)
+		(void)pidfd_send_signal(sp->pidfd, SIGKILL, NULL, 0);
+	if (sp->pidfd >= 0)
+		close(sp->pidfd);
+	if (sp->sock >= 0)
+		close(sp->sock);
+	*sp = (Spare){ .pidfd = -EBADF, .sock = -EBADF };
+}
+
+/* Make the next spare; without one, requests take exec_init(). */
+static void spare_start(SandboxPlan *plan, int sfd, const sigset_t *saved, Spare *sp)
+{
+	int pair[2], pidfd = -EBADF;
+	pid_t p;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		return;
+	p = clone_newpid(&pidfd);
+	if (p == 0) {
+		close(sfd);
+		close(pair[0]);
+		spare_main(plan, pair[1], saved);
+	}
+	close(pair[1]);
+	if (p < 0) {
+		close(pair[0]);
+		return;
+	}
+	*sp = (Spare){ .pidfd = pidfd, .sock = pair[0] };
+}
+
+/* Hand the request in @buf to the spare, which becomes the command's
+ * init (STARTED with its pidfd, as for one exec_init() made). */
+static bool spare_take(SandboxPlan *plan, Spare *sp, uint32_t id, const char *buf, size_t n,
+		       const int fds[3])
+{
+	if (sp->sock < 0 || !landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, fds))
+		return false;
+	if (send_with_fds(sp->sock, buf, n, fds, 3) < 0) {
+		spare_drop(sp, true); /* it died: a new one, and exec_init() for this */
+		return false;
+	}
+	send_event(plan->session_sock, SANDBOX_EV_STARTED, id, 0, SANDBOX_STEP_NONE, 0, NULL,
+		   sp->pidfd);
+	spare_drop(sp, false);
+	return true;
+}
+
 _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 {
 	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
 	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
 	int sock = plan->session_sock, sfd;
+	Spare spare = { .pidfd = -EBADF, .sock = -EBADF };
 	sigset_t mask;
 
 	/* As a cold run's init before its command: non-dumpable, the CA key
@@ -348,6 +479,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)signal(sig, SIG_DFL);
+	spare_start(plan, sfd, saved, &spare);
 	send_event(sock, SANDBOX_EV_READY, 0, 0, SANDBOX_STEP_NONE, 0, NULL, -1);
 
 	for (;;) {
@@ -379,10 +511,18 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 				   "malformed request", -1);
 			continue;
 		}
+		if (spare_take(plan, &spare, h.id, buf, (size_t)n, fds)) {
+			for (int i = 0; i < 3; i++)
+				close(fds[i]);
+			spare_start(plan, sfd, saved, &spare);
+			continue;
+		}
 		int pidfd = -EBADF;
 		pid_t c = clone_newpid(&pidfd);
 		if (c == 0) {
 			close(sfd);
+			if (spare.sock >= 0)
+				close(spare.sock);
 			exec_init(plan, h.id, cwd, argv, envp, fds, saved);
 		}
 		for (int i = 0; i < 3; i++)
@@ -394,5 +534,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 			send_event(sock, SANDBOX_EV_STARTED, h.id, 0, SANDBOX_STEP_NONE, 0, NULL, pidfd);
 			close(pidfd);
 		}
+		if (spare.sock < 0)
+			spare_start(plan, sfd, saved, &spare);
 	}
 }
