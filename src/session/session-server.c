@@ -48,6 +48,7 @@ typedef struct Server {
 	uint32_t next_id;
 	uint64_t last_activity_ms, idle_ms;
 	bool stop;
+	char policy_hash[65]; /* the policy's, for each start event: hashed once */
 	int stop_conn[8];
 	size_t n_stop;
 } Server;
@@ -313,12 +314,16 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	}
 	c->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
 	srv->last_activity_ms = c->start_ms;
+	/* The command first, its `start` event while it starts: this loop
+	 * handles nothing of the command (its end, a signal) before the event
+	 * is written, and the event records what the request asked. */
+	r = sandbox_session_send(srv->s->init_sock, c->id, c->cwd, c->argv, env, fds);
 	/* The `start` event of a cold run, for this command (the session's
 	 * own start event has the sandbox's enforced and degraded lists). */
-	char hash[65] = "unknown";
-	(void)policy_hash(pol, hash);
+	if (!srv->policy_hash[0] && policy_hash(pol, srv->policy_hash) < 0)
+		snprintf(srv->policy_hash, sizeof(srv->policy_hash), "unknown");
 	RunStart st = { .argv = c->argv, .workspace = srv->s->workspace, .tier = srv->cfg->tier,
-			.policy_hash = hash, .policy_sources = pol->sources,
+			.policy_hash = srv->policy_hash, .policy_sources = pol->sources,
 			.network = srv->s->proxy ? "proxy" : "none", .cow = srv->cfg->cow };
 	cJSON *ev = run_event_start(&st);
 	if (ev) {
@@ -328,7 +333,6 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 		cJSON_AddNumberToObject(ev, "timeout_s", (double)timeout);
 	}
 	audit(srv, "start", ev);
-	r = sandbox_session_send(srv->s->init_sock, c->id, c->cwd, c->argv, env, fds);
 	if (r < 0)
 		cmd_fail(srv, c, "session", -r, WARD_EXIT_SETUP,
 			 r == -E2BIG ? "the command and its environment are too large"

@@ -71,6 +71,29 @@ check_eq "--env of a variable the policy strips is refused (widening)" 125 \
 check_eq "--env of a name the policy does not pass is refused (widening)" 125 \
 	"$(status_of "$WARD" exec "$id" --env "FOO_$TAG=x" -- true)"
 
+# --- the two ways a command starts (sandbox-serve.c) ---
+# Descriptors that need no Landlock rule of their own (pipes, sockets,
+# /dev/null) go to the session's spare, whose walls are up before the
+# request; any other (here a read-only file on stdin, outside the view)
+# gets an init of its own whose ruleset has that file's rule: reopening
+# it by /proc/self/fd/0 works, rewriting it does not.
+echo "ro-content-$TAG" >"$T/ro-in.txt"
+check_eq "stdin a read-only file outside the view: reopened by /proc/self/fd/0" "ro-content-$TAG" \
+	"$("$WARD" exec "$id" -- sh -c 'cat /proc/self/fd/0' <"$T/ro-in.txt" 2>&1)"
+"$WARD" exec "$id" -- sh -c 'echo gone > /proc/self/fd/0; : > /dev/stdin' <"$T/ro-in.txt" >/dev/null 2>&1
+check_eq "stdin a read-only file: not rewritten through /proc/self/fd/0" "ro-content-$TAG" "$(cat "$T/ro-in.txt")"
+check_not "stdin a pipe: a file outside the view is not reached by its path" grep -q . \
+	<<<"$(printf x | "$WARD" exec "$id" -- sh -c "cat '$T/ro-in.txt'" 2>/dev/null)"
+# One spare at a time: after a run of commands, the session's pid 1 has
+# one child left (the next command's spare), not one per command.
+pid1=""
+for p in $(pgrep -P "$sup"); do
+	grep -q '^NSpid:.*[[:space:]]1$' "/proc/$p/status" 2>/dev/null && pid1=$p
+done
+for _ in $(seq 1 20); do "$WARD" exec "$id" -- true </dev/null >/dev/null 2>&1; done
+children_of_pid1() { test "$(pgrep -P "$pid1" | wc -l)" = "$1"; }
+check "after 20 commands the session's pid 1 holds one spare" wait_until children_of_pid1 1
+
 # --- result and audit, as ward run's ---
 "$WARD" exec "$id" --result "$T/r.json" -- sh -c 'exit 3'
 check "--result writes the result object" "$PY" -c "
