@@ -4,10 +4,18 @@
  *
  *   pid 1 (sandbox pid namespace, keeps the namespace's capabilities)
  *     └─ clone(CLONE_NEWPID) -> "exec init": pid 1 of a pid namespace of
- *        the command's own: chdir, drop-caps, no_new_privs, Landlock,
- *        seccomp, the walls, non-dumpable — the steps of a cold run, in
- *        the same order, from the same plan
- *          └─ fork -> the command: its process group, fds 0-2, execvpe
+ *        the command's own: fds 0-2, chdir, drop-caps, no_new_privs,
+ *        Landlock, seccomp, the walls, non-dumpable — the steps of a cold
+ *        run, in the same order, from the same plan
+ *          └─ vfork -> the command: its process group, execvpe
+ *
+ * So that the clone and those steps are not on a command's path, pid 1
+ * keeps one exec init made ahead of the request, a spare (spare_main()):
+ * its walls are up while its fds 0-2 are /dev/null, so it serves a request
+ * whose descriptors need no Landlock rule of their own (pipes, sockets,
+ * /dev/null); it then puts them on 0-2 and changes directory. pid 1 makes
+ * the next spare once it handed one a request. Any other request gets an
+ * exec init made for it (exec_init()).
  *
  * When the command exits, exec init reports its status and exits: the
  * kernel kills whatever else the command left in its pid namespace, so
