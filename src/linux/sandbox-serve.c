@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/macro.h"
 #include "linux/sandbox-internal.h"
 #include "net/tls-ca.h"
@@ -445,9 +446,12 @@ static void spare_start(SandboxPlan *plan, int sfd, const sigset_t *saved, Spare
 }
 
 /* Hand the request in @buf to the spare, which becomes the command's
- * init (STARTED with its pidfd, as for one exec_init() made). */
+ * init (STARTED with its pidfd, as for one exec_init() made). *@ret_taken:
+ * pid 1's end of its socket, which hangs up once the spare starts the
+ * command (or fails): the time to make the next one, not before (now, it
+ * would hold up the spare on this CPU). */
 static bool spare_take(SandboxPlan *plan, Spare *sp, uint32_t id, const char *buf, size_t n,
-		       const int fds[3])
+		       const int fds[3], int *ret_taken)
 {
 	if (sp->sock < 0 || !landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, fds))
 		return false;
@@ -457,6 +461,7 @@ static bool spare_take(SandboxPlan *plan, Spare *sp, uint32_t id, const char *bu
 	}
 	send_event(plan->session_sock, SANDBOX_EV_STARTED, id, 0, SANDBOX_STEP_NONE, 0, NULL,
 		   sp->pidfd);
+	*ret_taken = TAKE_FD(sp->sock);
 	spare_drop(sp, false);
 	return true;
 }
@@ -465,7 +470,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 {
 	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
 	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
-	int sock = plan->session_sock, sfd;
+	int sock = plan->session_sock, sfd, taken = -EBADF;
 	Spare spare = { .pidfd = -EBADF, .sock = -EBADF };
 	sigset_t mask;
 
@@ -491,9 +496,16 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 	send_event(sock, SANDBOX_EV_READY, 0, 0, SANDBOX_STEP_NONE, 0, NULL, -1);
 
 	for (;;) {
-		struct pollfd p[2] = { { .fd = sock, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0)
+		struct pollfd p[3] = { { .fd = sock, .events = POLLIN },
+				       { .fd = sfd, .events = POLLIN },
+				       { .fd = taken, .events = POLLIN } };
+		if (poll(p, taken >= 0 ? 3 : 2, -1) < 0)
 			continue;
+		if (taken >= 0 && p[2].revents) {
+			close(TAKE_FD(taken));
+			if (spare.sock < 0)
+				spare_start(plan, sfd, saved, &spare);
+		}
 		if (p[1].revents) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
@@ -519,10 +531,9 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 				   "malformed request", -1);
 			continue;
 		}
-		if (spare_take(plan, &spare, h.id, buf, (size_t)n, fds)) {
+		if (spare_take(plan, &spare, h.id, buf, (size_t)n, fds, &taken)) {
 			for (int i = 0; i < 3; i++)
 				close(fds[i]);
-			spare_start(plan, sfd, saved, &spare);
 			continue;
 		}
 		int pidfd = -EBADF;
@@ -542,7 +553,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 			send_event(sock, SANDBOX_EV_STARTED, h.id, 0, SANDBOX_STEP_NONE, 0, NULL, pidfd);
 			close(pidfd);
 		}
-		if (spare.sock < 0)
+		if (spare.sock < 0 && taken < 0)
 			spare_start(plan, sfd, saved, &spare);
 	}
 }
