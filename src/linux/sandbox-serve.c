@@ -492,8 +492,10 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)signal(sig, SIG_DFL);
-	spare_start(plan, sfd, saved, &spare);
 	send_event(sock, SANDBOX_EV_READY, 0, 0, SANDBOX_STEP_NONE, 0, NULL, -1);
+	/* After READY (`session new` returns): a request that comes first
+	 * waits on the spare's socket until it is ready for it. */
+	spare_start(plan, sfd, saved, &spare);
 
 	for (;;) {
 		struct pollfd p[3] = { { .fd = sock, .events = POLLIN },
