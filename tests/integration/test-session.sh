@@ -84,6 +84,29 @@ check_eq "stdin a read-only file outside the view: reopened by /proc/self/fd/0" 
 check_eq "stdin a read-only file: not rewritten through /proc/self/fd/0" "ro-content-$TAG" "$(cat "$T/ro-in.txt")"
 check_not "stdin a pipe: a file outside the view is not reached by its path" grep -q . \
 	<<<"$(printf x | "$WARD" exec "$id" -- sh -c "cat '$T/ro-in.txt'" 2>/dev/null)"
+# Landlock on both ways, with the first wall broken on purpose: the
+# test-only switch mounts a host directory into the view with no rule.
+# Outside /tmp and $HOME, whose own rules would cover it.
+leak=$(mktemp -d /var/tmp/ward-leak.XXXXXX)
+at_exit "rm -rf '$leak'"
+chmod 755 "$leak"
+echo "LEAKED-SECRET-$TAG" >"$leak/secret"
+chmod 644 "$leak/secret"
+if WARD_TEST_LEAK_DIR=$leak "$WARD" run -- test -e "$leak/secret" 2>/dev/null; then
+	idl=$(WARD_TEST_LEAK_DIR=$leak "$WARD" session new --live --owner $$ 2>/dev/null)
+	at_exit "'$WARD' session stop '$idl' >/dev/null 2>&1"
+	probe="test -e '$leak/secret' && echo VISIBLE; cat '$leak/secret'; echo x > '$leak/new'"
+	out=$("$WARD" exec "$idl" -- sh -c "$probe" </dev/null 2>&1)
+	check "the spare's command sees the leaked dir (the first wall is broken)" grep -q VISIBLE <<<"$out"
+	check_not "...and Landlock still denies it the leaked secret" grep -q "LEAKED-SECRET-$TAG" <<<"$out"
+	out=$("$WARD" exec "$idl" -- sh -c "$probe" <"$T/ro-in.txt" 2>&1)
+	check "a command with its own init sees the leaked dir" grep -q VISIBLE <<<"$out"
+	check_not "...and Landlock still denies it the leaked secret" grep -q "LEAKED-SECRET-$TAG" <<<"$out"
+	check_not "nothing was written into the leaked dir on the host" test -e "$leak/new"
+	"$WARD" session stop "$idl" >/dev/null 2>&1
+else
+	for _ in 1 2 3 4 5; do ok_skip "built without -Dtest_hooks: no leak-dir test"; done
+fi
 # One spare at a time: after a run of commands, the session's pid 1 has
 # one child left (the next command's spare), not one per command.
 pid1=""
@@ -115,9 +138,10 @@ check "the timed-out command is gone" wait_until gone "sleep 30$"
 # (A background job of a script starts with SIGINT ignored: undo that, as
 # a harness's own child would have it.)
 "$PY" -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
-	"$WARD" exec "$id" -- sh -c "trap 'echo got-int >$WS/int-$TAG; exit 3' INT; sleep 60 & wait" &
+	"$WARD" exec "$id" -- sh -c "trap 'echo got-int >$WS/int-$TAG; exit 3' INT; : >$WS/trap-$TAG; sleep 60 & wait" &
 c=$!
-wait_until pgrep -f "sleep 60$"
+# The command's own marker, not a `sleep 60` (another user's may match).
+wait_until test -e "$WS/trap-$TAG"
 kill -INT "$c"
 wait "$c"
 st=$?
