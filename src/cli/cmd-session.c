@@ -108,7 +108,10 @@ static int session_new_live(int argc, char **argv)
 		if (strcmp(argv[i], "--owner") == 0 && i + 1 < argc) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
-			if (*end || v <= 1 || v > 4194304) {
+			/* 1 too: in a container (kubectl exec) the caller's
+			 * parent is outside its pid namespace, and the
+			 * container's PID 1 is the natural owner. */
+			if (*end || v < 1 || v > 4194304) {
 				fprintf(stderr, "ward session new: --owner takes a process id\n");
 				return WARD_EXIT_USAGE;
 			}
@@ -139,6 +142,15 @@ static int session_new_live(int argc, char **argv)
 
 	/* The owner: the process that ran us. Its exit stops the session
 	 * (a pidfd; getppid() after it closes the race with its death). */
+	if (!owner_given && owner == 0) {
+		/* getppid() is 0 when the parent is outside our pid namespace:
+		 * podman exec, kubectl exec. */
+		fprintf(stderr, "ward session new: the process that started ward is outside this pid "
+				"namespace (kubectl exec, podman exec): give the owner whose exit ends "
+				"the session with --owner PID (in a container, --owner 1: the "
+				"container's first process)\n");
+		return WARD_EXIT_USAGE;
+	}
 	owner_pidfd = (int)pidfd_open(owner, 0);
 	if (owner_pidfd < 0 || (!owner_given && getppid() != owner))
 		return fail(owner_given ? "the --owner process" : "the process that started ward is gone",
