@@ -20,8 +20,11 @@
 # and CPU time (user + system of the loop's children, from the shell's
 # `times`), which is what to compare on a loaded machine, where wall time
 # is mostly waiting for a core.
-# With a warm session (issue 14), `ward exec ID -- /bin/true` the same way:
-# a live session in the pod (session new --live), one on the host.
+# Then tier 2 and warm sessions (a live session needs tier 2): pod.yaml's
+# T2 envelope started with podman run (podman 4.3's kube play ignores
+# procMount), its ceiling on both sides: cold `ward run -- /bin/true`, and
+# `ward exec ID -- /bin/true` in a live session (session new --live
+# --owner 1 in the container, one on the host).
 #   bench/pod.sh [WARD] [RUNS_PER_ROUND] [ROUNDS]
 set -euo pipefail
 WARD=$(realpath "${1:-build/ward}")
@@ -45,6 +48,7 @@ manifest=$T/pods.yaml
 reader=
 cleanup() {
 	podman kube down "$manifest" >/dev/null 2>&1 || true
+	podman rm -f -t 0 ward-bench-t2 >/dev/null 2>&1 || true
 	# podman 4.3's kube down leaves the ConfigMap's volume.
 	podman volume rm -f ward-bench-managed >/dev/null 2>&1 || true
 	[ -z "$reader" ] || kill "$reader" 2>/dev/null || true
@@ -81,27 +85,41 @@ PY
 podman --runtime runc kube play --seccomp-profile-root "$T/seccomp" "$manifest" >/dev/null
 PODS=(ward-bench-pod-agent ward-bench-unconfined-agent)
 
-# The host's /etc: the image's, with ward-test added and the pod's ceiling
-# (its stream to a FIFO that cat drains, as conmon drains the pod's).
+# The host's /etc: the image's, with ward-test added and the pod's ceiling,
+# its audit stream to a FIFO that cat drains (as the pod's PID 1 or conmon
+# drain the pod's), in $T/audit (the pod's /run/ward-audit).
 mnt=$(podman image mount localhost/ward:latest)
-cp -a "$mnt/etc" "$T/etc"
+cp -a "$mnt/etc" "$T/etc-t1"
 podman image unmount localhost/ward:latest >/dev/null
-getent passwd ward-test >>"$T/etc/passwd"
-getent group ward-test >>"$T/etc/group"
-mkdir -p "$T/etc/ward"
-sed 's#"/proc/1/fd/1"#"'"$T"'/audit.fifo"#' "$T/managed.json" >"$T/etc/ward/managed.json"
-chmod 644 "$T/etc/ward/managed.json"
-mkfifo -m 666 "$T/audit.fifo"
-cat <>"$T/audit.fifo" >/dev/null &
+getent passwd ward-test >>"$T/etc-t1/passwd"
+getent group ward-test >>"$T/etc-t1/group"
+cp -a "$T/etc-t1" "$T/etc-t2"
+mkdir -p "$T/etc-t1/ward" "$T/etc-t2/ward" "$T/audit"
+chmod 777 "$T/audit"
+host_ceiling() { # MANAGED.JSON > the host's
+	sed -e 's#"/proc/1/fd/1"#"'"$T"'/audit/stream"#' -e 's#/run/ward-audit#'"$T"'/audit#g' "$1"
+}
+host_ceiling "$T/managed.json" >"$T/etc-t1/ward/managed.json"
+/usr/bin/python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "ConfigMap":
+        sys.stdout.write(d["data"]["managed.json"])' "$SRC/deploy/kubernetes/pod.yaml" >"$T/managed-t2.json"
+host_ceiling "$T/managed-t2.json" >"$T/etc-t2/ward/managed.json"
+chmod 644 "$T"/etc-t?/ward/managed.json
+mkfifo -m 666 "$T/audit/stream"
+cat <>"$T/audit/stream" >/dev/null &
 reader=$!
+HOST_ETC=$T/etc-t1
 as_host() {
-	unshare -m --propagation private sh -c 'mount --bind "$0/etc" /etc && cd "$0/ws" &&
-		exec setpriv --reuid=ward-test --regid=ward-test --init-groups --reset-env \
-		env HOME="$0/home" PATH="$0/bin:/usr/bin:/bin" "$@"' "$T" "$@"
+	unshare -m --propagation private sh -c 'mount --bind "$1" /etc && cd "$0/ws" &&
+		shift && exec setpriv --reuid=ward-test --regid=ward-test --init-groups --reset-env \
+		env HOME="$0/home" PATH=/usr/bin:/bin "$@"' "$T" "$HOST_ETC" "$@"
 }
 
-# One round: N runs of "$@"; prints the wall and the children's CPU
-# nanoseconds (times: user and system of the waited children).
+# One round: N runs of "$@" (its first word: ward, its path); prints the
+# wall and the children's CPU nanoseconds (times: user and system of the
+# waited children).
 loop='n=$1; shift; i=0; s=$(date +%s%N)
 while [ $i -lt "$n" ]; do "$@" >/dev/null 2>&1 || exit 1; i=$((i+1)); done
 e=$(date +%s%N); echo $((e - s)); times'
@@ -114,22 +132,23 @@ n = int(sys.argv[1])
 cpu = sum(int(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", lines[2]))
 print(f"{int(lines[0]) / n / 1e6:.4f} {cpu / n * 1e3:.4f}")' "$N"
 }
-round() { # ARM COMMAND...: a round, appended to $T/ARM
-	local arm=$1
+round() { # ARM in_pod CONTAINER | ARM as_host: a round of ward "${RUN[@]}"
+	local arm=$1 w=ward
 	shift
-	"$@" sh -c "$loop" sh "$N" "${RUN[@]}" | per_run >>"$T/$arm"
+	[ "$1" = as_host ] && w=$T/bin/ward
+	"$@" sh -c "$loop" sh "$N" "$w" "${RUN[@]}" | per_run >>"$T/$arm"
 }
 in_pod() { podman exec -w /workspace "$1" "${@:2}"; }
 
-RUN=(ward run --tier 1 -- /bin/true)
+RUN=(run --tier 1 -- /bin/true)
 for c in "${PODS[@]}"; do
-	in_pod "$c" "${RUN[@]}"
+	in_pod "$c" ward "${RUN[@]}"
 	[ "$(in_pod "$c" ward probe --json | jq -r .tier)" = 1 ] || { echo "bench/pod.sh: $c is not at tier 1"; exit 1; }
 done
-as_host "${RUN[@]}"
+as_host "$T/bin/ward" "${RUN[@]}"
 # The ceiling binds the host's runs: its allowed_tiers refuses tier 2.
 st=0
-as_host ward run --tier 2 -- /bin/true 2>/dev/null || st=$?
+as_host "$T/bin/ward" run --tier 2 -- /bin/true 2>/dev/null || st=$?
 [ "$st" = 125 ] || { echo "bench/pod.sh: the host's runs are not under the pod's ceiling"; exit 1; }
 for _ in $(seq "$ROUNDS"); do
 	round run-pod in_pod "${PODS[0]}"
@@ -137,28 +156,48 @@ for _ in $(seq "$ROUNDS"); do
 	round run-host as_host
 done
 
-# Warm: ward exec in a live session, in the pod and on the host.
-EXEC=0
-if in_pod "${PODS[0]}" ward session new --live >"$T/sid-pod" 2>"$T/sid.err" &&
-	as_host ward session new --live >"$T/sid-host" 2>>"$T/sid.err"; then
-	EXEC=1
-	sp=$(tail -1 "$T/sid-pod")
-	sh_=$(tail -1 "$T/sid-host")
-	for _ in $(seq "$ROUNDS"); do
-		RUN=(ward exec "$sp" -- /bin/true)
-		round exec-pod in_pod "${PODS[0]}"
-		RUN=(ward exec "$sh_" -- /bin/true)
-		round exec-host as_host
-	done
-	in_pod "${PODS[0]}" ward session rm "$sp" >/dev/null 2>&1 || true
-	as_host ward session rm "$sh_" >/dev/null 2>&1 || true
-else
-	sed 's/^/# /' "$T/sid.err"
-fi
+# Tier 2 and warm sessions (a live session needs tier 2): pod.yaml's T2
+# envelope started with podman run (kube play of podman 4.3 ignores
+# procMount; tests/cluster/test-pod.sh checks the same), its ceiling, the
+# workspace on the host's /tmp; the host with the same ceiling.
+C2=ward-bench-t2
+mkdir -p "$T/pod-ws2"
+mapfile -t t2cmd < <(/usr/bin/python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "Pod":
+        print("\n".join(d["spec"]["containers"][0]["command"]))' "$SRC/deploy/kubernetes/pod.yaml")
+mkdir -p "$T/etc-ward-t2"
+cp "$T/managed-t2.json" "$T/etc-ward-t2/managed.json"
+chmod 755 "$T/etc-ward-t2"
+chmod 644 "$T/etc-ward-t2/managed.json"
+podman --runtime runc run -d --name $C2 --userns=auto \
+	--security-opt unmask=/proc/* --security-opt seccomp="$SRC/contrib/ward-seccomp.json" \
+	--cap-drop=all --security-opt no-new-privileges --user 1000:1000 \
+	-e HOME=/home/agent -w /workspace -v "$T/etc-ward-t2:/etc/ward:ro" \
+	-v "$T/pod-ws2:/workspace:U" -v "$T/bin/ward:/usr/local/bin/ward:ro" \
+	--tmpfs /run/ward-audit:rw,mode=1777 localhost/ward:latest "${t2cmd[@]}" >/dev/null
+HOST_ETC=$T/etc-t2
+RUN=(run -- /bin/true)
+in_pod $C2 ward "${RUN[@]}"
+as_host "$T/bin/ward" "${RUN[@]}"
+sp=$(in_pod $C2 ward session new --live --owner 1)
+sh_=$(as_host "$T/bin/ward" session new --live --owner $$)
+for _ in $(seq "$ROUNDS"); do
+	RUN=(run -- /bin/true)
+	round t2-pod in_pod $C2
+	round t2-host as_host
+	RUN=(exec "$sp" -- /bin/true)
+	round exec-pod in_pod $C2
+	RUN=(exec "$sh_" -- /bin/true)
+	round exec-host as_host
+done
+in_pod $C2 ward session stop "$sp" >/dev/null 2>&1 || true
+as_host "$T/bin/ward" session stop "$sh_" >/dev/null 2>&1 || true
 
-/usr/bin/python3 - "$T" "$N" "$ROUNDS" "$EXEC" <<'PY'
+/usr/bin/python3 - "$T" "$N" "$ROUNDS" <<'PY'
 import statistics, sys
-t, n, rounds, exec_ = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+t, n, rounds = sys.argv[1:]
 def med(arm):
     rows = [tuple(map(float, l.split())) for l in open(f"{t}/{arm}")]
     return statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
@@ -177,9 +216,10 @@ r = table("ward run --tier 1 -- /bin/true, the same ceiling on both sides:",
 print(f"ratio pod/host: wall {r['run-pod'][0] / r['run-host'][0]:.3f}, "
       f"cpu {r['run-pod'][1] / r['run-host'][1]:.3f}  (target <= 1.1)")
 print(f"the runtime's seccomp filter: cpu {r['run-pod'][1] - r['run-unconfined'][1]:+.3f} ms per run")
-if exec_:
-    r = table("ward exec ID -- /bin/true in a live session (warm):",
-              [("exec-pod", "in the pod"), ("exec-host", "on the host")])
-    print(f"ratio pod/host: wall {r['exec-pod'][0] / r['exec-host'][0]:.3f}, "
-          f"cpu {r['exec-pod'][1] / r['exec-host'][1]:.3f}")
+for arm, title in (("t2", "ward run -- /bin/true at tier 2, pod.yaml's envelope and ceiling on both sides:"),
+                   ("exec", "ward exec ID -- /bin/true in a live session (warm), the same:")):
+    r = table(title, [(f"{arm}-pod", "in the container (podman run, pod.yaml's envelope)"),
+                      (f"{arm}-host", "on the host")])
+    print(f"ratio pod/host: wall {r[f'{arm}-pod'][0] / r[f'{arm}-host'][0]:.3f}, "
+          f"cpu {r[f'{arm}-pod'][1] / r[f'{arm}-host'][1]:.3f}")
 PY

@@ -170,6 +170,18 @@ if play "$T2"; then
 	out=$(readiness "$T2" $C2)
 	check_eq "T2: the readiness probe fails ($out)" 125 "$?"
 	check "T2: ... saying tier 2 is needed" grep -q 'need tier 2' <<<"$out"
+	# The probe's answer under the pod's seccomp filter: a negative one
+	# is not cached (docs/containers.md); a positive one that is wrong
+	# (forged here with this pod's key) fails the run at the refused
+	# step, never a weaker sandbox.
+	check_not "T2: the negative probe answer is not cached under the pod's filter" \
+		podman exec $C2 test -e /home/agent/.local/state/ward/probe-t2
+	podman exec -e WARD_EXE=ward $C2 sh -c "$(cat "$HERE/forge-probe-cache.sh")"
+	podman exec $C2 ward run -- touch /workspace/forged 2>"$T/forged.err"
+	check_eq "T2: a forged positive probe cache: the run still refuses (125)" 125 "$?"
+	check "T2: ... at its own step (the cache was read: mount-view /proc)" \
+		grep -q 'mount-view: /proc' "$T/forged.err"
+	check_not "T2: ... and nothing ran" podman exec $C2 test -e /workspace/forged
 	sleep 1
 	podman logs $C2 >"$T/logs2" 2>&1
 	check "T2: the refusal's error event is in podman logs (PID 1 relays the FIFO)" \
@@ -228,6 +240,8 @@ if [ "$?" -eq 0 ]; then
 	check_eq "T2 (podman run): ... and wrote the workspace" made "$(podman exec $C4 cat /workspace/made)"
 	check "T2 (podman run): ... in a pid namespace of its own (few pids in /proc)" \
 		test "$(cat "$T/t2r.out")" -lt 5
+	check "T2 (podman run): the positive probe answer is cached under the pod's filter" \
+		podman exec $C4 grep -qP ' seccomp=2 .*\t1\t' /home/agent/.local/state/ward/probe-t2
 	# The negative checks: what the ceiling hides, a write outside the
 	# workspace, the ceiling itself. Checked in the container afterwards.
 	podman exec $C4 sh -c 'echo keep > /home/agent/outside; sha256sum /home/agent/outside' >"$T/before"
