@@ -49,6 +49,7 @@ reader=
 cleanup() {
 	podman kube down "$manifest" >/dev/null 2>&1 || true
 	podman rm -f -t 0 ward-bench-t2 >/dev/null 2>&1 || true
+	podman image unmount localhost/ward:latest >/dev/null 2>&1 || true
 	# podman 4.3's kube down leaves the ConfigMap's volume.
 	podman volume rm -f ward-bench-managed >/dev/null 2>&1 || true
 	[ -z "$reader" ] || kill "$reader" 2>/dev/null || true

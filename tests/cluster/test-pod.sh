@@ -8,8 +8,12 @@
 # works, a workspace policy and a flag that widen the ceiling refused (125,
 # checked in the pod that nothing happened), a managed file not root's
 # refused, the audit lines in `podman logs` (runs started with podman exec,
-# as with kubectl exec), the readiness verdict; then `podman kube down` and
-# nothing left. The agent-sandbox manifests are checked against the CRDs of
+# as with kubectl exec), the readiness verdict. pod.yaml's T2 envelope also
+# with podman run and its equivalent settings (procMount honoured): tier 2,
+# a run, the negative checks, ward exec in a live session and the ceiling
+# refusing a widening; the tier-2 probe's cache under the pod's filter.
+# Then `podman kube down`, the ConfigMaps' volumes removed, and nothing
+# left. The agent-sandbox manifests are checked against the CRDs of
 # agent-sandbox v0.5.6 (crds/). Run by .ci/run, as root:
 #   WARD_BIN=build/ward bash tests/cluster/test-pod.sh
 # (the release build: the image gets no test switches).
