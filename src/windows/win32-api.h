@@ -11,8 +11,16 @@ typedef struct Win32Ctx {
 	void *lock;             /* the ACL lock's handle while held */
 } Win32Ctx;
 
+/* A process of the table (spawn_suspended's handle). */
+typedef struct Win32Proc {
+	void *process;
+	void *thread;
+} Win32Proc;
+
 /* The process entries of the table (win32-proc.c). */
 void win32_proc_init(WinApi *api);
+/* cow_inject (win32-inject.c). */
+void win32_inject_init(WinApi *api);
 /* The table, with @ctx (not owned) as its context. */
 void win32_api_init(WinApi *api, Win32Ctx *ctx);
 /* Mark run @ctx->run_id alive: a file in the state dir opened without
