@@ -144,7 +144,7 @@ static int dry_run(const RunRequest *req)
 {
 	_cleanup_(policy_freep) WardPolicy *p = NULL;
 	_cleanup_free_ char *home = NULL, *state = NULL, *config = NULL, *ws = NULL, *given = NULL,
-			    *text = NULL;
+			    *text = NULL, *upper = NULL;
 	_cleanup_strv_ char **envp = win32_environment();
 	const Backend *b;
 	BackendInput in = BACKEND_INPUT_INIT;
@@ -185,6 +185,10 @@ static int dry_run(const RunRequest *req)
 	in.env_extra = req->env_extra;
 	in.state_dir = state;
 	in.config_dir = config;
+	/* --cow: the session a run would make (its id here is a placeholder). */
+	if (req->cow && asprintf(&upper, "%s\\sessions\\%s\\upper", state, "0000000000000000") < 0)
+		return die("out of memory");
+	in.cow_upper = upper;
 	r = b->plan(&in, &plan, &e);
 	if (r < 0)
 		return die("%s%s%s", e.step, e.step[0] ? ": " : "",
