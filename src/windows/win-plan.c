@@ -355,6 +355,14 @@ static int plan_command(WinPlan *plan, const WinPlanInput *in, char *why, size_t
 			    "through its interpreter", prog);
 }
 
+static bool under_system_dir(const WinPlanInput *in, const char *path)
+{
+	STRV_FOREACH(d, in->host->system_dirs)
+		if (win_path_is_within(path, *d))
+			return true;
+	return false;
+}
+
 static int plan_files(WinPlan *plan, const WinPlanInput *in, char *why, size_t n)
 {
 	const WardPolicy *p = in->policy;
@@ -380,7 +388,10 @@ static int plan_files(WinPlan *plan, const WinPlanInput *in, char *why, size_t n
 			r = plan_access(plan, plan->cow.upper, "cow upper", ACCESS_MODIFY, false);
 		if (r >= 0)
 			r = plan_access(plan, plan->cow.whiteout, "cow whiteouts", ACCESS_MODIFY, false);
-		if (r >= 0)
+		/* The DLL: under Program Files (an installed ward) ALL
+		 * APPLICATION PACKAGES may read and run it already; anywhere
+		 * else the sandbox needs a grant to load it. */
+		if (r >= 0 && !under_system_dir(in, plan->cow.dll))
 			r = plan_access(plan, plan->cow.dll, "cow redirector", ACCESS_READ_EXEC, false);
 	} else
 		r = plan_access(plan, plan->cwd, "workspace", ACCESS_MODIFY, false);
