@@ -63,7 +63,7 @@ seed() {
 	printf '[core]\n' >"$ws/.git/config"
 }
 
-echo "1..23"
+echo "1..24"
 
 # The plan: the workspace read-only (the boundary), the session's upper and
 # whiteout dirs the only writable place, the DLL readable, the pipe named
@@ -106,7 +106,7 @@ check "result: cow true, the session id" \
 # upper; the workspace keeps both files. Protected paths and moves out of
 # the workspace are refused, nothing reaches the host.
 cow -- "$(child)" delete "$WS\\g.txt" + rename "$WS\\sub\\x.txt" "$WS\\sub\\y.txt" + \
-	exists "$WS\\g.txt" >/dev/null 2>"$T/err2"
+	write "$WS\\made.txt" + ls "$WS" + ls "$WS\\sub" + exists "$WS\\g.txt" >"$T/ls" 2>"$T/err2"
 rc=$?
 id2=$(session_of "$T/err2")
 check "delete and rename: the command no longer sees g.txt (exit $rc: 'exists' says 1)" test "$rc" -eq 1
@@ -114,6 +114,9 @@ check "delete and rename: the workspace keeps g.txt and sub/x.txt; the upper has
 	bash -c "[ -e '$ws/g.txt' ] && [ -e '$ws/sub/x.txt' ] && [ ! -e '$ws/sub/y.txt' ] &&
 		[ -e '$state/sessions/$id2/upper/sub/y.txt' ] && [ -e '$state/sessions/$id2/whiteout/g.txt' ] &&
 		[ -e '$state/sessions/$id2/whiteout/sub/x.txt' ]"
+check "listings are merged: the workspace less the whiteouts plus the upper (g.txt, sub/x.txt gone; made.txt, sub/y.txt there)" \
+	bash -c "tr -d '\r' <'$T/ls' | sort | tr '\n' ' ' | grep -qx '. . .. .. .git f.txt made.txt sub y.txt '"
+tr -d '\r' <"$T/ls" | sed 's/^/# ls: /'
 cow -- "$(child)" append "$WS\\.git\\config" "evil" >/dev/null 2>"$T/err3"
 rc=$?
 id3=$(session_of "$T/err3")
@@ -126,8 +129,8 @@ check "moving a workspace file out of the workspace is refused (exit $rc), the f
 
 # Review, with Linux's semantics and journal lines.
 ward diff "$id2" --json >"$T/diff.json" 2>&1
-check "diff --json: g.txt and sub/x.txt deleted, sub/y.txt added" \
-	python3 -c "import json,sys; d={(c['path'],c['kind']) for c in json.load(open(sys.argv[1]))}; sys.exit(0 if d=={('g.txt','deleted'),('sub\\\\x.txt','deleted'),('sub\\\\y.txt','added')} else 1)" \
+check "diff --json: g.txt and sub/x.txt deleted, sub/y.txt and made.txt added" \
+	python3 -c "import json,sys; d={(c['path'],c['kind']) for c in json.load(open(sys.argv[1]))}; sys.exit(0 if d=={('g.txt','deleted'),('sub\\\\x.txt','deleted'),('sub\\\\y.txt','added'),('made.txt','added')} else 1)" \
 	"$T/diff.json"
 show "$T/diff.json"
 ward apply "$id" >"$T/apply" 2>&1

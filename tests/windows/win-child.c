@@ -17,6 +17,7 @@
  *   rename FROM TO     MoveFileExW (replacing)
  *   exists FILE        exit 0 if FILE exists, 1 if not
  *   loaded NAME        exit 0 if module NAME is loaded in this process
+ *   ls DIR             the names in DIR (FindFirstFileW), one a line, to stdout
  * Commands chain with "+" as an argument ("append F x + cat F"): each
  * runs in turn in the same process, the first non-zero exit ends it. */
 #include <stdio.h>
@@ -105,6 +106,24 @@ static int child_main(int argc, char **argv, wchar_t **wargv)
 		return MoveFileExW(wargv[2], wargv[3], MOVEFILE_REPLACE_EXISTING) ? 0 : 1;
 	if (strcmp(argv[1], "exists") == 0 && argc >= 3)
 		return GetFileAttributesW(wargv[2]) != INVALID_FILE_ATTRIBUTES ? 0 : 1;
+	if (strcmp(argv[1], "ls") == 0 && argc >= 3) {
+		wchar_t pat[4096];
+		WIN32_FIND_DATAW fd;
+		HANDLE h;
+
+		_snwprintf(pat, 4096, L"%ls\\*", wargv[2]);
+		h = FindFirstFileW(pat, &fd);
+		if (h == INVALID_HANDLE_VALUE)
+			return 1;
+		do {
+			char u[1024] = "";
+
+			WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, u, sizeof(u), NULL, NULL);
+			printf("%s\n", u);
+		} while (FindNextFileW(h, &fd));
+		FindClose(h);
+		return 0;
+	}
 	if (strcmp(argv[1], "loaded") == 0 && argc >= 3)
 		return GetModuleHandleW(wargv[2]) ? 0 : 1;
 	if (strcmp(argv[1], "write") == 0 && argc >= 3) {

@@ -7,9 +7,7 @@
  * the workspace's file), and carries the answer out: pass, redirect to
  * the upper, copy up first, not found, access denied.
  *
- * Directory listings are not merged (NtQueryDirectoryFile is not hooked):
- * a workspace directory lists the workspace's entries. Said in
- * docs/windows.md. */
+ * Directory listings: redirect-dir.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +81,7 @@ static WCHAR *wide(const char *s)
 }
 
 /* The handle's path as "C:\x" (UTF-8), NULL if it has none ward can use. */
-static char *handle_path(HANDLE h)
+char *redirect_handle_path(HANDLE h)
 {
 	WCHAR buf[4096];
 	DWORD n = GetFinalPathNameByHandleW(h, buf, 4096, VOLUME_NAME_DOS);
@@ -112,7 +110,7 @@ static char *object_path(HANDLE root, const WCHAR *name, size_t n_chars)
 
 	if (!rel || !root)
 		return rel;
-	base = handle_path(root);
+	base = redirect_handle_path(root);
 	s = base ? malloc(strlen(base) + strlen(rel) + 2) : NULL;
 	if (s)
 		sprintf(s, "%s\\%s", base, rel);
@@ -240,7 +238,7 @@ static void whiteout_set(const char *rel, bool on)
 }
 
 /* @path (normalized) relative to the workspace, or NULL. */
-static const char *ws_rel(const char *path)
+const char *redirect_ws_rel(const char *path)
 {
 	const char *ws = redirect_cfg.session.workspace;
 	size_t n = strlen(ws);
@@ -252,7 +250,7 @@ static const char *ws_rel(const char *path)
 
 /* A whiteout on @rel or on a directory above it (a deleted directory
  * hides everything under it). */
-static bool whiteout_covers(const char *rel)
+bool redirect_whiteout_covers(const char *rel)
 {
 	char *p = join(redirect_cfg.whiteout, rel);
 	size_t base = strlen(redirect_cfg.whiteout);
@@ -304,7 +302,7 @@ static NTSTATUS route(POBJECT_ATTRIBUTES oa, ACCESS_MASK access, ULONG disp, ULO
 
 	memset(r, 0, sizeof(*r));
 	r->action = WIN_COW_PASS;
-	if (!raw || win_cow_path(raw, &norm) < 0 || !(rel = ws_rel(norm))) {
+	if (!raw || win_cow_path(raw, &norm) < 0 || !(rel = redirect_ws_rel(norm))) {
 		free(raw);
 		free(norm);
 		return 0;
@@ -321,7 +319,7 @@ static NTSTATUS route(POBJECT_ATTRIBUTES oa, ACCESS_MASK access, ULONG disp, ULO
 	a_ws = attrs(wsp);
 	o.path = raw;
 	o.in_upper = a_up != INVALID_FILE_ATTRIBUTES;
-	o.whiteout = *rel && whiteout_covers(rel);
+	o.whiteout = *rel && redirect_whiteout_covers(rel);
 	o.in_workspace = a_ws != INVALID_FILE_ATTRIBUTES;
 	o.is_directory = (o.in_workspace && (a_ws & FILE_ATTRIBUTE_DIRECTORY)) ||
 			 (o.in_upper && (a_up & FILE_ATTRIBUTE_DIRECTORY));
@@ -499,7 +497,7 @@ static NTSTATUS NTAPI h_qfull(POBJECT_ATTRIBUTES oa, PVOID info)
  * it is not the session's. */
 static char *upper_rel(HANDLE h)
 {
-	char *p = handle_path(h), *n = NULL, *rel = NULL;
+	char *p = redirect_handle_path(h), *n = NULL, *rel = NULL;
 	const char *up = redirect_cfg.session.upper;
 
 	if (p && win_path_normalize(p, &n, NULL) == 0 && win_path_is_within(n, up) &&
@@ -529,7 +527,7 @@ static NTSTATUS rename_hook(HANDLE h, PIO_STATUS_BLOCK io, RenameInfo *ri, ULONG
 
 	if (len < offsetof(RenameInfo, name))
 		return o_setinfo(h, io, ri, len, cls);
-	src = rel ? join(redirect_cfg.session.workspace, rel) : (own = handle_path(h));
+	src = rel ? join(redirect_cfg.session.workspace, rel) : (own = redirect_handle_path(h));
 	dst = object_path(ri->root, ri->name, ri->length / sizeof(WCHAR));
 	if (!src || !dst || win_cow_decide_rename(&redirect_cfg.session, src, dst, link, &d) < 0) {
 		s = ST_NO_MEMORY;
@@ -568,7 +566,7 @@ static NTSTATUS rename_hook(HANDLE h, PIO_STATUS_BLOCK io, RenameInfo *ri, ULONG
 
 		if (!link && rel && ws_has(rel))
 			whiteout_set(rel, true);
-		if (win_cow_path(dst, &dn) == 0 && (drel = ws_rel(dn)))
+		if (win_cow_path(dst, &dn) == 0 && (drel = redirect_ws_rel(dn)))
 			whiteout_set(drel, false);
 		free(dn);
 	}
@@ -645,6 +643,11 @@ int redirect_hooks_install(unsigned *ret_patched)
 		{ "NtQueryFullAttributesFile", (void **)&o_qfull, (void *)h_qfull },
 		{ "NtSetInformationFile", (void **)&o_setinfo, (void *)h_setinfo },
 		{ "NtDeleteFile", (void **)&o_delete, (void *)h_delete },
+		{ "NtQueryDirectoryFile", (void **)&redirect_o_querydir, (void *)redirect_h_querydir },
+		{ "NtClose", (void **)&redirect_o_close, (void *)redirect_h_close },
+		/* Windows 10 1709 and later; Wine 8's kernelbase does not import it. */
+		{ "NtQueryDirectoryFileEx", (void **)&redirect_o_querydir_ex,
+		  (void *)redirect_h_querydir_ex },
 	};
 	unsigned n = 0, create = 0;
 
@@ -652,10 +655,14 @@ int redirect_hooks_install(unsigned *ret_patched)
 					       GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
 				       (LPCWSTR)(void *)redirect_hooks_install, &self))
 		return -ENOENT;
+	redirect_dir_init();
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++)
-		if (!(*t[i].orig = (void *)GetProcAddress(nt, t[i].name)))
+		if (!(*t[i].orig = (void *)GetProcAddress(nt, t[i].name)) &&
+		    strcmp(t[i].name, "NtQueryDirectoryFileEx") != 0)
 			return -ENOENT;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		if (!*t[i].orig)
+			continue;
 		unsigned k = redirect_iat_patch(self, *t[i].orig, t[i].hook);
 
 		n += k;
