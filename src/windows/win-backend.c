@@ -197,6 +197,7 @@ static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, Wa
 	}
 	b->ctx.state_dir = b->state;
 	memcpy(b->ctx.run_id, b->run_id, sizeof(b->run_id));
+	b->ctx.sandbox_sid = b->plan->our_sids ? b->plan->our_sids[0] : NULL;
 	*ret = TAKE_PTR(b);
 	return 0;
 }

@@ -9,6 +9,9 @@ typedef struct Win32Ctx {
 	char run_id[17];
 	void *alive;            /* this run's liveness handle (alive-<id>), held to exit */
 	void *lock;             /* the ACL lock's handle while held */
+	/* The run's package or synthetic SID (NULL for W0, W1): --cow's
+	 * readiness pipe grants it write (win32-inject.c). */
+	const char *sandbox_sid;
 } Win32Ctx;
 
 /* A process of the table (spawn_suspended's handle). */

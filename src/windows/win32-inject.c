@@ -4,7 +4,10 @@
  *   pipe     \\.\pipe\ward-cow-<run id>, created here with
  *            FILE_FLAG_FIRST_PIPE_INSTANCE (a name someone else already
  *            holds is an error, never joined), one instance, remote
- *            clients rejected;
+ *            clients rejected; its DACL: SYSTEM and the owner (ward's
+ *            user) all, the run's package or synthetic SID read and
+ *            write (an AppContainer or write-restricted client needs its
+ *            own ACE), a low label (a W1 client runs at low integrity);
  *   inject   the DLL's path written into the child (VirtualAllocEx,
  *            WriteProcessMemory), a thread started in it at LoadLibraryW
  *            (kernel32 is mapped at the same address in every process of
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include <windows.h>
+#include <sddl.h>
 
 #include "common/cleanup.h"
 #include "windows/win32-api.h"
@@ -82,21 +86,38 @@ static int w_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why,
 	ULONG client = 0;
 	DWORD code = 0;
 	FARPROC load;
+	PSECURITY_DESCRIPTOR sd = NULL;
+	SECURITY_ATTRIBUTES sa = { .nLength = sizeof(sa) };
 	int r, got;
 
 	if (!dll || !name)
 		return -ENOMEM;
 	if (GetFileAttributesW(dll) == INVALID_FILE_ATTRIBUTES)
 		return fail_why(why, n, l->dll);
+	{
+		Win32Ctx *c = ctx;
+		wchar_t sddl[512];
+
+		_snwprintf(sddl, 512, L"D:P(A;;GA;;;SY)(A;;GA;;;OW)%s%hs%hsS:(ML;;NW;;;LW)",
+			   c && c->sandbox_sid ? L"(A;;0x12019f;;;" : L"",
+			   c && c->sandbox_sid ? c->sandbox_sid : "",
+			   c && c->sandbox_sid ? ")" : "");
+		if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sd,
+									  NULL))
+			return fail_why(why, n, "the readiness pipe's security descriptor");
+		sa.lpSecurityDescriptor = sd;
+	}
 	ev = CreateEventW(NULL, TRUE, FALSE, NULL);
-	if (!ev)
+	if (!ev) {
+		LocalFree(sd);
 		return fail_why(why, n, "CreateEventW");
+	}
 	pipe = CreateNamedPipeW(name,
 				PIPE_ACCESS_INBOUND | FILE_FLAG_FIRST_PIPE_INSTANCE |
 					FILE_FLAG_OVERLAPPED,
 				PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT |
 					PIPE_REJECT_REMOTE_CLIENTS,
-				1, 0, 4096, 0, NULL);
+				1, 0, 4096, 0, &sa);
 	if (pipe == INVALID_HANDLE_VALUE) {
 		r = fail_why(why, n, "CreateNamedPipeW (first instance)");
 		goto out;
@@ -182,6 +203,7 @@ out:
 	if (pipe != INVALID_HANDLE_VALUE)
 		CloseHandle(pipe);
 	CloseHandle(ev);
+	LocalFree(sd);
 	return r;
 }
 
