@@ -26,7 +26,7 @@
 
 static const char usage_exec[] =
 	"Usage: ward exec ID [OPTION]... -- COMMAND [ARG]...\n"
-	"Run COMMAND in the live session ID (ward session new --live).\n\n"
+	"Run COMMAND in the live session ID (ward session new).\n\n"
 	"  -e, --env NAME=VALUE  set a variable the session's policy passes\n"
 	"  -C, --cwd DIR         the directory to run in (default: the workspace)\n"
 	"      --timeout SECONDS a limit at most the session's limits.timeout_s\n"
@@ -118,7 +118,7 @@ int cmd_exec(int argc, char **argv)
 		return fprintf(stderr, "ward exec: no state directory: %s\n", strerror(-r)), code;
 	r = session_client_connect(state, id, &sock);
 	if (r < 0) {
-		fprintf(stderr, "ward exec: session %s has no live sandbox (%s); start one with 'ward session new --live'\n",
+		fprintf(stderr, "ward exec: session %s has no live sandbox (%s); start one with 'ward session new'\n",
 			id, strerror(-r));
 		return code;
 	}

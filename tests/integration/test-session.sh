@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Live sessions through the real CLI (docs/sessions.md): `ward session new
-# --live` starts a sandbox that stays up, `ward exec` runs commands in it
+# Live sessions through the real CLI (docs/sessions.md): `ward session new`
+# starts a sandbox that stays up (--storage-only: the storage alone), `ward exec` runs commands in it
 # with the caller's descriptors, environment (filtered), cwd and exit code;
 # background commands live on, ordinary ones take their children with
 # them; the control socket refuses other users, hostile requests and the
@@ -28,8 +28,8 @@ wait_until() {
 gone() { ! pgrep -f "$1" >/dev/null; }
 running() { pgrep -f "$1" >/dev/null; }
 
-id=$("$WARD" session new --live)
-check "session new --live prints an id alone" test "$(printf '%s' "$id" | grep -c '^[0-9a-f]\{16\}$')" = 1
+id=$("$WARD" session new)
+check "session new (live by default) prints an id alone" test "$(printf '%s' "$id" | grep -c '^[0-9a-f]\{16\}$')" = 1
 sup=$(cat "$LIVE/$id/pid" 2>/dev/null)
 sup_id=$(proc_id "$sup")
 at_exit '"$WARD" session stop "$id" >/dev/null 2>&1'
@@ -292,9 +292,25 @@ echo host >"$WS/cowfile"
 check_eq "a --cow live session writes to its layer, not the workspace" "host" "$(cat "$WS/cowfile")"
 check_eq "a later exec sees the earlier write" "sandbox" "$("$WARD" exec "$id6" -- cat cowfile)"
 check_eq "ward run --session on a live session is refused, not blocked" 125 \
-	"$(timeout 20 "$WARD" run --session "$id6" -- true >/dev/null 2>&1; echo $?)"
+	"$(timeout 20 "$WARD" run --session "$id6" -- touch "$WS/run-$TAG" >/dev/null 2>"$T/run6.err"; echo $?)"
+check "...with a message that names ward exec" grep -q "ward exec $id6" "$T/run6.err"
+check "...and the refused command did not run" test ! -e "$WS/run-$TAG"
 "$WARD" session stop "$id6"
 check "after stop, ward diff shows the session's change" sh -c "'$WARD' diff --name-only '$id6' | grep -q cowfile"
+
+# --- --storage-only: the storage alone, for cold runs ---
+sj=$("$WARD" session new --storage-only --json)
+ids=$(printf '%s' "$sj" | "$PY" -c 'import json,sys; o=json.load(sys.stdin); print(o["id"] if o["live"] is False else "")')
+check "session new --storage-only --json says live: false" test -n "$ids"
+check "--storage-only starts no sandbox (no control socket)" test ! -e "$LIVE/$ids"
+check_eq "ward exec in a storage-only session exits 125" 125 "$(status_of "$WARD" exec "$ids" -- true)"
+check_eq "ward run --session of a storage-only session runs" "cold" \
+	"$("$WARD" run --session "$ids" -- echo cold 2>/dev/null)"
+check_eq "--no-live is --storage-only" 16 "$("$WARD" session new --no-live | tr -d '\n' | wc -c)"
+check_eq "--live with --storage-only is a usage error" 2 \
+	"$(status_of "$WARD" session new --live --storage-only)"
+check_eq "--live is still accepted (the default)" 16 "$(sl=$("$WARD" session new --live --owner $$) &&
+	"$WARD" session stop "$sl" && printf '%s' "$sl" | wc -c)"
 
 # --- degraded protections are said, for the session and for each exec ---
 if WARD_TEST_NO_HARDENING=1 "$WARD" run --result "$T/rh.json" -- true 2>/dev/null &&
