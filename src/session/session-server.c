@@ -30,6 +30,11 @@
 #include "ward/ward.h"
 
 #define CMDS_MAX 64
+/* Connections accepted whose request has not come yet: each waits in the
+ * loop's poll (never in a blocking read), the oldest dropped when full or
+ * after PENDING_MS, so a silent client delays no other. */
+#define PENDING_MAX 16
+#define PENDING_MS 10000
 
 typedef struct Cmd {
 	bool used, started, background, want_result, timed_out, client_gone, stopped;
@@ -50,6 +55,9 @@ typedef struct Server {
 	bool stop;
 	int stop_conn[8];
 	size_t n_stop;
+	int pending[PENDING_MAX];
+	uint64_t pending_since[PENDING_MAX];
+	uint64_t pending_seq[PENDING_MAX], next_seq; /* the order they came in */
 } Server;
 
 static void reply(int conn, SessionReplyKind kind, int code, const char *text)
@@ -383,33 +391,51 @@ static void handle_ps(Server *srv, int conn, bool json)
 	reply(conn, SESSION_REP_OK, 0, text);
 }
 
-static void handle_accept(Server *srv)
+static void pending_add(Server *srv, int conn)
+{
+	size_t slot = 0;
+
+	for (size_t i = 0; i < PENDING_MAX; i++) {
+		if (srv->pending[i] < 0) {
+			slot = i;
+			break;
+		}
+		if (srv->pending_seq[i] < srv->pending_seq[slot])
+			slot = i;
+	}
+	if (srv->pending[slot] >= 0) /* full: the oldest silent one goes */
+		close(srv->pending[slot]);
+	srv->pending[slot] = conn;
+	srv->pending_since[slot] = monotonic_ms();
+	srv->pending_seq[slot] = ++srv->next_seq;
+}
+
+/* Silent for PENDING_MS: dropped. Returns the next such deadline, or 0. */
+static uint64_t pending_expire(Server *srv, uint64_t now)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < PENDING_MAX; i++) {
+		if (srv->pending[i] < 0)
+			continue;
+		uint64_t end = srv->pending_since[i] + PENDING_MS;
+		if (now >= end) {
+			close(srv->pending[i]);
+			srv->pending[i] = -1;
+		} else if (!next || end < next)
+			next = end;
+	}
+	return next;
+}
+
+/* Read and serve the one request of @conn (readable, or not: then it
+ * waits in srv->pending). Takes ownership of @conn. */
+static void handle_request(Server *srv, int conn)
 {
 	static char buf[sizeof(SessionReqHead) + SESSION_REQ_MAX + 1];
 	char err[160];
-	int conn = accept4(srv->cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	struct ucred cred;
-	socklen_t cl = sizeof(cred);
 	SessionRequest rq = {};
 	int fds[3] = { -1, -1, -1 }, nfd = 0;
-
-	if (conn < 0)
-		return;
-	/* The session's user only: another user's process reaching the
-	 * socket (the directory is 0700) is refused all the same. */
-	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid()) {
-		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP,
-		      "refused: this session belongs to another user");
-		close(conn);
-		return;
-	}
-	/* The request follows the connect at once; a client that sends
-	 * nothing is dropped (the loop has other commands to serve). */
-	struct pollfd p = { .fd = conn, .events = POLLIN };
-	if (poll(&p, 1, 2000) <= 0) {
-		close(conn);
-		return;
-	}
 	union {
 		char b[CMSG_SPACE(sizeof(int) * 4)];
 		struct cmsghdr align;
@@ -418,6 +444,10 @@ static void handle_accept(Server *srv)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
 			     .msg_controllen = sizeof(u.b) };
 	ssize_t n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		pending_add(srv, conn);
+		return;
+	}
 	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -431,7 +461,7 @@ static void handle_accept(Server *srv)
 				close(got[i]);
 		}
 	}
-	if (n < 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+	if (n <= 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, "refused: a malformed request");
 	else if (session_request_parse(buf, (size_t)n, &rq, err, sizeof(err)) < 0) {
 		char why[200];
@@ -460,6 +490,30 @@ static void handle_accept(Server *srv)
 		close(fds[i]);
 	if (conn >= 0)
 		close(conn);
+}
+
+/* Every connection waiting on the listening socket: the session's user
+ * only, each request read when it comes (handle_request). */
+static void handle_accept(Server *srv)
+{
+	for (int k = 0; k < PENDING_MAX; k++) {
+		int conn = accept4(srv->cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct ucred cred;
+		socklen_t cl = sizeof(cred);
+
+		if (conn < 0)
+			return;
+		/* The session's user only: another user's process reaching the
+		 * socket (the directory is 0700) is refused all the same. */
+		if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+		    cred.uid != getuid()) {
+			reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP,
+			      "refused: this session belongs to another user");
+			close(conn);
+			continue;
+		}
+		handle_request(srv, conn);
+	}
 }
 
 static void send_signal(int pidfd, int sig, bool group)
@@ -607,6 +661,8 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 
 	for (size_t i = 0; i < CMDS_MAX; i++)
 		srv.cmds[i] = (Cmd){ .conn = -1, .pidfd = -1 };
+	for (size_t i = 0; i < PENDING_MAX; i++)
+		srv.pending[i] = -1;
 	srv.idle_ms = idle_s * 1000;
 	if (wait_ready(&srv) < 0)
 		return 0;
@@ -620,10 +676,10 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 
 	enum { P_LISTEN, P_INIT_SOCK, P_INIT, P_SIG, P_OWNER, P_FIXED };
 	while (!srv.stop) {
-		struct pollfd p[P_FIXED + 2 * CMDS_MAX];
-		Cmd *owner[P_FIXED + 2 * CMDS_MAX];
-		size_t n = P_FIXED;
-		uint64_t now = monotonic_ms(), next = 0;
+		struct pollfd p[P_FIXED + 2 * CMDS_MAX + PENDING_MAX];
+		Cmd *owner[P_FIXED + 2 * CMDS_MAX + PENDING_MAX];
+		size_t n = P_FIXED, n_cmd;
+		uint64_t now = monotonic_ms(), next = pending_expire(&srv, now);
 		bool busy = false;
 
 		p[P_LISTEN] = (struct pollfd){ .fd = cfg->listen_fd, .events = POLLIN };
@@ -648,6 +704,12 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 			if (c->deadline_ms && !c->timed_out && (!next || c->deadline_ms < next))
 				next = c->deadline_ms;
 		}
+		n_cmd = n;
+		for (size_t i = 0; i < PENDING_MAX; i++)
+			if (srv.pending[i] >= 0) {
+				owner[n] = NULL;
+				p[n++] = (struct pollfd){ .fd = srv.pending[i], .events = POLLIN };
+			}
 		if (busy)
 			srv.last_activity_ms = now;
 		else if (!next || srv.last_activity_ms + srv.idle_ms < next)
@@ -687,7 +749,18 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 				if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGWINCH)
 					srv.stop = true;
 		}
-		for (size_t i = P_FIXED; i < n; i++) {
+		/* Requests that came on accepted connections (before the
+		 * commands' events: a request may start one). */
+		for (size_t i = n_cmd; i < n; i++) {
+			if (!p[i].revents)
+				continue;
+			for (size_t j = 0; j < PENDING_MAX; j++)
+				if (srv.pending[j] == p[i].fd) {
+					srv.pending[j] = -1;
+					handle_request(&srv, p[i].fd);
+				}
+		}
+		for (size_t i = P_FIXED; i < n_cmd; i++) {
 			Cmd *c = owner[i];
 			if (!p[i].revents || !c->used)
 				continue;
@@ -706,6 +779,9 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 			handle_accept(&srv);
 	}
 	finish_all(&srv);
+	for (size_t i = 0; i < PENDING_MAX; i++)
+		if (srv.pending[i] >= 0)
+			close(srv.pending[i]);
 	log_info("session %s is stopping", cfg->session_id);
 	return 1;
 }

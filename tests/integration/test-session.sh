@@ -176,6 +176,29 @@ EOF
 check "malformed and hostile requests get an error" "$PY" "$T/hostile.py"
 check "and nothing ran" test ! -e "$T/pwned"
 check "the session still serves after them" "$WARD" exec "$id" -- true
+# Silent clients: connected, sending nothing. The supervisor never waits
+# on one (each waits in its poll loop): an exec made meanwhile is served
+# while they are still connected (a supervisor that read them with a
+# bound would serve the exec only after dropping the first). More of them
+# than it keeps pending: the oldest are dropped, the exec still runs.
+check "an exec is served while silent clients hold connections" "$PY" -c "
+import socket, subprocess, sys
+silent = []
+for _ in range(20):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect('$LIVE/$id/ctl')
+    silent.append(s)
+r = subprocess.run(['$WARD', 'exec', '$id', '--', 'echo', 'served'], capture_output=True, text=True)
+if r.returncode != 0 or r.stdout != 'served\\n':
+    print('# exec failed:', r.returncode, r.stderr); sys.exit(1)
+s = silent[-1]
+s.setblocking(False)
+try:
+    s.recv(1)
+    print('# the newest silent client was dropped before the exec was served'); sys.exit(1)
+except BlockingIOError:
+    pass
+sys.exit(0)"
 if [ "$(id -u)" -eq 0 ] && id -u ward-test >/dev/null 2>&1; then
 	check_eq "another user cannot reach the socket (0700 directory)" 125 \
 		"$(status_of runuser -u ward-test -- "$WARD" exec "$id" -- true)"
