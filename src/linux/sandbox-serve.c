@@ -42,7 +42,8 @@ typedef struct ExecHead {
 	uint32_t magic;
 	uint32_t id;
 	uint32_t n_argv, n_env;
-	uint32_t len; /* bytes after the head: cwd\0 argv...\0 env...\0 */
+	uint32_t len; /* bytes after the head: [PtyPlan] cwd\0 argv...\0 env...\0 */
+	uint32_t pty; /* sizeof(PtyPlan) when one follows the head, else 0 */
 } ExecHead;
 
 #define EXEC_MAGIC 0x77617831u /* "wax1" */
@@ -110,9 +111,21 @@ static ssize_t recv_with_fds(int sock, void *buf, size_t len, int *fds, size_t m
 int sandbox_session_send(int sock, uint32_t id, const char *cwd, char *const *argv,
 			 char *const *envp, const int fds[3])
 {
-	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
+	return sandbox_session_send_tty(sock, id, cwd, argv, envp, fds, NULL);
+}
+
+int sandbox_session_send_tty(int sock, uint32_t id, const char *cwd, char *const *argv,
+			     char *const *envp, const int fds[3], const PtyPlan *pty)
+{
+	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
 	ExecHead h = { .magic = EXEC_MAGIC, .id = id };
 	size_t off = sizeof(h), n;
+
+	if (pty && pty->enabled) {
+		h.pty = sizeof(*pty);
+		memcpy(buf + off, pty, sizeof(*pty));
+		off += sizeof(*pty);
+	}
 
 #define PUT(s_)                                                                                    \
 	do {                                                                                       \
@@ -154,11 +167,11 @@ int sandbox_session_recv(int sock, SandboxEvent *ret, int *ret_pidfd)
 		return -EBADMSG;
 	}
 	ret->detail[sizeof(ret->detail) - 1] = 0;
-	if (ret->kind == SANDBOX_EV_STARTED && nfd == 1)
+	if ((ret->kind == SANDBOX_EV_STARTED || ret->kind == SANDBOX_EV_PTY) && nfd == 1)
 		*ret_pidfd = fd;
 	else if (nfd)
 		close(fd);
-	if (ret->kind == SANDBOX_EV_STARTED && *ret_pidfd < 0)
+	if ((ret->kind == SANDBOX_EV_STARTED || ret->kind == SANDBOX_EV_PTY) && *ret_pidfd < 0)
 		return -EBADMSG;
 	return 0;
 }
@@ -174,12 +187,29 @@ static void send_event(int sock, uint32_t kind, uint32_t id, int value, SandboxS
 	(void)send_with_fds(sock, &ev, sizeof(ev), &fd, fd >= 0 ? 1 : 0);
 }
 
+/* The command's pty (a terminal on the caller's stdio): opened and made
+ * the controlling terminal here, its master sent to the supervisor for the
+ * `ward exec` client; the slave stays open in this init (the master reads
+ * end-of-file only when the command and all it left are gone). */
+static int exec_pty_open(int sock, uint32_t id, const PtyPlan *pty, int *ret_slave)
+{
+	int master = -EBADF, r;
+
+	r = pty_open(pty, &master, ret_slave);
+	if (r < 0)
+		return r;
+	send_event(sock, SANDBOX_EV_PTY, id, 0, SANDBOX_STEP_NONE, 0, NULL, master);
+	close(master);
+	return 0;
+}
+
 /* pid 1 of the command's own pid namespace: the per-process steps, then
  * the command; never returns. */
 _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd, char **argv,
-				 char **envp, const int fds[3], const sigset_t *saved)
+				 char **envp, const int fds[3], const PtyPlan *pty,
+				 const sigset_t *saved)
 {
-	int sock = plan->session_sock, ep[2], err = 0, r;
+	int sock = plan->session_sock, ep[2], err = 0, r, slave = -EBADF;
 	SandboxStep step = SANDBOX_STEP_NONE;
 	const char *detail = NULL;
 	sigset_t mask;
@@ -194,6 +224,11 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(WARD_EXIT_SETUP);
 	(void)setsid();
+	/* A terminal: the command's own pty, this init's controlling one
+	 * (a session leader without one), its master to the `ward exec`
+	 * that relays it (pty-relay.h), as a cold run's pty step. */
+	if (pty && (r = exec_pty_open(sock, id, pty, &slave)) < 0)
+		FAIL(SANDBOX_STEP_PTY, "/dev/ptmx", r);
 	/* The command's descriptors on 0-2 first, as a cold run's stdio
 	 * step: Landlock's rules for them (landlock.c) are this command's. */
 	for (int i = 0; i < 3; i++)
@@ -215,14 +250,18 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 		FAIL(SANDBOX_STEP_NON_DUMPABLE, NULL, -errno);
 	if (pipe2(ep, O_CLOEXEC) < 0)
 		FAIL(SANDBOX_STEP_FORK, NULL, -errno);
-	const int keep[] = { sock, ep[0], ep[1] };
+	const int keep[] = { sock, ep[0], ep[1], slave };
 	if (sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
 		FAIL(SANDBOX_STEP_CLOSE_FDS, NULL, -errno);
 	cmd = fork();
 	if (cmd < 0)
 		FAIL(SANDBOX_STEP_FORK, NULL, -errno);
 	if (cmd == 0) {
-		(void)setpgid(0, 0);
+		/* A pty: the command's group its foreground one, the pty on the
+		 * fds that were the terminal (stdin it does not read: the
+		 * /dev/null already there). */
+		if (pty ? pty_attach(pty, slave, 0) < 0 : setpgid(0, 0) < 0)
+			_exit(WARD_EXIT_SETUP);
 		sigprocmask(SIG_SETMASK, saved, NULL);
 		(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 		execvpe(argv[0], argv, envp);
@@ -256,16 +295,22 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 			continue;
 		if (sig != SIGCHLD) {
 			if (si.si_pid == 0)
-				sandbox_forward_signal(-1, cmd, sig,
+				sandbox_forward_signal(slave, cmd, sig,
 						       si.si_code == SI_QUEUE &&
 							       si.si_value.sival_int == FORWARD_TO_GROUP);
 			continue;
 		}
 		for (;;) {
 			int status;
-			pid_t p = waitpid(-1, &status, WNOHANG);
+			pid_t p = waitpid(-1, &status, WNOHANG | (pty ? WUNTRACED : 0));
 			if (p <= 0)
 				break;
+			if (p == cmd && WIFSTOPPED(status)) {
+				/* Job control (^Z on its pty): `ward exec` stops with it. */
+				send_event(sock, SANDBOX_EV_STOPPED, id, WSTOPSIG(status),
+					   SANDBOX_STEP_NONE, 0, NULL, -1);
+				continue;
+			}
 			if (p == cmd) {
 				send_event(sock, SANDBOX_EV_EXIT, id, status, SANDBOX_STEP_NONE, 0, NULL,
 					   -1);
@@ -291,7 +336,8 @@ static pid_t clone_newpid(int *ret_pidfd)
 }
 
 /* Split a request into @argv and @envp (pointers into @buf); its cwd. */
-static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, char **envp)
+static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, char **envp,
+			      PtyPlan *ret_pty)
 {
 	char *p, *end;
 	const char *cwd;
@@ -300,9 +346,15 @@ static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, cha
 		return NULL;
 	memcpy(h, buf, sizeof(*h));
 	if (h->magic != EXEC_MAGIC || h->len != n - sizeof(*h) || h->n_argv == 0 ||
-	    h->n_argv + h->n_env + 1 > SANDBOX_EXEC_STRINGS_MAX)
+	    h->n_argv + h->n_env + 1 > SANDBOX_EXEC_STRINGS_MAX ||
+	    (h->pty != 0 && h->pty != sizeof(*ret_pty)) || h->len < h->pty)
 		return NULL;
 	p = buf + sizeof(*h);
+	*ret_pty = (PtyPlan){ .term_fd = -1 };
+	if (h->pty) {
+		memcpy(ret_pty, p, sizeof(*ret_pty));
+		p += sizeof(*ret_pty);
+	}
 	end = buf + n;
 #define NEXT(dst_)                                                                                 \
 	do {                                                                                       \
@@ -325,7 +377,7 @@ static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, cha
 
 _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 {
-	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
+	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
 	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
 	int sock = plan->session_sock, sfd;
 	sigset_t mask;
@@ -366,12 +418,13 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 		int fds[3];
 		size_t nfd;
 		ExecHead h = {};
+		PtyPlan pty;
 		ssize_t n = recv_with_fds(sock, buf, sizeof(buf), fds, 3, &nfd, 0);
 		if (n == 0 || n == -ECONNRESET)
 			_exit(0); /* the supervisor is gone */
 		if (n < 0)
 			continue;
-		const char *cwd = parse_exec(buf, (size_t)n, &h, argv, envp);
+		const char *cwd = parse_exec(buf, (size_t)n, &h, argv, envp, &pty);
 		if (!cwd || nfd != 3) {
 			for (size_t i = 0; i < nfd; i++)
 				close(fds[i]);
@@ -383,7 +436,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 		pid_t c = clone_newpid(&pidfd);
 		if (c == 0) {
 			close(sfd);
-			exec_init(plan, h.id, cwd, argv, envp, fds, saved);
+			exec_init(plan, h.id, cwd, argv, envp, fds, pty.enabled ? &pty : NULL, saved);
 		}
 		for (int i = 0; i < 3; i++)
 			close(fds[i]);

@@ -79,6 +79,28 @@ static void reply(int conn, SessionReplyKind kind, int code, const char *text)
 	(void)send(conn, buf, sizeof(h) + len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* A reply carrying one descriptor (the command's pty master). */
+static void reply_fd(int conn, SessionReplyKind kind, int fd)
+{
+	SessionReplyHead h = { .magic = SESSION_REPLY_MAGIC, .kind = kind };
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u = {};
+	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	if (conn < 0)
+		return;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	(void)sendmsg(conn, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static void cmd_free(Cmd *c)
 {
 	if (c->conn >= 0)
@@ -264,6 +286,30 @@ static void refuse(Server *srv, int conn, const SessionRequest *rq, const char *
 	reply(conn, SESSION_REP_EXIT, WARD_EXIT_SETUP, text);
 }
 
+/* Pass the command to pid 1. A client that relays a terminal
+ * (SESSION_EXEC_PTY, a foreground command): the command gets a pty of the
+ * sandbox's own, as in a cold run; the terminal itself never enters the
+ * sandbox (/dev/null in its place). */
+static int exec_send(Server *srv, Cmd *c, char **env, const int fds[3], bool want_pty)
+{
+	PtyPlan pty = { .term_fd = -1 };
+	_cleanup_close_ int null = -EBADF;
+	int sent[3] = { fds[0], fds[1], fds[2] };
+
+	if (want_pty && !c->background)
+		pty_plan_init_fds(&pty, fds);
+	if (pty.enabled) {
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0)
+			return -errno;
+		for (int i = 0; i < 3; i++)
+			if (isatty(fds[i]))
+				sent[i] = null;
+	}
+	return sandbox_session_send_tty(srv->s->init_sock, c->id, c->cwd, c->argv, env, sent,
+					pty.enabled ? &pty : NULL);
+}
+
 static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds[3])
 {
 	const WardPolicy *pol = srv->s->policy;
@@ -336,7 +382,7 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 		cJSON_AddNumberToObject(ev, "timeout_s", (double)timeout);
 	}
 	audit(srv, "start", ev);
-	r = sandbox_session_send(srv->s->init_sock, c->id, c->cwd, c->argv, env, fds);
+	r = exec_send(srv, c, env, fds, rq->flags & SESSION_EXEC_PTY);
 	if (r < 0)
 		cmd_fail(srv, c, "session", -r, WARD_EXIT_SETUP,
 			 r == -E2BIG ? "the command and its environment are too large"
@@ -576,6 +622,15 @@ static void handle_event(Server *srv, const SandboxEvent *ev, int pidfd)
 		break;
 	case SANDBOX_EV_EXIT:
 		cmd_finish(srv, c, ev->value, NULL, 0);
+		break;
+	case SANDBOX_EV_PTY: /* the master, to the client that relays it */
+		if (!c->background)
+			reply_fd(c->conn, SESSION_REP_PTY, pidfd);
+		close(pidfd);
+		break;
+	case SANDBOX_EV_STOPPED:
+		if (!c->background)
+			reply(c->conn, SESSION_REP_STOPPED, ev->value, NULL);
 		break;
 	case SANDBOX_EV_FAILED: {
 		const char *step = sandbox_step_to_string(ev->step);
