@@ -255,6 +255,10 @@ int cmd_exec(int argc, char **argv)
 			tty_start(&tty, &pty, rfd);
 			continue;
 		}
+		if (h.kind == SESSION_REP_NOTE) {
+			fprintf(stderr, "ward: %s\n", text);
+			continue;
+		}
 		if (h.kind == SESSION_REP_STOPPED) {
 			tty_stopped(tty, sock);
 			continue;

@@ -44,6 +44,9 @@ typedef struct SandboxSession {
 	bool proxy;            /* network.mode proxy: the proxy runs */
 	AuditLog *audit;       /* may be NULL */
 	char *const *degraded; /* the protections the sandbox lacks (as its start event says) */
+	int report_rd;         /* the proxy's refusals as they come (ProxyRefusal records,
+	                        * net/proxy-report.h); -1: none */
+	const int *netstat_fds; /* the network namespace's counters (netns-stats.h) */
 } SandboxSession;
 
 /* A signal the supervisor forwards carries this in si_value: the whole

@@ -66,6 +66,7 @@ typedef enum SessionReplyKind {
 	SESSION_REP_OK = 4,      /* text: the answer (ps) */
 	SESSION_REP_PTY = 5,     /* the command's pty master is passed (SESSION_EXEC_PTY) */
 	SESSION_REP_STOPPED = 6, /* code: the signal that stopped the command (job control) */
+	SESSION_REP_NOTE = 7,    /* text: a line for the client's stderr (a cold run's hint) */
 } SessionReplyKind;
 
 typedef struct SessionReplyHead {

@@ -4,6 +4,7 @@
  * starts and ends), the commands' pidfds (a command killed from here
  * reports nothing), the owner, ward's own signals, the timers. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,12 +20,16 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/dirs.h"
 #include "common/log.h"
 #include "common/macro.h"
 #include "common/strv.h"
 #include "common/time-util.h"
 #include "policy/env-filter.h"
 #include "run/run-result.h"
+#include "linux/landlock.h"
+#include "probe/tiers.h"
+#include "session/session-net.h"
 #include "session/session-proto.h"
 #include "session/session-server.h"
 #include "ward/ward.h"
@@ -44,6 +49,7 @@ typedef struct Cmd {
 	uint64_t start_ms, deadline_ms;
 	char **argv;
 	char *cwd;
+	SessionNet net; /* its refusals and network counters (session-net.h) */
 } Cmd;
 
 typedef struct Server {
@@ -58,6 +64,8 @@ typedef struct Server {
 	int pending[PENDING_MAX];
 	uint64_t pending_since[PENDING_MAX];
 	uint64_t pending_seq[PENDING_MAX], next_seq; /* the order they came in */
+	char **not_held, **partly_held; /* the tier table's gaps, as a cold run's result */
+	char see[PATH_MAX + 64];        /* where every connection is (the refusals' line) */
 } Server;
 
 static void reply(int conn, SessionReplyKind kind, int code, const char *text)
@@ -109,6 +117,7 @@ static void cmd_free(Cmd *c)
 		close(c->pidfd);
 	strv_free(c->argv);
 	free(c->cwd);
+	session_net_done(&c->net);
 	*c = (Cmd){ .conn = -1, .pidfd = -1 };
 }
 
@@ -131,6 +140,42 @@ static void audit(Server *srv, const char *event, cJSON *fields)
 	(void)audit_write(srv->s->audit, event, fields);
 }
 
+/* The proxy's refusals reported so far, each to every command running
+ * now (session-net.h). The proxy reports a refusal before it answers the
+ * client (proxy.h, report_every), so a command that ended finds its own
+ * here when its end is handled. */
+static void drain_reports(Server *srv)
+{
+	ProxyRefusal recs[PROXY_REPORT_DISTINCT + 1];
+	size_t n;
+
+	if (srv->s->report_rd < 0)
+		return;
+	while ((n = proxy_refusals_read(srv->s->report_rd, recs, ELEMENTSOF(recs))) > 0) {
+		for (size_t i = 0; i < CMDS_MAX; i++)
+			for (size_t k = 0; srv->cmds[i].used && k < n; k++)
+				session_net_add(&srv->cmds[i].net, &recs[k]);
+		if (n < ELEMENTSOF(recs))
+			break;
+	}
+}
+
+/* The tier table's gaps on this kernel (probe/tiers.h), as a cold run's
+ * result and start event have them. */
+static char **tier_gaps(int tier, TierHold which)
+{
+	int abi = landlock_abi_version();
+	cJSON *g = tier_gaps_json(tier, abi < 0 ? 0 : abi, which);
+	const cJSON *it;
+	char **l = NULL;
+
+	cJSON_ArrayForEach(it, g)
+	if (cJSON_IsString(it) && strv_extend(&l, it->valuestring) < 0)
+		break;
+	cJSON_Delete(g);
+	return l;
+}
+
 /* The command ended (or never started): its result object, its `exit`
  * event, the client's reply, exactly as `ward run` makes them. */
 static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, int err_exit)
@@ -140,9 +185,21 @@ static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, i
 			 .argv = c->argv, .workspace = srv->s->workspace };
 	cJSON *obj;
 	_cleanup_free_ char *text = NULL;
+	_cleanup_cjson_ cJSON *facts = NULL;
 
 	snprintf(rr.session_id, sizeof(rr.session_id), "%s", srv->cfg->session_id);
 	rr.degraded = (char **)srv->s->degraded;
+	rr.not_held = srv->not_held;
+	rr.partly_held = srv->partly_held;
+	/* What the proxy refused and the namespace counted while it ran. */
+	drain_reports(srv);
+	if (c->started) {
+		const cJSON *v;
+		facts = session_net_facts(&c->net, srv->s->netstat_fds);
+		o.facts = facts;
+		v = facts ? cJSON_GetObjectItemCaseSensitive(facts, "net_refused") : NULL;
+		rr.net_refused = (unsigned)cJSON_GetArraySize(v);
+	}
 	rr.duration_ms = monotonic_ms() - c->start_ms;
 	rr.timed_out = c->timed_out;
 	rr.parent_died = c->client_gone && !c->background;
@@ -172,6 +229,9 @@ static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, i
 	}
 	audit(srv, err ? "error" : "exit", obj);
 	if (c->conn >= 0 && !c->background) {
+		char note[4096];
+		if (c->started && session_net_line(&c->net, srv->see, note, sizeof(note)) == 0)
+			reply(c->conn, SESSION_REP_NOTE, 0, note);
 		if (c->want_result) {
 			obj = run_result_object(&o);
 			if (obj) {
@@ -358,6 +418,8 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 		    .background = rq->flags & SESSION_EXEC_BACKGROUND,
 		    .want_result = rq->flags & SESSION_EXEC_RESULT, .start_ms = monotonic_ms() };
 	c->deadline_ms = timeout ? c->start_ms + timeout * 1000 : 0;
+	drain_reports(srv); /* the earlier commands' refusals are not this one's */
+	session_net_begin(&c->net, srv->s->netstat_fds);
 	c->argv = strv_copy(rq->argv);
 	c->cwd = TAKE_PTR(cwd);
 	if (!c->argv) {
@@ -372,10 +434,14 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	char hash[65] = "unknown";
 	(void)policy_hash(pol, hash);
 	RunStart st = { .argv = c->argv, .workspace = srv->s->workspace, .tier = srv->cfg->tier,
+			.not_held = srv->not_held, .partly_held = srv->partly_held,
 			.policy_hash = hash, .policy_sources = pol->sources,
 			.network = srv->s->proxy ? "proxy" : "none", .cow = srv->cfg->cow };
 	cJSON *ev = run_event_start(&st);
 	if (ev) {
+		cJSON *deg = cJSON_AddArrayToObject(ev, "degraded");
+		for (size_t i = 0; deg && srv->s->degraded && srv->s->degraded[i]; i++)
+			cJSON_AddItemToArray(deg, cJSON_CreateString(srv->s->degraded[i]));
 		cJSON_AddNumberToObject(ev, "exec_id", c->id);
 		cJSON_AddStringToObject(ev, "cwd", c->cwd);
 		cJSON_AddBoolToObject(ev, "background", c->background);
@@ -721,6 +787,15 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 	srv.idle_ms = idle_s * 1000;
 	if (wait_ready(&srv) < 0)
 		return 0;
+	_cleanup_free_ char *state = NULL;
+	if (ward_state_dir(&state) == 0)
+		snprintf(srv.see, sizeof(srv.see), "every connection is in %s/audit.jsonl (session %s)",
+			 state, cfg->session_id);
+	else
+		snprintf(srv.see, sizeof(srv.see), "every connection is in the audit log (session %s)",
+			 cfg->session_id);
+	srv.not_held = tier_gaps(cfg->tier, TIER_NOT_HELD);
+	srv.partly_held = tier_gaps(cfg->tier, TIER_PARTLY);
 	cfg->ready = true;
 	if (cfg->ready_fd >= 0) {
 		(void)!write(cfg->ready_fd, "ok\n", 3);
@@ -729,7 +804,7 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 	log_info("session %s is up", cfg->session_id);
 	srv.last_activity_ms = monotonic_ms();
 
-	enum { P_LISTEN, P_INIT_SOCK, P_INIT, P_SIG, P_OWNER, P_FIXED };
+	enum { P_LISTEN, P_INIT_SOCK, P_INIT, P_SIG, P_OWNER, P_REPORT, P_FIXED };
 	while (!srv.stop) {
 		struct pollfd p[P_FIXED + 2 * CMDS_MAX + PENDING_MAX];
 		Cmd *owner[P_FIXED + 2 * CMDS_MAX + PENDING_MAX];
@@ -742,6 +817,7 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 		p[P_INIT] = (struct pollfd){ .fd = s->init_pidfd, .events = POLLIN };
 		p[P_SIG] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 		p[P_OWNER] = (struct pollfd){ .fd = cfg->owner_pidfd, .events = POLLIN };
+		p[P_REPORT] = (struct pollfd){ .fd = s->report_rd, .events = POLLIN };
 		for (size_t i = 0; i < CMDS_MAX; i++) {
 			Cmd *c = &srv.cmds[i];
 			if (!c->used)
@@ -790,6 +866,8 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 		}
 		if (k <= 0)
 			continue;
+		if (p[P_REPORT].revents)
+			drain_reports(&srv);
 		if (p[P_INIT_SOCK].revents && drain_events(&srv) == -EPIPE)
 			break;
 		if (p[P_INIT].revents)
@@ -838,5 +916,7 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 		if (srv.pending[i] >= 0)
 			close(srv.pending[i]);
 	log_info("session %s is stopping", cfg->session_id);
+	strv_free(srv.not_held);
+	strv_free(srv.partly_held);
 	return 1;
 }

@@ -89,12 +89,13 @@ check_eq "--timeout kills the command (124)" 124 "$(status_of "$WARD" exec "$id"
 check "the timed-out command is gone" wait_until gone "sleep 30$"
 
 # --- signals: to the foreground command only ---
+s60=$((7000000 + RANDOM)) # a sleep no other test on this machine runs
 # (A background job of a script starts with SIGINT ignored: undo that, as
 # a harness's own child would have it.)
 "$PY" -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
-	"$WARD" exec "$id" -- sh -c "trap 'echo got-int >$WS/int-$TAG; exit 3' INT; sleep 60 & wait" &
+	"$WARD" exec "$id" -- sh -c "trap 'echo got-int >$WS/int-$TAG; exit 3' INT; sleep $s60 & wait" &
 c=$!
-wait_until pgrep -f "sleep 60$"
+wait_until pgrep -f -x "sleep $s60"
 kill -INT "$c"
 wait "$c"
 st=$?
@@ -320,6 +321,54 @@ check "...with a message that names ward exec" grep -q "ward exec $id6" "$T/run6
 check "...and the refused command did not run" test ! -e "$WS/run-$TAG"
 "$WARD" session stop "$id6"
 check "after stop, ward diff shows the session's change" sh -c "'$WARD' diff --name-only '$id6' | grep -q cowfile"
+
+# --- result parity: an exec's result and events are ward run's ---
+if command -v curl >/dev/null; then
+	idn=$("$WARD" session new --owner $$ --net proxy 2>/dev/null)
+	url="http://refused-$TAG.test/"
+	"$WARD" run --net proxy --result "$T/pr-run.json" -- curl -s -o /dev/null "$url" 2>"$T/pr-run.err"
+	"$WARD" exec "$idn" --result "$T/pr-exec.json" -- curl -s -o /dev/null "$url" 2>"$T/pr-exec.err"
+	"$WARD" exec "$idn" --result "$T/pr-exec2.json" -- curl -s -o /dev/null "$url" 2>/dev/null
+	"$WARD" exec "$idn" --result "$T/pr-exec3.json" -- true
+	"$WARD" run --result "$T/pd-run.json" -- touch "/usr/denied-$TAG" 2>/dev/null
+	"$WARD" exec "$idn" --result "$T/pd-exec.json" -- touch "/usr/denied-$TAG" 2>/dev/null
+	"$WARD" session stop "$idn"
+	check "a denied connect: the exec's result has the run's keys (and exec_id)" "$PY" -c "
+import json,sys
+a=json.load(open('$T/pr-run.json')); b=json.load(open('$T/pr-exec.json'))
+sys.exit(not (set(b) == set(a) | {'exec_id'}))"
+	check "a denied connect: the exec's result attributes the refusal as the run's does" "$PY" -c "
+import json,sys
+a=json.load(open('$T/pr-run.json')); b=json.load(open('$T/pr-exec.json'))
+ok = a['net_refused'] and a['net_refused'] == b['net_refused'] and a['net_refused'][0]['host'] == 'refused-$TAG.test'
+for k in ('exit_code','net_refused_more','net_attempts','not_held','partly_held','degraded','tier','cow','started','status'):
+    if a[k] != b[k]: print('# differs:', k, a[k], b[k]); ok = False
+sys.exit(not ok)"
+	check "the same refusal in a later command is that command's too" "$PY" -c "
+import json,sys; b=json.load(open('$T/pr-exec2.json'))
+sys.exit(not (b['net_refused'] and b['net_refused'][0]['host'] == 'refused-$TAG.test'))"
+	check "a later command that refused nothing has none" "$PY" -c "
+import json,sys; b=json.load(open('$T/pr-exec3.json'))
+sys.exit(not (b['net_refused'] == [] and b['net_refused_more'] is False))"
+	check "the exec's exit event lists the refusal" "$PY" -c "
+import json,sys
+ev=[json.loads(l) for l in open('$XDG_STATE_HOME/ward/audit.jsonl')]
+b=json.load(open('$T/pr-exec.json'))
+x=[e for e in ev if e.get('event')=='exit' and e.get('session')=='$idn' and e.get('exec_id')==b['exec_id']]
+sys.exit(not (x and x[0].get('net_refused') == b['net_refused']))"
+	check_eq "the exec ends with the run's summary line on stderr" \
+		"$(sed 's/(session [0-9a-f]*)//' "$T/pr-run.err")" "$(sed 's/(session [0-9a-f]*)//' "$T/pr-exec.err")"
+	check "a denied path: the exec's result equals the run's (keys, exit code, gaps)" "$PY" -c "
+import json,sys
+a=json.load(open('$T/pd-run.json')); b=json.load(open('$T/pd-exec.json'))
+ok = set(b) == set(a) | {'exec_id'} and a['exit_code'] != 0
+for k in ('exit_code','status','net_refused','not_held','partly_held','degraded','quarantined'):
+    if a[k] != b[k]: print('# differs:', k, a[k], b[k]); ok = False
+sys.exit(not ok)"
+	check "and nothing was written on the host" test ! -e "/usr/denied-$TAG"
+else
+	for _ in 1 2 3 4 5 6 7 8; do ok_skip "result parity: curl not installed"; done
+fi
 
 # --- --storage-only: the storage alone, for cold runs ---
 sj=$("$WARD" session new --storage-only --json)
