@@ -351,7 +351,9 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 				      .policy = plan->policy, .workspace = plan->workspace,
 				      .proxy = plan->proxy, .audit = plan->audit,
 				      .degraded = plan->degraded, .report_rd = session_report_r,
-				      .netstat_fds = netstat_fds };
+				      .netstat_fds = netstat_fds,
+				      .quarantine = plan->quarantine.workspace ? &plan->quarantine
+										: NULL };
 		if (plan->serve->loop(plan->serve->userdata, &ss) > 0) {
 			have_status = true;
 			wstatus = 0;

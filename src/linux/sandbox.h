@@ -47,6 +47,9 @@ typedef struct SandboxSession {
 	int report_rd;         /* the proxy's refusals as they come (ProxyRefusal records,
 	                        * net/proxy-report.h); -1: none */
 	const int *netstat_fds; /* the network namespace's counters (netns-stats.h) */
+	/* The after-run check of protected paths (quarantine.h), for each
+	 * command's end; NULL in a copy-on-write session. */
+	const struct QuarantineInput *quarantine;
 } SandboxSession;
 
 /* A signal the supervisor forwards carries this in si_value: the whole

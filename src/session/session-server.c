@@ -28,6 +28,7 @@
 #include "policy/env-filter.h"
 #include "run/run-result.h"
 #include "linux/landlock.h"
+#include "linux/quarantine.h"
 #include "probe/tiers.h"
 #include "session/session-net.h"
 #include "session/session-proto.h"
@@ -160,6 +161,26 @@ static void drain_reports(Server *srv)
 	}
 }
 
+/* The line on the client's stderr after a command's check of protected
+ * paths moved something (or failed): quarantine_check() wrote the details
+ * to the session's log and the audit log. */
+static bool quarantine_note(const Server *srv, int r, char *buf, size_t n)
+{
+	const QuarantineInput *q = srv->s->quarantine;
+
+	if (r > 0)
+		snprintf(buf, n,
+			 "Made during the command under protected names: %d path%s, moved to "
+			 "'%s/quarantine/%s' (the audit log lists each)",
+			 r, r == 1 ? "" : "s", q->state_dir, q->run_id);
+	else if (r < 0)
+		snprintf(buf, n,
+			 "Could not check '%s' for what the command made under protected names "
+			 "(%s). Treat the workspace as untrusted until it is checked.",
+			 q->workspace, strerror(-r));
+	return r != 0;
+}
+
 /* The tier table's gaps on this kernel (probe/tiers.h), as a cold run's
  * result and start event have them. */
 static char **tier_gaps(int tier, TierHold which)
@@ -191,6 +212,15 @@ static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, i
 	rr.degraded = (char **)srv->s->degraded;
 	rr.not_held = srv->not_held;
 	rr.partly_held = srv->partly_held;
+	/* What it made under protected names, moved out before anyone is
+	 * told it ended (a cold run's after-run check, quarantine.h). */
+	int quarantined = 0;
+	if (c->started && !c->stopped && srv->s->quarantine) {
+		quarantined = quarantine_check(srv->s->quarantine);
+		if (quarantined > 0)
+			rr.quarantined = (unsigned)quarantined;
+		rr.protected_check_failed = quarantined < 0;
+	}
 	/* What the proxy refused and the namespace counted while it ran. */
 	drain_reports(srv);
 	if (c->started) {
@@ -231,6 +261,8 @@ static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, i
 	if (c->conn >= 0 && !c->background) {
 		char note[4096];
 		if (c->started && session_net_line(&c->net, srv->see, note, sizeof(note)) == 0)
+			reply(c->conn, SESSION_REP_NOTE, 0, note);
+		if (quarantine_note(srv, quarantined, note, sizeof(note)))
 			reply(c->conn, SESSION_REP_NOTE, 0, note);
 		if (c->want_result) {
 			obj = run_result_object(&o);

@@ -370,6 +370,33 @@ else
 	for _ in 1 2 3 4 5 6 7 8; do ok_skip "result parity: curl not installed"; done
 fi
 
+# --- protected paths: checked at each command's end, as after a ward run ---
+idq=$("$WARD" session new --owner $$ 2>/dev/null)
+mkdir -p "$WS/q-$TAG"
+"$WARD" exec "$idq" --result "$T/q.json" -C "q-$TAG" -- sh -c \
+	"mkdir -p .git/hooks && printf '#!/bin/sh\ntouch $T/hook-ran\n' >.git/hooks/post-checkout && chmod +x .git/hooks/post-checkout" \
+	2>"$T/q.err"
+check "a hook written by an exec is gone from the host's view once that exec returned" \
+	test ! -e "$WS/q-$TAG/.git"
+check "...moved to the session's quarantine, not deleted" \
+	test -f "$XDG_STATE_HOME/ward/quarantine/$idq/q-$TAG/.git/hooks/post-checkout"
+check "the exec's result counts it, as a run's does" "$PY" -c "
+import json,sys; r=json.load(open('$T/q.json'))
+sys.exit(not (r['quarantined'] >= 1 and r['protected_check_failed'] is False))"
+check "the exec says so on stderr" grep -q "protected names" "$T/q.err"
+check "the audit log has the quarantine event" grep -q '"event":"quarantine".*q-'"$TAG"'/.git' \
+	"$XDG_STATE_HOME/ward/audit.jsonl"
+# A background command that writes one later: caught at the next exec's end.
+"$WARD" exec "$idq" --background -- sh -c \
+	"while [ ! -e go-$TAG ]; do sleep 0.1; done; mkdir -p q2-$TAG/.git/hooks; echo x >q2-$TAG/.git/hooks/pre-commit; touch made-$TAG; sleep 600"
+touch "$WS/go-$TAG"
+wait_until test -e "$WS/made-$TAG"
+"$WARD" exec "$idq" -- true 2>/dev/null
+check "a hook a background command wrote is gone once the next exec returned" \
+	test ! -e "$WS/q2-$TAG/.git"
+"$WARD" session stop "$idq"
+check_not "no hook ran on the host" test -e "$T/hook-ran"
+
 # --- --storage-only: the storage alone, for cold runs ---
 sj=$("$WARD" session new --storage-only --json)
 ids=$(printf '%s' "$sj" | "$PY" -c 'import json,sys; o=json.load(sys.stdin); print(o["id"] if o["live"] is False else "")')
