@@ -52,7 +52,8 @@ typedef struct ExecHead {
 	uint32_t magic;
 	uint32_t id;
 	uint32_t n_argv, n_env;
-	uint32_t len; /* bytes after the head: cwd\0 argv...\0 env...\0 */
+	uint32_t len; /* bytes after the head: [PtyPlan] cwd\0 argv...\0 env...\0 */
+	uint32_t pty; /* sizeof(PtyPlan) when one follows the head, else 0 */
 } ExecHead;
 
 #define EXEC_MAGIC 0x77617831u /* "wax1" */
@@ -120,9 +121,21 @@ static ssize_t recv_with_fds(int sock, void *buf, size_t len, int *fds, size_t m
 int sandbox_session_send(int sock, uint32_t id, const char *cwd, char *const *argv,
 			 char *const *envp, const int fds[3])
 {
-	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
+	return sandbox_session_send_tty(sock, id, cwd, argv, envp, fds, NULL);
+}
+
+int sandbox_session_send_tty(int sock, uint32_t id, const char *cwd, char *const *argv,
+			     char *const *envp, const int fds[3], const PtyPlan *pty)
+{
+	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
 	ExecHead h = { .magic = EXEC_MAGIC, .id = id };
 	size_t off = sizeof(h), n;
+
+	if (pty && pty->enabled) {
+		h.pty = sizeof(*pty);
+		memcpy(buf + off, pty, sizeof(*pty));
+		off += sizeof(*pty);
+	}
 
 #define PUT(s_)                                                                                    \
 	do {                                                                                       \
@@ -164,11 +177,11 @@ int sandbox_session_recv(int sock, SandboxEvent *ret, int *ret_pidfd)
 		return -EBADMSG;
 	}
 	ret->detail[sizeof(ret->detail) - 1] = 0;
-	if (ret->kind == SANDBOX_EV_STARTED && nfd == 1)
+	if ((ret->kind == SANDBOX_EV_STARTED || ret->kind == SANDBOX_EV_PTY) && nfd == 1)
 		*ret_pidfd = fd;
 	else if (nfd)
 		close(fd);
-	if (ret->kind == SANDBOX_EV_STARTED && *ret_pidfd < 0)
+	if ((ret->kind == SANDBOX_EV_STARTED || ret->kind == SANDBOX_EV_PTY) && *ret_pidfd < 0)
 		return -EBADMSG;
 	return 0;
 }
@@ -182,6 +195,22 @@ static void send_event(int sock, uint32_t kind, uint32_t id, int value, SandboxS
 	if (detail)
 		strncpy(ev.detail, detail, sizeof(ev.detail) - 1);
 	(void)send_with_fds(sock, &ev, sizeof(ev), &fd, fd >= 0 ? 1 : 0);
+}
+
+/* The command's pty (a terminal on the caller's stdio): opened and made
+ * the controlling terminal here, its master sent to the supervisor for the
+ * `ward exec` client; the slave stays open in this init (the master reads
+ * end-of-file only when the command and all it left are gone). */
+static int exec_pty_open(int sock, uint32_t id, const PtyPlan *pty, int *ret_slave)
+{
+	int master = -EBADF, r;
+
+	r = pty_open(pty, &master, ret_slave);
+	if (r < 0)
+		return r;
+	send_event(sock, SANDBOX_EV_PTY, id, 0, SANDBOX_STEP_NONE, 0, NULL, master);
+	close(master);
+	return 0;
 }
 
 static pid_t clone_newpid(int *ret_pidfd)
@@ -200,7 +229,8 @@ static pid_t clone_newpid(int *ret_pidfd)
 }
 
 /* Split a request into @argv and @envp (pointers into @buf); its cwd. */
-static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, char **envp)
+static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, char **envp,
+			      PtyPlan *ret_pty)
 {
 	char *p, *end;
 	const char *cwd;
@@ -209,9 +239,15 @@ static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, cha
 		return NULL;
 	memcpy(h, buf, sizeof(*h));
 	if (h->magic != EXEC_MAGIC || h->len != n - sizeof(*h) || h->n_argv == 0 ||
-	    h->n_argv + h->n_env + 1 > SANDBOX_EXEC_STRINGS_MAX)
+	    h->n_argv + h->n_env + 1 > SANDBOX_EXEC_STRINGS_MAX ||
+	    (h->pty != 0 && h->pty != sizeof(*ret_pty)) || h->len < h->pty)
 		return NULL;
 	p = buf + sizeof(*h);
+	*ret_pty = (PtyPlan){ .term_fd = -1 };
+	if (h->pty) {
+		memcpy(ret_pty, p, sizeof(*ret_pty));
+		p += sizeof(*ret_pty);
+	}
 	end = buf + n;
 #define NEXT(dst_)                                                                                 \
 	do {                                                                                       \
@@ -241,13 +277,20 @@ static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, cha
 /* The command, started with vfork(): nothing of this process's memory is
  * copied, and exec reports its own failure. *@ret_err: the errno of a
  * failed exec (0: it runs). */
-static pid_t spawn_command(char **argv, char **envp, const sigset_t *saved, int *ret_err)
+static pid_t spawn_command(char **argv, char **envp, const PtyPlan *pty, int slave,
+			   const sigset_t *saved, int *ret_err)
 {
 	volatile int err = 0; /* the child writes it before it exits */
 	pid_t p = vfork();
 
 	if (p == 0) {
-		(void)setpgid(0, 0);
+		/* A pty: the command's group its foreground one, the pty on
+		 * the fds that were the terminal (pty_attach: system calls
+		 * only, fine after vfork). */
+		if (pty ? pty_attach(pty, slave, 0) < 0 : setpgid(0, 0) < 0) {
+			err = EIO;
+			_exit(WARD_EXIT_SETUP);
+		}
 		sigprocmask(SIG_SETMASK, saved, NULL);
 		(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 		execvpe(argv[0], argv, envp);
@@ -262,16 +305,16 @@ static pid_t spawn_command(char **argv, char **envp, const sigset_t *saved, int 
  * a cold run's init, pass on the supervisor's signals, reap, leave with
  * the command (the kernel kills the rest of this pid namespace). */
 _noreturn_ static void exec_run(int sock, uint32_t id, char **argv, char **envp,
-				const sigset_t *saved)
+				const PtyPlan *pty, int slave, const sigset_t *saved)
 {
-	const int keep[] = { sock };
+	const int keep[] = { sock, slave };
 	sigset_t mask;
 	int err = 0;
 	pid_t cmd;
 
 	if (sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
 		FAIL(sock, id, SANDBOX_STEP_CLOSE_FDS, NULL, -errno);
-	cmd = spawn_command(argv, envp, saved, &err);
+	cmd = spawn_command(argv, envp, pty, slave, saved, &err);
 	if (cmd < 0)
 		FAIL(sock, id, SANDBOX_STEP_FORK, NULL, -errno);
 	if (err) {
@@ -295,16 +338,22 @@ _noreturn_ static void exec_run(int sock, uint32_t id, char **argv, char **envp,
 			continue;
 		if (sig != SIGCHLD) {
 			if (si.si_pid == 0)
-				sandbox_forward_signal(-1, cmd, sig,
+				sandbox_forward_signal(slave, cmd, sig,
 						       si.si_code == SI_QUEUE &&
 							       si.si_value.sival_int == FORWARD_TO_GROUP);
 			continue;
 		}
 		for (;;) {
 			int status;
-			pid_t p = waitpid(-1, &status, WNOHANG);
+			pid_t p = waitpid(-1, &status, WNOHANG | (pty ? WUNTRACED : 0));
 			if (p <= 0)
 				break;
+			if (p == cmd && WIFSTOPPED(status)) {
+				/* Job control (^Z on its pty): `ward exec` stops with it. */
+				send_event(sock, SANDBOX_EV_STOPPED, id, WSTOPSIG(status),
+					   SANDBOX_STEP_NONE, 0, NULL, -1);
+				continue;
+			}
 			if (p == cmd) {
 				send_event(sock, SANDBOX_EV_EXIT, id, status, SANDBOX_STEP_NONE, 0, NULL,
 					   -1);
@@ -341,15 +390,21 @@ static int exec_walls(SandboxPlan *plan, SandboxStep *ret_step, const char **ret
  * Landlock rules for them, landlock.c, are this command's), chdir, the
  * walls, then the command; never returns. */
 _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd, char **argv,
-				 char **envp, const int fds[3], const sigset_t *saved)
+				 char **envp, const int fds[3], const PtyPlan *pty,
+				 const sigset_t *saved)
 {
-	int sock = plan->session_sock, r;
+	int sock = plan->session_sock, r, slave = -EBADF;
 	SandboxStep step = SANDBOX_STEP_NONE;
 	const char *detail = NULL;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(WARD_EXIT_SETUP);
 	(void)setsid();
+	/* A terminal: the command's own pty, this init's controlling one
+	 * (a session leader without one), its master to the `ward exec`
+	 * that relays it (pty-relay.h), as a cold run's pty step. */
+	if (pty && (r = exec_pty_open(sock, id, pty, &slave)) < 0)
+		FAIL(sock, id, SANDBOX_STEP_PTY, "/dev/ptmx", r);
 	for (int i = 0; i < 3; i++)
 		if (dup2(fds[i], i) < 0)
 			FAIL(sock, id, SANDBOX_STEP_STDIO, NULL, -errno);
@@ -360,7 +415,7 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 	r = exec_walls(plan, &step, &detail);
 	if (r < 0)
 		FAIL(sock, id, step, detail, r);
-	exec_run(sock, id, argv, envp, saved);
+	exec_run(sock, id, argv, envp, pty, slave, saved);
 }
 
 /* A spare: pid 1 of a pid namespace of its own, made while the session
@@ -373,7 +428,8 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
  * reported for the request it gets. @req: its end of pid 1's socket. */
 _noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *saved)
 {
-	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
+	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
+	PtyPlan spty;
 	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
 	const int keep[] = { plan->session_sock, req, plan->landlock_fd };
 	int sock = plan->session_sock, fds[3], r;
@@ -391,8 +447,8 @@ _noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *sa
 	if (n <= 0)
 		_exit(0); /* pid 1 is gone, or let this spare go */
 	close(req);
-	cwd = parse_exec(buf, (size_t)n, &h, argv, envp);
-	if (!cwd || nfd != 3) /* pid 1 checked it: cannot happen */
+	cwd = parse_exec(buf, (size_t)n, &h, argv, envp, &spty);
+	if (!cwd || nfd != 3 || h.pty) /* pid 1 checked it: cannot happen */
 		FAIL(sock, h.id, SANDBOX_STEP_INIT, detail, EBADMSG);
 	if (r < 0)
 		FAIL(sock, h.id, step, detail, r);
@@ -403,7 +459,7 @@ _noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *sa
 		close(fds[i]);
 	if (chdir(cwd) < 0)
 		FAIL(sock, h.id, SANDBOX_STEP_CHDIR, cwd, -errno);
-	exec_run(sock, h.id, argv, envp, saved);
+	exec_run(sock, h.id, argv, envp, NULL, -EBADF, saved);
 }
 #undef FAIL
 
@@ -450,10 +506,14 @@ static void spare_start(SandboxPlan *plan, int sfd, const sigset_t *saved, Spare
  * pid 1's end of its socket, which hangs up once the spare starts the
  * command (or fails): the time to make the next one, not before (now, it
  * would hold up the spare on this CPU). */
-static bool spare_take(SandboxPlan *plan, Spare *sp, uint32_t id, const char *buf, size_t n,
+static bool spare_take(SandboxPlan *plan, Spare *sp, const ExecHead *h, const char *buf, size_t n,
 		       const int fds[3], int *ret_taken)
 {
-	if (sp->sock < 0 || !landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, fds))
+	const uint32_t id = h->id;
+
+	/* A terminal needs its pty opened before the walls: exec_init(). */
+	if (sp->sock < 0 || h->pty ||
+	    !landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, fds))
 		return false;
 	if (send_with_fds(sp->sock, buf, n, fds, 3) < 0) {
 		spare_drop(sp, true); /* it died: a new one, and exec_init() for this */
@@ -468,7 +528,7 @@ static bool spare_take(SandboxPlan *plan, Spare *sp, uint32_t id, const char *bu
 
 _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 {
-	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
+	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
 	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
 	int sock = plan->session_sock, sfd, taken = -EBADF;
 	Spare spare = { .pidfd = -EBADF, .sock = -EBADF };
@@ -520,12 +580,13 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 		int fds[3];
 		size_t nfd;
 		ExecHead h = {};
+		PtyPlan pty;
 		ssize_t n = recv_with_fds(sock, buf, sizeof(buf), fds, 3, &nfd, 0);
 		if (n == 0 || n == -ECONNRESET)
 			_exit(0); /* the supervisor is gone */
 		if (n < 0)
 			continue;
-		const char *cwd = parse_exec(buf, (size_t)n, &h, argv, envp);
+		const char *cwd = parse_exec(buf, (size_t)n, &h, argv, envp, &pty);
 		if (!cwd || nfd != 3) {
 			for (size_t i = 0; i < nfd; i++)
 				close(fds[i]);
@@ -533,7 +594,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 				   "malformed request", -1);
 			continue;
 		}
-		if (spare_take(plan, &spare, h.id, buf, (size_t)n, fds, &taken)) {
+		if (spare_take(plan, &spare, &h, buf, (size_t)n, fds, &taken)) {
 			for (int i = 0; i < 3; i++)
 				close(fds[i]);
 			continue;
@@ -544,7 +605,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 			close(sfd);
 			if (spare.sock >= 0)
 				close(spare.sock);
-			exec_init(plan, h.id, cwd, argv, envp, fds, saved);
+			exec_init(plan, h.id, cwd, argv, envp, fds, pty.enabled ? &pty : NULL, saved);
 		}
 		for (int i = 0; i < 3; i++)
 			close(fds[i]);

@@ -130,9 +130,35 @@ static int win_probe(WardError *reterr)
 	return 0;
 }
 
+/* --cow: the session dir (the parent of in->cow_upper) and the redirector
+ * DLL beside ward.exe. */
+static int cow_inputs(const BackendInput *in, char **ret_session, char **ret_dll)
+{
+	wchar_t exe[MAX_PATH * 4];
+	DWORD n = GetModuleFileNameW(NULL, exe, MAX_PATH * 4);
+	_cleanup_free_ char *self = NULL;
+	char *slash;
+
+	if (!in->cow_upper)
+		return 0;
+	if (!(*ret_session = strdup(in->cow_upper)))
+		return -ENOMEM;
+	slash = strrchr(*ret_session, '\\');
+	if (slash)
+		*slash = 0;
+	if (n == 0 || n >= MAX_PATH * 4 || !(self = win32_utf8(exe)))
+		return -EIO;
+	slash = strrchr(self, '\\');
+	if (!slash)
+		return -EIO;
+	*slash = 0;
+	return asprintf(ret_dll, "%s\\ward-redirect.dll", self) < 0 ? -ENOMEM : 0;
+}
+
 static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, WardError *reterr)
 {
 	_cleanup_(win_freep) BackendPlan *b = calloc(1, sizeof(*b));
+	_cleanup_free_ char *cow_session = NULL, *cow_dll = NULL;
 	WinPlanInput pin;
 	char why[1024] = "";
 	int r;
@@ -150,10 +176,13 @@ static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, Wa
 		return ward_error_set(reterr, "plan", EIO, "cannot make a run id");
 	if (!(b->state = strdup(in->state_dir)))
 		return -ENOMEM;
+	if ((r = cow_inputs(in, &cow_session, &cow_dll)) < 0)
+		return ward_error_set(reterr, "cow", -r, "cannot place the redirector DLL");
 	pin = (WinPlanInput){ .policy = in->policy, .tier = tier, .workspace = in->workspace,
 			      .config_dir = in->config_dir, .state_dir = in->state_dir,
 			      .run_id = b->run_id, .argv = in->argv, .envp = in->envp,
-			      .env_extra = in->env_extra, .host = &b->host };
+			      .env_extra = in->env_extra, .host = &b->host,
+			      .cow_session = cow_session, .cow_dll = cow_dll };
 	r = win_plan_build(&pin, &b->plan, why, sizeof(why));
 	if (r == -ENOMEM)
 		return r;
@@ -168,6 +197,7 @@ static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, Wa
 	}
 	b->ctx.state_dir = b->state;
 	memcpy(b->ctx.run_id, b->run_id, sizeof(b->run_id));
+	b->ctx.sandbox_sid = b->plan->our_sids ? b->plan->our_sids[0] : NULL;
 	*ret = TAKE_PTR(b);
 	return 0;
 }

@@ -61,6 +61,33 @@ static int lie_job(void *ctx, void *job, WinJobPlan *ret)
 	return r;
 }
 
+static int failed_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why, size_t n)
+{
+	snprintf(why, n, "CreateRemoteThread(LoadLibraryW): access denied (injected)");
+	return -EACCES;
+}
+
+/* ward waits on another pipe than the one the DLL was told: the DLL
+ * cannot signal, its DllMain fails, LoadLibraryW returns NULL. */
+static int wrong_pipe(void *ctx, void *proc, const WinCowLaunch *l, char *why, size_t n)
+{
+	char name[256];
+	WinCowLaunch other = *l;
+
+	snprintf(name, sizeof(name), "%s-elsewhere", l->pipe);
+	other.pipe = name;
+	return real.cow_inject(ctx, proc, &other, why, n);
+}
+
+/* No time at all for the readiness signal: the timeout path. */
+static int no_time(void *ctx, void *proc, const WinCowLaunch *l, char *why, size_t n)
+{
+	WinCowLaunch other = *l;
+
+	other.ready_ms = 0;
+	return real.cow_inject(ctx, proc, &other, why, n);
+}
+
 static int install_one(WinApi *api, const char *fault, size_t n)
 {
 #define IS(name) (n == strlen(name) && strncmp(fault, name, n) == 0)
@@ -72,6 +99,12 @@ static int install_one(WinApi *api, const char *fault, size_t n)
 		api->token_read = lie_token;
 	else if (IS("acl-lie"))
 		api->set_sddl = lie_set_sddl;
+	else if (IS("inject-fail"))
+		api->cow_inject = failed_inject;
+	else if (IS("ready-missing"))
+		api->cow_inject = wrong_pipe;
+	else if (IS("ready-timeout"))
+		api->cow_inject = no_time;
 	else if (IS("job-lie"))
 		api->job_read = lie_job;
 	else if (IS("job-echo")) {

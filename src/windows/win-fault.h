@@ -14,6 +14,12 @@
  *                     ward.exe refuses every run there (job-readback); the
  *                     plumbing tests use this to get past it and then check
  *                     kill-on-close by its effect (a grandchild dies)
+ *   inject-fail       cow_inject: fails as a refused CreateRemoteThread
+ *   ready-missing     cow_inject: ward waits on another pipe than the DLL
+ *                     was told, so no readiness line comes (the DLL's
+ *                     DllMain fails, its loader thread ends first)
+ *   ready-timeout     cow_inject: no time for the readiness line (the
+ *                     timeout path)
  * Several are given comma-separated ("job-echo,token-lie").
  * Portable: the wrapper only calls through the table. */
 #pragma once

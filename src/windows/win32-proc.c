@@ -202,10 +202,6 @@ static int w_job_read(void *ctx, void *job, WinJobPlan *ret)
 	return 0;
 }
 
-typedef struct Win32Proc {
-	HANDLE process;
-	HANDLE thread;
-} Win32Proc;
 
 static void free_sids(PSID *sids, size_t n)
 {
