@@ -15,6 +15,7 @@ pkg=${WARD_VM_KERNEL_PACKAGE:-linux-image-amd64}
 # virtio-mmio, virtio-serial and 9p, in load order (no depmod: kmod is not needed).
 mods="drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_mmio
 drivers/char/virtio_console net/9p/9pnet net/9p/9pnet_virtio fs/netfs/netfs
+net/core/failover drivers/net/net_failover drivers/net/virtio_net
 fs/fscache/fscache fs/9p/9p"
 
 say() { printf 'ward setup vm: %s\n' "$*"; }
