@@ -45,6 +45,12 @@ extern const Backend backend_vm_t3;
 #define VM_FIFO_SIG "/tmp/.ward-vm-signal"
 #define VM_DEFAULT_MEM_MB 256
 #define VM_TB_SIZE_MB 64
+/* QEMU's own share of limits.memory_mb beside the guest's RAM: its code,
+ * the kernel image it loads, the translation cache (capped), thread
+ * stacks, 9p buffers. Where the limit is RLIMIT_DATA (no memory cgroup)
+ * all of it counts: measured here, 192 MB was too little. */
+#define VM_QEMU_SHARE_MB 384
+#define VM_MIN_GUEST_MB 128 /* the stock kernel does not boot in 64 */
 #define VM_EXIT_SIGNAL_BASE 200 /* SHELL_WRAP ended the VM on a second signal */
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -150,6 +156,13 @@ static int t3_plan(const BackendInput *in, BackendPlan **ret, WardError *reterr)
 		return ward_error_set(reterr, "tier", EOPNOTSUPP,
 				      "Tier 3 knows network modes \"none\" and \"proxy\" only; "
 				      "refusing to run");
+	if (in->policy->memory_mb && in->policy->memory_mb < VM_QEMU_SHARE_MB + VM_MIN_GUEST_MB)
+		return ward_error_set(reterr, "limits", EINVAL,
+				      "limits.memory_mb %llu is below what tier 3 needs: %d MB "
+				      "(QEMU's own %d MB beside a guest of at least %d MB)",
+				      (unsigned long long)in->policy->memory_mb,
+				      VM_QEMU_SHARE_MB + VM_MIN_GUEST_MB, VM_QEMU_SHARE_MB,
+				      VM_MIN_GUEST_MB);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -289,13 +302,9 @@ static int write_request(BackendPlan *p, char ***shares)
 
 static unsigned guest_mem_mb(const WardPolicy *pol)
 {
-	/* QEMU itself (TCG, the translation cache capped at 64 MB) needs
-	 * about 150 MB beside the guest: the policy's memory limit holds both. */
 	if (!pol->memory_mb)
 		return VM_DEFAULT_MEM_MB;
-	if (pol->memory_mb >= 192 + 64)
-		return (unsigned)(pol->memory_mb - 192);
-	return 64;
+	return (unsigned)(pol->memory_mb - VM_QEMU_SHARE_MB);
 }
 
 static int build_argv(BackendPlan *p, char *const *shares)

@@ -218,12 +218,19 @@ check_tiocsti() {
 }
 
 check_limits() {
-	echo '{ "version": 1, "limits": { "memory_mb": 320 } }' >"$T/mem.json"
+	# QEMU and the guest share limits.memory_mb: below what both need, the
+	# run is refused before anything starts (docs/t3.md).
+	echo '{ "version": 1, "limits": { "memory_mb": 300 } }' >"$T/mem-low.json"
+	out=$(t3 -p "$T/mem-low.json" -- true 2>&1)
+	check_eq "limits: memory_mb too small for QEMU and a guest is refused (125)" 125 \
+		"$(status_of t3 -p "$T/mem-low.json" -- true)"
+	check "limits: ... naming limits.memory_mb (${out//$'\n'/ })" grep -q 'limits.memory_mb 300' <<<"$out"
+	echo '{ "version": 1, "limits": { "memory_mb": 512 } }' >"$T/mem.json"
 	kb=$(t3 -p "$T/mem.json" -- sh -c "grep MemTotal /proc/meminfo | tr -dc 0-9" 2>/dev/null)
-	check "limits: the guest's memory is below limits.memory_mb=320 (MemTotal ${kb:-none} kB)" \
-		test -n "$kb" -a "${kb:-999999}" -lt $((320 * 1024))
+	check "limits: the guest's memory is below limits.memory_mb=512 (MemTotal ${kb:-none} kB)" \
+		test -n "$kb" -a "${kb:-999999}" -lt $((512 * 1024))
 	mech=$(grep '"event":"start"' "$XDG_STATE_HOME/ward/audit.jsonl" | tail -1 |
-		sed -n 's/.*"memory_mb":{"value":320,"mechanism":"\([^"]*\)".*/\1/p')
+		sed -n 's/.*"memory_mb":{"value":512,"mechanism":"\([^"]*\)".*/\1/p')
 	check "limits: the start event names what holds memory_mb for QEMU and the guest (got '$mech')" \
 		test -n "$mech"
 }
