@@ -12,7 +12,8 @@ set -eu
 dir=$1
 init=$2
 pkg=${WARD_VM_KERNEL_PACKAGE:-linux-image-amd64}
-# virtio-mmio, virtio-serial and 9p, in load order (no depmod: kmod is not needed).
+# virtio-mmio, virtio-serial, 9p and virtio-net (network "proxy"), in load
+# order (no depmod: kmod is not needed).
 mods="drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_mmio
 drivers/char/virtio_console net/9p/9pnet net/9p/9pnet_virtio fs/netfs/netfs
 net/core/failover drivers/net/net_failover drivers/net/virtio_net
