@@ -68,10 +68,11 @@ static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 }
 
 /* The virtio-serial port QEMU named @name (virtserialport,name=...):
- * the node's number depends on the order the devices probed in. */
-static int port_open(const char *name, int flags)
+ * the node's number depends on the order the devices probed in. Waits up
+ * to @tries * 5 ms for it to appear. */
+static int port_open_wait(const char *name, int flags, int tries)
 {
-	for (int i = 0; i < 400; i++) {
+	for (int i = 0; i < tries; i++) {
 		DIR *d = opendir("/sys/class/virtio-ports");
 		struct dirent *de;
 		while (d && (de = readdir(d))) {
@@ -104,6 +105,11 @@ static int port_open(const char *name, int flags)
 		usleep(5000);
 	}
 	return -1;
+}
+
+static int port_open(const char *name, int flags)
+{
+	return port_open_wait(name, flags, 400);
 }
 
 static void ctl_open(void)
@@ -344,7 +350,7 @@ static __attribute__((noreturn)) void signal_relay(pid_t cmd)
 	static const int allowed[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
 	char buf[64];
 	size_t used = 0;
-	int fd = port_open("ward.sig", O_RDONLY);
+	int fd = port_open_wait("ward.sig", O_RDONLY, 40);
 
 	if (fd < 0)
 		_exit(1);
@@ -562,7 +568,11 @@ int main(void)
 		int err = port_open("ward.err", O_WRONLY);
 		/* The caller's stdin, relayed by the host to EOF: when the
 		 * host closes its side, a read returns 0. */
-		int in = port_open("ward.in", O_RDONLY);
+		int in = port_open_wait("ward.in", O_RDONLY, 40);
+		/* A host without the port (an older ward): no stdin. The
+		 * ports appear together, before ward.ctl is opened. */
+		if (in < 0)
+			in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (out < 0 || err < 0 || in < 0)
 			_exit(125);
 		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
