@@ -347,7 +347,9 @@ check_eq "stdin: a command that does not read an endless stdin still ends with i
 start_bg() {
 	local f=$1
 	shift
-	"$WARD" run --tier 3 "$@" >"$f" 2>"$f.err" &
+	# (--timeout: a signal that is not forwarded fails the check, 124,
+	# rather than hanging the test.)
+	"$WARD" run --tier 3 --timeout 400 "$@" >"$f" 2>"$f.err" &
 	bg=$!
 	wait_long grep -q ready "$f"
 }
