@@ -48,6 +48,7 @@
 #include "common/macro.h"
 #include "common/strv.h"
 #include "linux/mount-plan.h"
+#include "linux/root-masks-cache.h"
 #include "linux/root-view.h"
 
 struct RootView {
@@ -333,6 +334,36 @@ static int scan_root(RootView *rv, const char *host, bool top_proc)
 	return scan(rv, fd, host, 0, top_proc);
 }
 
+/* /proc/sys but net: from the cache when it provably holds them
+ * (root-masks-cache.h), else walked (and cached). */
+static int scan_proc_sys(RootView *rv)
+{
+	static const char *const proc_sys[] = { "abi", "crypto", "debug", "dev",  "fs",
+						"kernel", "user", "vm" };
+	_cleanup_free_ char *key = root_masks_cache_key(), *after = NULL;
+	RootView walked = { 0 };
+	int r;
+
+	if (key && (r = root_masks_cache_load(key, &rv->file_masks, &rv->dir_masks)) != 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(proc_sys); i++) {
+		char host[PATH_MAX];
+		snprintf(host, sizeof(host), "/proc/sys/%s", proc_sys[i]);
+		if ((r = scan_root(&walked, host, false)) < 0)
+			goto out;
+	}
+	/* Cached only if nothing moved while walking. */
+	after = key ? root_masks_cache_key() : NULL;
+	if (after && strcmp(key, after) == 0)
+		root_masks_cache_store(key, walked.file_masks, walked.dir_masks);
+	if ((r = strv_extend_strv(&rv->file_masks, walked.file_masks)) >= 0)
+		r = strv_extend_strv(&rv->dir_masks, walked.dir_masks);
+out:
+	strv_free(walked.file_masks);
+	strv_free(walked.dir_masks);
+	return r < 0 ? r : 0;
+}
+
 /* The masks of /sys and /proc: the same for every run of this caller,
  * independent of the rest of the plan. */
 static int scan_all(RootView *rv)
@@ -349,15 +380,7 @@ static int scan_all(RootView *rv)
 	 * its secrets (tcp_fastopen_key, stable_secret) are its own. */
 	if ((r = scan_root(rv, "/proc", true)) < 0)
 		return r;
-	static const char *const proc_sys[] = { "abi", "crypto", "debug", "dev",  "fs",
-						"kernel", "user", "vm" };
-	for (size_t i = 0; i < ELEMENTSOF(proc_sys); i++) {
-		char host[PATH_MAX];
-		snprintf(host, sizeof(host), "/proc/sys/%s", proc_sys[i]);
-		if ((r = scan_root(rv, host, false)) < 0)
-			return r;
-	}
-	return 0;
+	return scan_proc_sys(rv);
 }
 
 /* The scan (~4 ms on the development VM, most of root's plan) runs in a
