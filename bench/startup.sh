@@ -131,10 +131,10 @@ PY
 
 # Tier 3 (a QEMU micro-VM inside the T2 sandbox), cold: a VM per run,
 # against T2 in the same loop. Seconds, not milliseconds, under TCG: few
-# repetitions (WARD_BENCH_T3_N, default 5). Skipped without qemu or the
+# repetitions (WARD_BENCH_T3_N, default 5; 0 skips it). Skipped without qemu or the
 # guest image (`ward setup vm`). Warm T3 (a VM kept up by a warm session)
 # is not built yet.
-if "$WARD" run --tier 3 -- /bin/true 2>/dev/null; then
+if [ "${WARD_BENCH_T3_N:-5}" -gt 0 ] && "$WARD" run --tier 3 -- /bin/true 2>/dev/null; then
 	python3 - "${WARD_BENCH_T3_N:-5}" "$WARD" <<'PY'
 import resource, statistics, subprocess, sys, time
 n = int(sys.argv[1]); ward = sys.argv[2]
