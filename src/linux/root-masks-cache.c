@@ -49,7 +49,7 @@ static char *read_small(const char *path, size_t max)
 	return buf;
 }
 
-char *root_masks_cache_key(void)
+char *root_masks_cache_key(const char *scope)
 {
 	_cleanup_free_ char *boot = read_small("/proc/sys/kernel/random/boot_id", 64);
 	_cleanup_free_ char *mods = read_small("/proc/modules", 1 << 20);
@@ -62,11 +62,12 @@ char *root_masks_cache_key(void)
 	if (!boot || uname(&u) < 0)
 		return NULL;
 	/* Each module's name and state (not its use count, which moves). */
-	cap = strlen(boot) + sizeof(u.release) + sizeof(u.version) + (mods ? strlen(mods) : 0) + 16;
+	cap = strlen(scope) + strlen(boot) + sizeof(u.release) + sizeof(u.version) +
+	      (mods ? strlen(mods) : 0) + 16;
 	text = malloc(cap);
 	if (!text)
 		return NULL;
-	len = (size_t)snprintf(text, cap, "%s|%s|%s|", boot, u.release, u.version);
+	len = (size_t)snprintf(text, cap, "%s|%s|%s|%s|", scope, boot, u.release, u.version);
 	for (char *line = mods, *next; line && *line; line = next) {
 		char name[128], size[32], refs[32], deps[4096], state[32];
 
