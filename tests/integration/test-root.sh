@@ -234,16 +234,16 @@ if [ -f "$cache" ] && [ -n "$ro_sysctl" ]; then
 	key=$(head -1 "$cache")
 	check "the cache lists $ro_sysctl" grep -qx "F /newroot$ro_sysctl" "$cache"
 	printf 'ward-proc-sys-masks 1 %064d\n' 0 >"$cache.test" && mv -f "$cache.test" "$cache"
-	check_eq "a cache for another kernel or boot, without masks: still masked" done "$(sysctl_leak)"
+	check_eq "a cache for another kernel or boot, without masks: still masked" "done" "$(sysctl_leak)"
 	check_eq "... and the run wrote the cache for this one again" "$key" "$(head -1 "$cache")"
 	printf '%s\n' "$key" >"$cache.test" && chmod 666 "$cache.test" && mv -f "$cache.test" "$cache"
-	check_eq "this kernel's key, no masks, writable by others: not believed" done "$(sysctl_leak)"
+	check_eq "this kernel's key, no masks, writable by others: not believed" "done" "$(sysctl_leak)"
 	printf '%s\n' "$key" >"$T/forged" && chmod 600 "$T/forged" && ln -sf "$T/forged" "$cache"
-	check_eq "this kernel's key, no masks, a symlink: not believed" done "$(sysctl_leak)"
+	check_eq "this kernel's key, no masks, a symlink: not believed" "done" "$(sysctl_leak)"
 	rm -f "$cache"
-	check_eq "no cache: walked, masked" done "$(sysctl_leak)"
+	check_eq "no cache: walked, masked" "done" "$(sysctl_leak)"
 	check_eq "... and cached again" "$key" "$(head -1 "$cache")"
-	check_eq "from the cache: masked" done "$(sysctl_leak)"
+	check_eq "from the cache: masked" "done" "$(sysctl_leak)"
 else
 	for n in 1 2 3 4 5 6 7 8; do ok_skip "no root-only sysctl here, or no cache ($n)"; done
 fi
