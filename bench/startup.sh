@@ -48,6 +48,7 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${WARD_BENCH_NO_UNPRIV:-}" ]; then
 	(cd "$stage" && setpriv --reuid=ward-test --regid=ward-test --init-groups --reset-env \
 		env HOME="$(getent passwd ward-test | cut -d: -f6)" PATH=/usr/bin:/bin \
 		WARD_BENCH_NO_UNPRIV=1 WARD_BENCH_MANAGED="$WARD_BENCH_MANAGED" \
+		WARD_BENCH_T3_N="${WARD_BENCH_T3_N:-5}" \
 		bash "$stage/startup.sh" "$stage/ward" "$N")
 	rc=$?
 	rm -rf "$stage"
