@@ -257,7 +257,7 @@ static const WinRow win_rows[] = {
 		{ TIER_NOT_HELD, "the host's network, unfiltered" },
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
-		{ TIER_HELD, "no internetClient capability: no network at all; network.mode proxy is refused until part 2's filtering" } },
+		{ TIER_HELD, "no internetClient capability: no network at all; WFP filters on the package SID block every connect, accept and raw socket (when they cannot be put up: reported degraded, the row partly held, --strict refuses); network.mode proxy is refused until the proxy is ported" } },
 	  NOT_ON_REAL_WINDOWS },
 	{ "leftovers-killed", "leftover processes killed", {
 		{ TIER_HELD, "a kill-on-close job object: everything the command started dies with ward" },

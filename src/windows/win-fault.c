@@ -91,7 +91,9 @@ static int no_time(void *ctx, void *proc, const WinCowLaunch *l, char *why, size
 static int install_one(WinApi *api, const char *fault, size_t n)
 {
 #define IS(name) (n == strlen(name) && strncmp(fault, name, n) == 0)
-	if (IS("userenv-missing"))
+	if (IS("wfp-echo") || IS("wfp-lie"))
+		return 0; /* win_fault_net_install()'s */
+	else if (IS("userenv-missing"))
 		api->profile_create = missing_profile;
 	else if (IS("attr-rejected"))
 		api->spawn_suspended = rejected_attr;
@@ -129,5 +131,99 @@ int win_fault_install(WinApi *api, const char *fault)
 			return -EINVAL;
 		fault += n + (fault[n] == ',');
 	}
+	return 0;
+}
+
+/* A WFP engine that accepts everything (Wine has none): "wfp-echo" reads
+ * back exactly what was committed, "wfp-lie" reads back nothing (success
+ * reported, nothing done: Wine's habit). */
+static struct {
+	WinWfpFilter f[WIN_WFP_MAX_FILTERS];
+	size_t n, n_pending;
+	bool lie;
+} eng;
+
+static int e_open(void *ctx, bool dynamic, void **ret, char *why, size_t n)
+{
+	eng.n = eng.n_pending = 0;
+	*ret = &eng;
+	return 0;
+}
+
+static void e_close(void *ctx, void *engine)
+{
+	eng.n = 0;
+}
+
+static int e_begin(void *ctx, void *engine, char *why, size_t n)
+{
+	eng.n_pending = 0;
+	return 0;
+}
+
+static int e_commit(void *ctx, void *engine, char *why, size_t n)
+{
+	eng.n = eng.lie ? 0 : eng.n_pending;
+	return 0;
+}
+
+static void e_abort(void *ctx, void *engine)
+{
+	eng.n_pending = 0;
+}
+
+static int e_add(void *ctx, void *engine, const WinWfpPlan *p, char *why, size_t n)
+{
+	return 0;
+}
+
+static int e_add_filter(void *ctx, void *engine, const WinWfpPlan *p, const WinWfpFilter *f,
+			char *why, size_t n)
+{
+	if (eng.n_pending >= WIN_WFP_MAX_FILTERS)
+		return -ENOSPC;
+	eng.f[eng.n_pending++] = *f;
+	return 0;
+}
+
+static int e_get_filter(void *ctx, void *engine, const WinGuid *key, WinWfpFilter *ret,
+			char *why, size_t n)
+{
+	for (size_t i = 0; i < eng.n; i++)
+		if (memcmp(&eng.f[i].key, key, sizeof(*key)) == 0) {
+			*ret = eng.f[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static bool listed(const char *fault, const char *name)
+{
+	size_t len = strlen(name);
+
+	while (fault && *fault) {
+		size_t n = strcspn(fault, ",");
+
+		if (n == len && strncmp(fault, name, n) == 0)
+			return true;
+		fault += n + (fault[n] == ',');
+	}
+	return false;
+}
+
+int win_fault_net_install(WinNetApi *api, const char *fault)
+{
+	if (!listed(fault, "wfp-echo") && !listed(fault, "wfp-lie"))
+		return 0;
+	eng.lie = listed(fault, "wfp-lie");
+	api->wfp_open = e_open;
+	api->wfp_close = e_close;
+	api->wfp_begin = e_begin;
+	api->wfp_commit = e_commit;
+	api->wfp_abort = e_abort;
+	api->wfp_add_provider = e_add;
+	api->wfp_add_sublayer = e_add;
+	api->wfp_add_filter = e_add_filter;
+	api->wfp_get_filter = e_get_filter;
 	return 0;
 }

@@ -20,12 +20,23 @@
  *                     DllMain fails, its loader thread ends first)
  *   ready-timeout     cow_inject: no time for the readiness line (the
  *                     timeout path)
+ *   wfp-echo          the network walls: a fake WFP engine that takes every
+ *                     filter and reads it back as added (Wine has no
+ *                     engine): the run's wall plumbing, then on to the
+ *                     next step
+ *   wfp-lie           the same engine reporting success for every add and
+ *                     commit, then reading nothing back: the run refuses
+ *                     at network-wall
  * Several are given comma-separated ("job-echo,token-lie").
  * Portable: the wrapper only calls through the table. */
 #pragma once
 
 #include "windows/win-api.h"
+#include "windows/win-net-api.h"
 
 /* Replace entries of @api per @fault (NULL or "": no change). -EINVAL for
  * an unknown name. */
 int win_fault_install(WinApi *api, const char *fault);
+/* The wfp-* entries of @fault replace @api's WFP engine; the rest are
+ * win_fault_install()'s. */
+int win_fault_net_install(WinNetApi *api, const char *fault);
