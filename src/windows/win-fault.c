@@ -1,7 +1,10 @@
 /* The fault wrappers of win-fault.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/strv.h"
 
 #include "windows/win-fault.h"
 
@@ -36,6 +39,38 @@ static int lie_token(void *ctx, void *proc, WinTokenObserved *ret)
 	win_token_observed_done(ret);
 	ret->appcontainer = true;
 	ret->integrity_rid = 8192;
+	return 0;
+}
+
+/* token-echo: the token read back is the one spawn was asked for (Wine
+ * hands out the unrestricted token): the plumbing after the token check,
+ * for the runner's Wine tests. */
+static WinTokenPlan asked_token;
+static char asked_logon[WIN_SID_STRING_MAX];
+
+static int record_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n)
+{
+	asked_token = *s->token;
+	snprintf(asked_logon, sizeof(asked_logon), "%s", s->logon_sid ? s->logon_sid : "");
+	return real.spawn_suspended(ctx, s, ret, why, n);
+}
+
+static int echo_token(void *ctx, void *proc, WinTokenObserved *ret)
+{
+	const WinTokenPlan *t = &asked_token;
+
+	*ret = (WinTokenObserved){ .appcontainer = t->appcontainer,
+				   .integrity_rid = t->integrity_rid,
+				   .write_restricted = t->write_restricted };
+	if (t->appcontainer && !(ret->package_sid = strdup(t->package_sid)))
+		return -ENOMEM;
+	for (char **c = t->capability_sids; c && *c; c++)
+		if (strv_extend(&ret->capability_sids, *c) < 0)
+			return -ENOMEM;
+	for (char **c = t->restricting_sids; c && *c; c++)
+		if (strv_extend(&ret->restricting_sids,
+				strcmp(*c, WIN_SID_LOGON_PLACEHOLDER) == 0 ? asked_logon : *c) < 0)
+			return -ENOMEM;
 	return 0;
 }
 
@@ -97,7 +132,10 @@ static int install_one(WinApi *api, const char *fault, size_t n)
 		api->profile_create = missing_profile;
 	else if (IS("attr-rejected"))
 		api->spawn_suspended = rejected_attr;
-	else if (IS("token-lie"))
+	else if (IS("token-echo")) {
+		api->spawn_suspended = record_spawn;
+		api->token_read = echo_token;
+	} else if (IS("token-lie"))
 		api->token_read = lie_token;
 	else if (IS("acl-lie"))
 		api->set_sddl = lie_set_sddl;

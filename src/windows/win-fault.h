@@ -6,6 +6,9 @@
  *                     CreateAppContainerProfile
  *   attr-rejected     spawn: -EINVAL, as when UpdateProcThreadAttribute
  *                     rejects an attribute
+ *   token-echo        token_read: reports the token spawn was asked for
+ *                     (Wine hands out the unrestricted one): the runner's
+ *                     plumbing past its token check
  *   token-lie         token_read: reports an unrestricted medium token
  *   acl-lie           set_sddl: reports success, changes nothing
  *   job-lie           job_read: reports no kill-on-close

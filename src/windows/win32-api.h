@@ -30,3 +30,6 @@ void win32_api_init(WinApi *api, Win32Ctx *ctx);
  * sharing and deleted on close, which a crash or kill closes too; its
  * journal is stale exactly when that file can be opened. */
 int win32_run_alive(Win32Ctx *ctx);
+
+/* The process id of a process spawn_suspended() made. */
+unsigned long win32_proc_pid(void *proc);

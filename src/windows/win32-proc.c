@@ -523,6 +523,13 @@ static void w_close_job(void *ctx, void *job)
 	CloseHandle(job);
 }
 
+unsigned long win32_proc_pid(void *proc)
+{
+	Win32Proc *p = proc;
+
+	return GetProcessId(p->process);
+}
+
 void win32_proc_init(WinApi *api)
 {
 	api->logon_sid = w_logon_sid;

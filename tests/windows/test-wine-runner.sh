@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# ward-runner.exe (the sandbox-user tier's command runner) and ward.exe's
+# side of its pipe, under Wine. Wine has no second user to log on as and
+# hands out the unrestricted token whatever was asked: so the runner is
+# started by win-runner-peer.exe with plain CreateProcessW (the same
+# win32_runner_run() ward.exe uses, minus CreateProcessWithLogonW), and
+# what is shown is the protocol and that every hostile or broken step is
+# REFUSED (exit 125, the command never ran: its marker file is absent on
+# the host side). Nothing here claims isolation.
+#
+# Needs WARD_WIN_BIN (ward-runner.exe, ward-runner-test.exe,
+# win-runner-peer.exe, win-child.exe); skips when Wine cannot start.
+set -u
+bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+[ -n "$bin" ] && [ -f "$bin/ward-runner.exe" ] || skip_all "no ward-runner.exe (make windows)"
+command -v wine >/dev/null || skip_all "wine is not installed"
+
+T=$(mktemp -d /tmp/ward-wine-runner.XXXXXX)
+export LANG=C.UTF-8 WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+cleanup() {
+	wineserver -k >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+if ! wineboot -i >"$T/boot.log" 2>&1; then
+	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
+fi
+strip_cr() { tr -d '\r'; }
+show() { strip_cr <"$1" | sed 's/^/# /'; }
+winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
+
+SYN=S-1-15-3-1024-1111-2222-3333-4444-5555-6666-7777-8888
+RUN=00000000000000aa
+ws=$T/ws state=$T/state
+mkdir -p "$ws" "$state" "$T/bin"
+cp "$bin/ward-runner.exe" "$bin/ward-runner-test.exe" "$bin/win-runner-peer.exe" "$T/bin/"
+cp "$bin/win-child.exe" "$ws/"
+printf '%s\n' "$SYN" >"$state/sandbox-sid"
+WS=$(winpath "$ws")
+STATE=$(winpath "$state")
+# request FILE [SID] [APP] [CMDLINE]: the runner's request format
+# (win-runner-proto.h); the command writes the marker, then exits 7.
+request() {
+	printf 'ward-runner 1\nrun %s\nsid %s\napp %s\ncwd %s\ncmdline %s\nenv SYSTEMROOT=C:\\windows\nend\n' \
+		"$RUN" "${2:-$SYN}" "${3:-$WS\\win-child.exe}" "$WS" \
+		"${4:-win-child.exe write $WS\\marker}" >"$1"
+}
+# peer RUNNER REQUEST [OPTION]...: ward's side, output in $T/out.
+peer() {
+	local runner=$1 req=$2
+	shift 2
+	rm -f "$ws/marker"
+	(cd "$T" && wine "$T/bin/win-runner-peer.exe" "$(winpath "$T/bin/$runner")" "$STATE" "$RUN" \
+		"$(winpath "$req")" "$@") >"$T/out" 2>&1
+}
+# refused DESC EXPECTED RUNNER REQUEST [OPTION]...: exit 125, the command
+# never ran, EXPECTED in the output.
+refused() {
+	local d=$1 want=$2 rc
+	shift 2
+	FAULT=${FAULT:-token-echo}
+	WARD_TEST_WIN_FAULT=$FAULT peer "$@"
+	rc=$?
+	if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q -- "$want" "$T/out"; then
+		ok "$d"
+	else
+		not_ok "$d (exit $rc)"
+		show "$T/out"
+	fi
+}
+
+echo "1..14"
+
+request "$T/good"
+# The real runner under Wine: the token it made reads back unrestricted
+# (Wine ignores restricted tokens): refused, the command never resumed.
+WARD_TEST_WIN_FAULT= peer ward-runner.exe "$T/good"
+rc=$?
+if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] &&
+	grep -q "the runner refused: the command's token read back: " "$T/out"; then
+	ok "ward-runner.exe: Wine's unrestricted token is refused at the read-back, the command never ran"
+else
+	not_ok "ward-runner.exe under Wine was not refused at the token read-back (exit $rc)"
+	show "$T/out"
+fi
+
+# Plumbing, past the token check (ward-runner-test.exe, token-echo): the
+# request over the pipe, the command runs in the requested directory with
+# the requested environment, "started" then "exit 7", the exit code relayed.
+request "$T/env" "" "" "win-child.exe env $WS\\env.out"
+WARD_LEAK_CHECK=leaked WARD_TEST_WIN_FAULT=token-echo peer ward-runner-test.exe "$T/env"
+rc=$?
+# Wine adds its own WINE* variables to every process; ward's (the peer's
+# and the runner's) environment must not reach the command.
+if [ $rc -eq 0 ] && grep -q 'peer: exit 0' "$T/out" && strip_cr <"$ws/env.out" | grep -qix 'SYSTEMROOT=C:\\windows' &&
+	! grep -q WARD_LEAK_CHECK "$ws/env.out"; then
+	ok "plumbing: the command gets the request's environment, not the runner's; exit relayed"
+else
+	not_ok "plumbing: environment (exit $rc)"
+	show "$T/out"
+	[ -f "$ws/env.out" ] && show "$ws/env.out"
+fi
+request "$T/exit7" "" "" "win-child.exe exit 7"
+WARD_TEST_WIN_FAULT=token-echo peer ward-runner-test.exe "$T/exit7"
+rc=$?
+if [ $rc -eq 7 ] && grep -q 'peer: exit 7' "$T/out"; then
+	ok "plumbing: the command's exit code (7) comes back over the pipe and as the runner's"
+else
+	not_ok "plumbing: exit code (exit $rc)"
+	show "$T/out"
+fi
+
+# Hostile or malformed requests: the runner refuses before any token.
+request "$T/badsid" S-1-15-3-1024-9-9-9-9-9-9-9-9
+refused "a synthetic SID that is not the recorded one is refused" \
+	"is not the synthetic SID ward-setup.exe recorded" ward-runner-test.exe "$T/badsid"
+request "$T/everyone" S-1-1-0
+refused "a SID that is not synthetic (Everyone) is refused" \
+	"malformed request: line 3" ward-runner-test.exe "$T/everyone"
+request "$T/understate" "" "$STATE\\win-child.exe"
+cp "$ws/win-child.exe" "$state/"
+refused "a program under ward's state dir is refused" \
+	"the program or directory is under" ward-runner-test.exe "$T/understate"
+printf 'hello\n' >"$T/junk"
+refused "a request that is not the format is refused" \
+	"malformed request: not a ward-runner 1 request" ward-runner-test.exe "$T/junk"
+{ cat "$T/good"; printf 'env X=1\n'; } >"$T/trailing"
+refused "anything after 'end' is refused" "expected 'end' as the last line" \
+	ward-runner-test.exe "$T/trailing"
+head -c 70000 /dev/zero | tr '\0' a >"$T/big"
+refused "a request longer than 64 KiB is refused" "request longer than 65536 bytes" \
+	ward-runner-test.exe "$T/big"
+
+# The wrong peer: each side checks the other.
+refused "ward: a client on the pipe that is not the runner it started is refused" \
+	"the pipe's client is process .*, not the runner ward started" \
+	ward-runner-test.exe "$T/good" --decoy "$(winpath "$ws/win-child.exe")"
+refused "ward: a runner that runs as another user than the sandbox user is refused" \
+	"the runner runs as .*, not as S-1-5-21-1-2-3-1001" \
+	ward-runner-test.exe "$T/good" --expect-user S-1-5-21-1-2-3-1001
+refused "ward: a pipe name already taken (a squatter) refuses the run (FIRST_PIPE_INSTANCE)" \
+	"CreateNamedPipeW (FILE_FLAG_FIRST_PIPE_INSTANCE)" ward-runner-test.exe "$T/good" --squat
+refused "runner: a pipe server that is not the process named on its command line is refused" \
+	"the pipe's server is process .*, not 4" ward-runner-test.exe "$T/good" --server-pid 4
+
+# Started by hand, without ward's arguments: refused, nothing read.
+(cd "$T" && wine "$T/bin/ward-runner.exe" --pipe 'Z:\x' --server-pid 1 --state 'C:\x') >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 125 ] && grep -q usage "$T/out"; then
+	ok "ward-runner.exe without a run pipe's name refuses (exit 125)"
+else
+	not_ok "ward-runner.exe with bad arguments (exit $rc)"
+	show "$T/out"
+fi
+
+[ "$fails" -eq 0 ]
