@@ -80,7 +80,7 @@ echo "1..14"
 request "$T/good"
 # The real runner under Wine: the token it made reads back unrestricted
 # (Wine ignores restricted tokens): refused, the command never resumed.
-WARD_TEST_WIN_FAULT= peer ward-runner.exe "$T/good"
+WARD_TEST_WIN_FAULT='' peer ward-runner.exe "$T/good"
 rc=$?
 if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] &&
 	grep -q "the runner refused: the command's token read back: " "$T/out"; then
