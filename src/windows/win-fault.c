@@ -15,6 +15,33 @@ static int lie_set_sddl(void *ctx, const char *path, bool label, const char *sdd
 	return 0;
 }
 
+/* acl-echo: a DACL that was set reads back as set (Wine keeps none on
+ * its drives): the privileged helper's plumbing past its read-back. */
+static struct {
+	char *path, *sddl;
+} echoed[16];
+
+static int echo_set_sddl(void *ctx, const char *path, bool label, const char *sddl)
+{
+	size_t i = 0;
+
+	while (i < 15 && echoed[i].path && strcmp(echoed[i].path, path) != 0)
+		i++;
+	free(echoed[i].path);
+	free(echoed[i].sddl);
+	echoed[i].path = strdup(path);
+	echoed[i].sddl = strdup(sddl);
+	return echoed[i].path && echoed[i].sddl ? 0 : -ENOMEM;
+}
+
+static int echo_get_sddl(void *ctx, const char *path, bool label, char **ret)
+{
+	for (size_t i = 0; i < 16 && echoed[i].path; i++)
+		if (strcmp(echoed[i].path, path) == 0)
+			return (*ret = strdup(echoed[i].sddl)) ? 0 : -ENOMEM;
+	return real.get_sddl(ctx, path, label, ret);
+}
+
 static int missing_profile(void *ctx, const char *name, char ret[WIN_SID_STRING_MAX], char *why,
 			   size_t n)
 {
@@ -137,7 +164,10 @@ static int install_one(WinApi *api, const char *fault, size_t n)
 		api->token_read = echo_token;
 	} else if (IS("token-lie"))
 		api->token_read = lie_token;
-	else if (IS("acl-lie"))
+	else if (IS("acl-echo")) {
+		api->set_sddl = echo_set_sddl;
+		api->get_sddl = echo_get_sddl;
+	} else if (IS("acl-lie"))
 		api->set_sddl = lie_set_sddl;
 	else if (IS("inject-fail"))
 		api->cow_inject = failed_inject;

@@ -10,6 +10,8 @@
  *                     (Wine hands out the unrestricted one): the runner's
  *                     plumbing past its token check
  *   token-lie         token_read: reports an unrestricted medium token
+ *   acl-echo          get_sddl: a DACL set reads back as set (Wine keeps
+ *                     none): the helper's plumbing past its read-back
  *   acl-lie           set_sddl: reports success, changes nothing
  *   job-lie           job_read: reports no kill-on-close
  *   job-echo          job_read: reports the limits ward asked for. Wine's

@@ -150,7 +150,7 @@ static int parse_args(int argc, char **argv, const char **pipe, DWORD *server, c
 			return -EINVAL;
 		*slot = argv[i + 1];
 	}
-	if (!*pipe || !srv || !st || !win32_pipe_name_valid(*pipe))
+	if (!*pipe || !srv || !st || !win32_pipe_name_valid("runner", *pipe))
 		return -EINVAL;
 	v = strtoul(srv, &end, 10);
 	if (!*srv || *end || v == 0 || v > 0xffffffffUL)

@@ -24,19 +24,21 @@
  * (FILE_WRITE_ATTRIBUTES); not FILE_CREATE_PIPE_INSTANCE. */
 #define CLIENT_RIGHTS "0x12018b"
 
-int win32_pipe_name(const char *run_id, char *ret, size_t n)
+int win32_pipe_name(const char *role, const char *run_id, char *ret, size_t n)
 {
 	if (!run_id || strlen(run_id) != 16 || strspn(run_id, "0123456789abcdef") != 16)
 		return -EINVAL;
-	return snprintf(ret, n, "%s%s", WIN32_PIPE_PREFIX, run_id) < (int)n ? 0 : -ENAMETOOLONG;
+	return snprintf(ret, n, "%s%s-%s", WIN32_PIPE_PREFIX, role, run_id) < (int)n ? 0
+										      : -ENAMETOOLONG;
 }
 
-bool win32_pipe_name_valid(const char *name)
+bool win32_pipe_name_valid(const char *role, const char *name)
 {
-	size_t k = strlen(WIN32_PIPE_PREFIX);
+	size_t k = strlen(WIN32_PIPE_PREFIX), r = strlen(role);
 
-	return name && strncmp(name, WIN32_PIPE_PREFIX, k) == 0 && strlen(name + k) == 16 &&
-	       strspn(name + k, "0123456789abcdef") == 16;
+	return name && strncmp(name, WIN32_PIPE_PREFIX, k) == 0 && strncmp(name + k, role, r) == 0 &&
+	       name[k + r] == '-' && strlen(name + k + r + 1) == 16 &&
+	       strspn(name + k + r + 1, "0123456789abcdef") == 16;
 }
 
 static int token_user(HANDLE tok, char *ret, size_t n)
@@ -156,7 +158,7 @@ int win32_pipe_accept(Win32Pipe *p, HANDLE peer, const char *user_sid, DWORD tim
 		return r;
 	}
 	if (pid != GetProcessId(peer)) {
-		snprintf(why, n_why, "the pipe's client is process %lu, not the runner ward started (%lu)",
+		snprintf(why, n_why, "the pipe's client is process %lu, not the expected process %lu",
 			 (unsigned long)pid, (unsigned long)GetProcessId(peer));
 		DisconnectNamedPipe(p->h);
 		return -EPERM;
@@ -192,8 +194,13 @@ int win32_pipe_open(const char *name, DWORD server_pid, Win32Pipe *ret, char *wh
 	ret->h = CreateFileW(wname, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
 			     FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_IDENTIFICATION,
 			     NULL);
-	if (ret->h == INVALID_HANDLE_VALUE)
+	if (ret->h == INVALID_HANDLE_VALUE) {
+		if (GetLastError() == ERROR_PIPE_BUSY) {
+			snprintf(why, n_why, "%s is busy (another client holds it)", name);
+			return -EBUSY;
+		}
 		return FAIL_WHY(why, n_why, "CreateFileW(pipe)");
+	}
 	if (!SetNamedPipeHandleState(ret->h, &mode, NULL, NULL)) {
 		r = FAIL_WHY(why, n_why, "SetNamedPipeHandleState");
 		goto fail;
@@ -217,6 +224,27 @@ int win32_pipe_open(const char *name, DWORD server_pid, Win32Pipe *ret, char *wh
 fail:
 	win32_pipe_close(ret);
 	return r;
+}
+
+int win32_pipe_connect(const char *name, HANDLE server, DWORD timeout_ms, Win32Pipe *ret,
+		       char *why, size_t n_why)
+{
+	ULONGLONG until = GetTickCount64() + timeout_ms;
+
+	for (;;) {
+		int r = win32_pipe_open(name, GetProcessId(server), ret, why, n_why);
+
+		if (r != -ENOENT && r != -EBUSY)
+			return r;
+		if (WaitForSingleObject(server, 50) == WAIT_OBJECT_0) {
+			snprintf(why, n_why, "the server ended before it made %s", name);
+			return -ESRCH;
+		}
+		if (GetTickCount64() > until) {
+			snprintf(why, n_why, "no pipe %s", name);
+			return -ETIMEDOUT;
+		}
+	}
 }
 
 int win32_pipe_write(Win32Pipe *p, const void *data, size_t n)

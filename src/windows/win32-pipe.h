@@ -22,7 +22,7 @@
 
 #include <windows.h>
 
-#define WIN32_PIPE_PREFIX "\\\\.\\pipe\\ward-runner-"
+#define WIN32_PIPE_PREFIX "\\\\.\\pipe\\ward-"
 
 typedef struct Win32Pipe {
 	HANDLE h;
@@ -30,10 +30,11 @@ typedef struct Win32Pipe {
 	HANDLE peer;        /* the peer's process, waited on with each I/O; not owned */
 } Win32Pipe;
 
-/* "\\.\pipe\ward-runner-<run id>"; -EINVAL unless @run_id is 16 hex. */
-int win32_pipe_name(const char *run_id, char *ret, size_t n);
-/* Whether @name is exactly such a name. */
-bool win32_pipe_name_valid(const char *name);
+/* "\\.\pipe\ward-<role>-<run id>" (@role "runner" or "helper");
+ * -EINVAL unless @run_id is 16 lower-case hex digits. */
+int win32_pipe_name(const char *role, const char *run_id, char *ret, size_t n);
+/* Whether @name is exactly such a name for @role. */
+bool win32_pipe_name_valid(const char *role, const char *name);
 
 /* Create the server end; @client_sid may write and read, ward's user owns. */
 int win32_pipe_create(const char *name, const char *client_sid, Win32Pipe *ret, char *why,
@@ -45,6 +46,11 @@ int win32_pipe_accept(Win32Pipe *p, HANDLE peer, const char *user_sid, DWORD tim
 		      char *why, size_t n_why);
 /* Open the client end and check the server's pid is @server_pid. */
 int win32_pipe_open(const char *name, DWORD server_pid, Win32Pipe *ret, char *why, size_t n_why);
+
+/* win32_pipe_open(), waiting (up to @timeout_ms) for the server to create
+ * the pipe, as long as process @server runs. */
+int win32_pipe_connect(const char *name, HANDLE server, DWORD timeout_ms, Win32Pipe *ret,
+		       char *why, size_t n_why);
 
 /* One message. read: -EMSGSIZE when longer than @n (the rest is
  * discarded, the pipe is then unusable: close it), -EPIPE when the peer

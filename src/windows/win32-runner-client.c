@@ -58,7 +58,7 @@ int win32_runner_run(const char *runner_exe, const char *state, const char *run_
 	int r;
 
 	*ret_started = false;
-	if (win32_pipe_name(run_id, name, sizeof(name)) < 0) {
+	if (win32_pipe_name("runner", run_id, name, sizeof(name)) < 0) {
 		snprintf(why, n_why, "run id '%s' names no pipe", run_id);
 		return -EINVAL;
 	}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ward-runner.exe (the sandbox-user tier's command runner) and ward.exe's
-# side of its pipe, under Wine. Wine has no second user to log on as and
+# ward-runner.exe (the sandbox-user tier's command runner), ward-helper.exe
+# (the privileged helper) and ward.exe's side of their pipes, under Wine. Wine has no second user to log on as and
 # hands out the unrestricted token whatever was asked: so the runner is
 # started by win-runner-peer.exe with plain CreateProcessW (the same
 # win32_runner_run() ward.exe uses, minus CreateProcessWithLogonW), and
@@ -9,7 +9,8 @@
 # the host side). Nothing here claims isolation.
 #
 # Needs WARD_WIN_BIN (ward-runner.exe, ward-runner-test.exe,
-# win-runner-peer.exe, win-child.exe); skips when Wine cannot start.
+# win-runner-peer.exe, ward-helper.exe, ward-helper-test.exe,
+# win-helper-peer.exe, win-child.exe); skips when Wine cannot start.
 set -u
 bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
 n=0
@@ -39,7 +40,8 @@ SYN=S-1-15-3-1024-1111-2222-3333-4444-5555-6666-7777-8888
 RUN=00000000000000aa
 ws=$T/ws state=$T/state
 mkdir -p "$ws" "$state" "$T/bin"
-cp "$bin/ward-runner.exe" "$bin/ward-runner-test.exe" "$bin/win-runner-peer.exe" "$T/bin/"
+cp "$bin/ward-runner.exe" "$bin/ward-runner-test.exe" "$bin/win-runner-peer.exe" \
+	"$bin/ward-helper.exe" "$bin/ward-helper-test.exe" "$bin/win-helper-peer.exe" "$T/bin/"
 cp "$bin/win-child.exe" "$ws/"
 printf '%s\n' "$SYN" >"$state/sandbox-sid"
 WS=$(winpath "$ws")
@@ -75,7 +77,7 @@ refused() {
 	fi
 }
 
-echo "1..14"
+echo "1..26"
 
 request "$T/good"
 # The real runner under Wine: the token it made reads back unrestricted
@@ -139,7 +141,7 @@ refused "a request longer than 64 KiB is refused" "request longer than 65536 byt
 
 # The wrong peer: each side checks the other.
 refused "ward: a client on the pipe that is not the runner it started is refused" \
-	"the pipe's client is process .*, not the runner ward started" \
+	"the pipe's client is process .*, not the expected process" \
 	ward-runner-test.exe "$T/good" --decoy "$(winpath "$ws/win-child.exe")"
 refused "ward: a runner that runs as another user than the sandbox user is refused" \
 	"the runner runs as .*, not as S-1-5-21-1-2-3-1001" \
@@ -156,6 +158,105 @@ if [ $rc -eq 125 ] && grep -q usage "$T/out"; then
 	ok "ward-runner.exe without a run pipe's name refuses (exit 125)"
 else
 	not_ok "ward-runner.exe with bad arguments (exit $rc)"
+	show "$T/out"
+fi
+
+# The privileged helper (ward-helper.exe), through win-helper-peer.exe
+# (ward's side: connects, checks the server is the helper it started).
+# What the run may ask is on the helper's command line: run $HRUN, the
+# package SID $PKG, read-exec on $PF, read on $PD.
+HRUN=00000000000000bb
+PKG=S-1-15-2-1-2-3-4-5-6-7
+mkdir -p "$T/prefix/drive_c/ProgramData/ward-pf" "$T/prefix/drive_c/ProgramData/ward-pd"
+PF='C:\ProgramData\ward-pf'
+PD='C:\ProgramData\ward-pd'
+hreq() { # FILE OP PATH [SID] [RUN]
+	printf 'ward-helper 1\nop %s\nrun %s\nsid %s\npath %s\nend\n' "$2" "${5:-$HRUN}" "${4:-$PKG}" "$3" >"$1"
+}
+hpeer() { # HELPER REQUEST-FILE...: replies in $T/out
+	local helper=$1
+	shift
+	local reqs=()
+	for f in "$@"; do reqs+=("$(winpath "$f")"); done
+	(cd "$T" && wine "$T/bin/win-helper-peer.exe" "$(winpath "$T/bin/$helper")" "$HRUN" \
+		"--sid $PKG --read-exec $PF --read $PD" "${reqs[@]}") >"$T/out" 2>&1
+}
+hreq "$T/h-grant" grant-read-exec "$PF"
+hreq "$T/h-revoke" revoke "$PF"
+hreq "$T/h-grant-pd" grant-read "$PD"
+# The real helper: Wine keeps no DACL, so the grant does not read back.
+WARD_TEST_WIN_FAULT='' hpeer ward-helper.exe "$T/h-grant"
+if grep -q '^reply: refused the allow ACE for S-1-15-2-1-2-3-4-5-6-7 (mask 0x1200a9) is missing' "$T/out" &&
+	grep -q '^helper exit 125' "$T/out"; then
+	ok "helper: a grant that does not read back (Wine keeps no DACL) is refused, exit 125"
+else
+	not_ok "helper: the grant was not refused at its read-back"
+	show "$T/out"
+fi
+# Plumbing past the read-back (ward-helper-test.exe, acl-echo).
+WARD_TEST_WIN_FAULT=acl-echo hpeer ward-helper-test.exe "$T/h-grant" "$T/h-revoke" "$T/h-grant" "$T/h-grant-pd"
+if [ "$(strip_cr <"$T/out" | grep -c '^reply: ok$')" -eq 4 ] && grep -q '^helper exit 0' "$T/out" &&
+	grep -q 'the client is gone: 2 standing grant(s) revoked and read back, 0 failed' "$T/out"; then
+	ok "helper plumbing: grant, revoke, grant each 'ok'; the grants still standing are revoked when the client goes"
+else
+	not_ok "helper plumbing"
+	show "$T/out"
+fi
+# hrefused DESC EXPECTED REQUEST...: the first request is refused, the
+# conversation ends there (a later request gets no reply), exit 125.
+hrefused() {
+	local d=$1 want=$2
+	shift 2
+	WARD_TEST_WIN_FAULT=acl-echo hpeer ward-helper-test.exe "$@" "$T/h-grant"
+	if grep -q -- "^reply: refused .*$want" "$T/out" && ! grep -q '^reply: ok' "$T/out" &&
+		grep -q '^helper exit 125' "$T/out"; then
+		ok "$d"
+	else
+		not_ok "$d"
+		show "$T/out"
+	fi
+}
+hreq "$T/h-parent" grant-read 'C:\ProgramData'
+hrefused "helper: a path the run's policy did not send (its parent) is refused" \
+	"is not a path the run's policy sends to the helper" "$T/h-parent"
+hreq "$T/h-wider" grant-read-exec "$PD"
+hrefused "helper: read-exec where the policy said read is refused" \
+	"the policy grants read, not read-exec" "$T/h-wider"
+hreq "$T/h-otherrun" grant-read "$PD" "" 00000000000000cc
+hrefused "helper: another run's id is refused" "is not the client's run" "$T/h-otherrun"
+hreq "$T/h-everyone" grant-read "$PD" S-1-1-0
+hrefused "helper: a SID that is not a run's (Everyone) is refused" "sid" "$T/h-everyone"
+hreq "$T/h-otherpkg" grant-read "$PD" S-1-15-2-9-9-9-9-9-9-9
+hrefused "helper: another package SID is refused" "is not one of the run's SIDs" "$T/h-otherpkg"
+printf 'ward-helper 1\nop grant-write\n' >"$T/h-junk"
+hrefused "helper: a malformed request (op grant-write) is refused" "" "$T/h-junk"
+head -c 5000 /dev/zero | tr '\0' a >"$T/h-big"
+hrefused "helper: a request over 4096 bytes is refused" "request longer than 4096 bytes" "$T/h-big"
+# The wrong client: a process that is not the one named, or another user.
+PEER_CLIENT_PID=decoy:$(winpath "$ws/win-child.exe") WARD_TEST_WIN_FAULT=acl-echo \
+	hpeer ward-helper-test.exe "$T/h-grant"
+if grep -q "the pipe's client is process .*, not the expected process" "$T/out" &&
+	! grep -q '^reply: ok' "$T/out" && grep -q '^helper exit 125' "$T/out"; then
+	ok "helper: a client that is not the process named on its command line is refused"
+else
+	not_ok "helper: wrong client pid"
+	show "$T/out"
+fi
+PEER_USER=S-1-5-21-1-2-3-1001 WARD_TEST_WIN_FAULT=acl-echo hpeer ward-helper-test.exe "$T/h-grant"
+if grep -q "runs as .*, not as S-1-5-21-1-2-3-1001" "$T/out" && ! grep -q '^reply: ok' "$T/out" &&
+	grep -q '^helper exit 125' "$T/out"; then
+	ok "helper: a client of another user than --user is refused"
+else
+	not_ok "helper: wrong client user"
+	show "$T/out"
+fi
+(cd "$T" && wine "$T/bin/ward-helper.exe" --pipe '\\.\pipe\ward-helper-00000000000000cc' \
+	--client-pid 1 --user S-1-5-21-1-2-3-1001 --run "$HRUN" --sid "$PKG" --read "$PD") >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 125 ] && grep -q usage "$T/out"; then
+	ok "helper: a pipe name that is not its run's is refused (usage, exit 125)"
+else
+	not_ok "helper: pipe name of another run (exit $rc)"
 	show "$T/out"
 fi
 

@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--squat") == 0) {
 			char name[96];
 
-			if (win32_pipe_name(argv[3], name, sizeof(name)) < 0 ||
+			if (win32_pipe_name("runner", argv[3], name, sizeof(name)) < 0 ||
 			    win32_pipe_create(name, NULL, &squatter, why, sizeof(why)) < 0) {
 				fprintf(stderr, "peer: cannot squat: %s\n", why);
 				return 125;
