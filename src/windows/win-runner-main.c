@@ -4,7 +4,8 @@
  *   ward-runner.exe --pipe \\.\pipe\ward-runner-<run id> --server-pid PID --state DIR
  *
  * ward.exe starts it as the sandbox user (CreateProcessWithLogonW), in the
- * run's kill-on-close job. The runner connects to the run's pipe (and
+ * run's kill-on-close job. An elevated runner refuses (the sandbox user is
+ * a standard user). The runner connects to the run's pipe (and
  * checks its server is process PID), reads ONE request message
  * (win-runner-proto.h; anything else, longer, or a second message is
  * refused), checks it (the synthetic SID ward-setup.exe recorded in
@@ -161,6 +162,22 @@ static int parse_args(int argc, char **argv, const char **pipe, DWORD *server, c
 	return 0;
 }
 
+/* An elevated token: the runner must run as the sandbox user, a standard
+ * user; an elevated one would hand the command an administrator's reads. */
+static bool elevated(void)
+{
+	HANDLE tok = NULL;
+	TOKEN_ELEVATION e = { 0 };
+	DWORD len = 0;
+	bool yes;
+
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok))
+		return true; /* unknown: as if */
+	yes = !GetTokenInformation(tok, TokenElevation, &e, sizeof(e), &len) || e.TokenIsElevated;
+	CloseHandle(tok);
+	return yes;
+}
+
 /* The write-restricted token seed 2 describes. */
 static int token_plan(const char *synthetic, WinTokenPlan *ret)
 {
@@ -203,6 +220,11 @@ int main(void)
 				"--server-pid PID --state DIR (started by ward.exe only)\n");
 		return EXIT_REFUSED;
 	}
+	/* Wine reports every token elevated: the test build may be told to
+	 * go on (WARD_TEST_RUNNER_ELEVATED), the real runner never. */
+	if (elevated() && !(WARD_TEST_HOOKS && getenv("WARD_TEST_RUNNER_ELEVATED")))
+		return refuse(&rn, "the runner's token is elevated: it must run as the sandbox "
+				   "user, a standard user");
 	if ((r = read_synthetic_sid(state, synthetic)) < 0)
 		return refuse(&rn, "%s\\sandbox-sid: %s (run ward-setup.exe)", state,
 			      r == -EINVAL ? "not a synthetic SID" : strerror(-r));

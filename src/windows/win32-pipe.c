@@ -257,8 +257,13 @@ int win32_pipe_write(Win32Pipe *p, const void *data, size_t n)
 		return -EMSGSIZE;
 	ResetEvent(p->event);
 	if (!WriteFile(p->h, data, (DWORD)n, NULL, &ov)) {
-		if (GetLastError() != ERROR_IO_PENDING)
-			return win32_errno(GetLastError()) == -EPIPE ? -EPIPE : -EIO;
+		DWORD e = GetLastError();
+
+		if (e != ERROR_IO_PENDING)
+			return e == ERROR_BROKEN_PIPE || e == ERROR_NO_DATA ||
+					       e == ERROR_PIPE_NOT_CONNECTED
+				       ? -EPIPE
+				       : -EIO;
 	}
 	r = GetOverlappedResult(p->h, &ov, &done, TRUE) ? 0 : -EPIPE;
 	if (r == 0 && done != n)

@@ -18,16 +18,30 @@
 /* How long the runner may take to start and connect (a logon can be slow). */
 #define CONNECT_TIMEOUT_MS 60000
 
-static int reply(Win32Pipe *p, WinRunnerReply *ret, const char *when, char *why, size_t n_why)
+/* The runner closed its end: it is refusing (a server it does not trust
+ * gets no word from it) or it died. Its exit code (and its stderr, which
+ * is ward's) are the report: wait for it, a little. */
+static int closed(HANDLE proc, const char *when, char *why, size_t n_why)
+{
+	DWORD code = 0;
+
+	if (WaitForSingleObject(proc, 10000) == WAIT_OBJECT_0 && GetExitCodeProcess(proc, &code))
+		snprintf(why, n_why, "the runner closed the pipe %s (it exited %lu)", when,
+			 (unsigned long)code);
+	else
+		snprintf(why, n_why, "the runner closed the pipe %s", when);
+	return -EPERM;
+}
+
+static int reply(Win32Pipe *p, HANDLE proc, WinRunnerReply *ret, const char *when, char *why,
+		 size_t n_why)
 {
 	char buf[WIN_RUNNER_REPLY_MAX], detail[160] = "";
 	size_t n = 0;
 	int r = win32_pipe_read(p, buf, sizeof(buf), &n);
 
-	if (r == -EPIPE) {
-		snprintf(why, n_why, "the runner closed the pipe %s", when);
-		return -EPERM;
-	}
+	if (r == -EPIPE)
+		return closed(proc, when, why, n_why);
 	if (r < 0) {
 		snprintf(why, n_why, "reading the runner's reply %s: %s", when,
 			 r == -EMSGSIZE ? "too long" : strerror(-r));
@@ -104,11 +118,14 @@ int win32_runner_run(const char *runner_exe, const char *state, const char *run_
 		goto fail;
 	}
 	if ((r = win32_pipe_write(&pipe, request, n)) < 0) {
-		snprintf(why, n_why, "sending the request to the runner: %s", strerror(-r));
+		if (r == -EPIPE)
+			closed(proc, "before the request", why, n_why);
+		else
+			snprintf(why, n_why, "sending the request to the runner: write failed");
 		r = -EPERM;
 		goto fail;
 	}
-	if ((r = reply(&pipe, &rp, "before the start", why, n_why)) < 0)
+	if ((r = reply(&pipe, proc, &rp, "before the start", why, n_why)) < 0)
 		goto fail;
 	if (rp.kind != WIN_RUNNER_STARTED) {
 		snprintf(why, n_why, "the runner said 'exit' before 'started'");
@@ -116,7 +133,7 @@ int win32_runner_run(const char *runner_exe, const char *state, const char *run_
 		goto fail;
 	}
 	*ret_started = true;
-	if ((r = reply(&pipe, &rp, "while the command ran", why, n_why)) < 0)
+	if ((r = reply(&pipe, proc, &rp, "while the command ran", why, n_why)) < 0)
 		goto fail;
 	if (rp.kind != WIN_RUNNER_EXIT) {
 		snprintf(why, n_why, "the runner said 'started' twice");

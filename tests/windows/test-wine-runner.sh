@@ -77,18 +77,31 @@ refused() {
 	fi
 }
 
-echo "1..26"
+echo "1..28"
 
 request "$T/good"
-# The real runner under Wine: the token it made reads back unrestricted
-# (Wine ignores restricted tokens): refused, the command never resumed.
+# Wine reports every token elevated. The real runner refuses to run
+# elevated (the sandbox user is a standard user), before it connects.
 WARD_TEST_WIN_FAULT='' peer ward-runner.exe "$T/good"
+rc=$?
+if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q "the runner's token is elevated" "$T/out" &&
+	grep -q "the runner ended before it connected" "$T/out"; then
+	ok "ward-runner.exe: an elevated runner refuses before it connects; ward refuses the run"
+else
+	not_ok "ward-runner.exe elevated under Wine was not refused (exit $rc)"
+	show "$T/out"
+fi
+# The test build, told to go on elevated (WARD_TEST_RUNNER_ELEVATED, set
+# for every run below): the token it made reads back unrestricted (Wine
+# ignores restricted tokens): refused, the command never resumed.
+export WARD_TEST_RUNNER_ELEVATED=1
+WARD_TEST_WIN_FAULT='' peer ward-runner-test.exe "$T/good"
 rc=$?
 if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] &&
 	grep -q "the runner refused: the command's token read back: " "$T/out"; then
-	ok "ward-runner.exe: Wine's unrestricted token is refused at the read-back, the command never ran"
+	ok "runner: Wine's unrestricted token is refused at the read-back, the command never ran"
 else
-	not_ok "ward-runner.exe under Wine was not refused at the token read-back (exit $rc)"
+	not_ok "runner under Wine was not refused at the token read-back (exit $rc)"
 	show "$T/out"
 fi
 
@@ -148,8 +161,13 @@ refused "ward: a runner that runs as another user than the sandbox user is refus
 	ward-runner-test.exe "$T/good" --expect-user S-1-5-21-1-2-3-1001
 refused "ward: a pipe name already taken (a squatter) refuses the run (FIRST_PIPE_INSTANCE)" \
 	"CreateNamedPipeW (FILE_FLAG_FIRST_PIPE_INSTANCE)" ward-runner-test.exe "$T/good" --squat
-refused "runner: a pipe server that is not the process named on its command line is refused" \
-	"the pipe's server is process .*, not 4" ward-runner-test.exe "$T/good" --server-pid 4
+refused "runner: a pipe server that is not the process named on its command line gets no word and a refusal" \
+	"the runner closed the pipe before .* (it exited 125)" ward-runner-test.exe "$T/good" --server-pid 4
+if grep -q "the pipe's server is process .*, not 4" "$T/out"; then
+	ok "runner: its refusal names the server it found and the one it was told"
+else
+	not_ok "runner: the wrong-server refusal does not say why"
+fi
 
 # Started by hand, without ward's arguments: refused, nothing read.
 (cd "$T" && wine "$T/bin/ward-runner.exe" --pipe 'Z:\x' --server-pid 1 --state 'C:\x') >"$T/out" 2>&1
