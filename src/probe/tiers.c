@@ -31,7 +31,7 @@ typedef struct Row {
 static const Row rows[] = {
 	{ "reads", "reads confined", {
 		{ TIER_NOT_HELD, "the command reads what the user can read" },
-		{ TIER_HELD, "Landlock grants only the policy's paths; deny is split out of every grant" },
+		{ TIER_PARTLY, "Landlock grants only the policy's paths; deny is split out of every grant. Landlock does not cover stat, readlink or xattr reads: a hidden file's existence, size and times show, not its content" },
 		{ TIER_HELD, "a constructed root view shows only the policy's paths; Landlock again" },
 		{ TIER_HELD, "QEMU, inside the T2 sandbox, exports over 9p the T2 view it sees: what T2 hides does not exist for the guest" } } },
 	{ "writes", "writes confined", {
@@ -63,7 +63,7 @@ static const Row rows[] = {
 		{ TIER_HELD, "the guest's own kernel and /proc; QEMU in a pid namespace" } } },
 	{ "processes-unsignallable", "host processes unsignallable", {
 		{ TIER_NOT_HELD, "the user's processes can be signalled" },
-		{ TIER_HELD, "Landlock signal scope", 6,
+		{ TIER_HELD, "Landlock signal scope; seccomp keeps setpriority, prlimit, sched_set* and ioprio_set to the command itself", 6,
 		  TIER_NOT_HELD, "Landlock before ABI 6 has no signal scope" },
 		{ TIER_HELD, "a pid namespace" },
 		{ TIER_HELD, "the guest's kernel knows no host process" } } },
