@@ -56,7 +56,7 @@ W=$T/ws1000
 make_ws "$W" 1000
 cd "$W"
 sleep 0.05
-id=$("$WARD" session new --cow)
+id=$("$WARD" session new --storage-only --cow)
 "$WARD" run --session "$id" -- sh -c 'for f in d0/*; do echo changed >>"$f"; done'
 upper=$XDG_STATE_HOME/ward/sessions/$id/upper
 n=$("$WARD" diff "$id" --stat | wc -l)

@@ -1,13 +1,30 @@
 #!/usr/bin/env bash
 # `ward run -- /bin/true` inside a pod against the same on the host, in one
-# run: the tier-1 pod of deploy/kubernetes/pod-t1.yaml (podman kube play of
-# localhost/ward:latest, `make image`) and the host's ward at the same tier
-# (--tier 1), interleaved rounds, each a loop of runs timed where it runs
-# (so podman exec's own start-up is not counted). The pod's runs are under
-# its managed ceiling; the host's under none. Root (rootful podman); the
-# host's runs are made as the unprivileged user ward-test, as the pod's are
-# as its user 1000 (root pays for stronger limits on some hosts:
-# docs/hardening.md).
+# run, made fair: what differs is the container and nothing else.
+#  - the same ward binary (the image's is replaced by WARD's, bind-mounted);
+#  - the same tier (--tier 1: the pod of deploy/kubernetes/pod-t1.yaml, as
+#    kube play runs it) and the same user class (the pod's uid 1000, the
+#    host's unprivileged ward-test; root pays for stronger limits on some
+#    hosts, docs/hardening.md);
+#  - the same policy: the pod's managed ceiling (its ConfigMap) is the
+#    host's too, and the host's /etc is the image's /etc (bind-mounted in a
+#    private mount namespace), so that the ceiling's deny of /etc/ward
+#    splits the same entries; its audit stream goes to a pipe on both sides
+#    (the pod's PID 1's stdout; on the host a FIFO drained by cat);
+#  - the same workspace file system type: a directory of the host's /tmp on
+#    both sides (a hostPath volume at /workspace in the pod).
+# Three arms, interleaved rounds, each a loop of N runs timed where it runs
+# (podman exec's own start-up not counted): the pod (the runtime's default
+# seccomp profile, RuntimeDefault), the same pod with seccomp unconfined (to
+# price the runtime's filter), the host. Two figures per run: wall time,
+# and CPU time (user + system of the loop's children, from the shell's
+# `times`), which is what to compare on a loaded machine, where wall time
+# is mostly waiting for a core.
+# Then tier 2 and warm sessions (a live session needs tier 2): pod.yaml's
+# T2 envelope started with podman run (podman 4.3's kube play ignores
+# procMount), its ceiling on both sides: cold `ward run -- /bin/true`, and
+# `ward exec ID -- /bin/true` in a live session (session new --live
+# --owner 1 in the container, one on the host).
 #   bench/pod.sh [WARD] [RUNS_PER_ROUND] [ROUNDS]
 set -euo pipefail
 WARD=$(realpath "${1:-build/ward}")
@@ -20,38 +37,190 @@ podman image exists localhost/ward:latest || { echo "bench/pod.sh: no image (mak
 T=$(mktemp -d /tmp/ward-bench-pod.XXXXXX)
 chmod 755 "$T"
 podman_conf "$T/containers.conf"
-mkdir -p "$T/seccomp" "$T/ws" "$T/home"
+mkdir -p "$T/seccomp" "$T/ws" "$T/pod-ws" "$T/home" "$T/bin"
 cp "$SRC/contrib/ward-seccomp.json" "$T/seccomp/"
 id -u ward-test >/dev/null 2>&1 || useradd -m ward-test
-cp "$WARD" "$T/ward"
-chmod 755 "$T/ward"
+cp "$WARD" "$T/bin/ward"
+chmod 755 "$T/bin" "$T/bin/ward"
 chown ward-test: "$T/ws" "$T/home"
-as_user() {
-	(cd "$T/ws" && setpriv --reuid=ward-test --regid=ward-test --init-groups --reset-env \
-		env HOME="$T/home" PATH="$T:/usr/bin:/bin" "$@")
+chown 1000:1000 "$T/pod-ws"
+manifest=$T/pods.yaml
+reader=
+cleanup() {
+	podman kube down "$manifest" >/dev/null 2>&1 || true
+	podman rm -f -t 0 ward-bench-t2 >/dev/null 2>&1 || true
+	podman image unmount localhost/ward:latest >/dev/null 2>&1 || true
+	# podman 4.3's kube down leaves the ConfigMap's volume.
+	podman volume rm -f ward-bench-managed >/dev/null 2>&1 || true
+	[ -z "$reader" ] || kill "$reader" 2>/dev/null || true
+	rm -rf "$T"
 }
-manifest=$SRC/deploy/kubernetes/pod-t1.yaml
-trap 'podman kube down "$manifest" >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap cleanup EXIT
+
+# The two pods: pod-t1.yaml with WARD's binary and the workspace on the
+# host's /tmp; the second one also with seccomp unconfined.
+/usr/bin/python3 - "$SRC/deploy/kubernetes/pod-t1.yaml" "$T" "$T/managed.json" >"$manifest" <<'PY'
+import copy, sys, yaml
+src, t, managed = sys.argv[1:]
+docs = [d for d in yaml.safe_load_all(open(src)) if d]
+cm = next(d for d in docs if d["kind"] == "ConfigMap")
+pod = next(d for d in docs if d["kind"] == "Pod")
+open(managed, "w").write(cm["data"]["managed.json"])
+cm["metadata"]["name"] = "ward-bench-managed"
+pod["spec"]["volumes"][0]["configMap"]["name"] = "ward-bench-managed"
+out = [cm]
+for name, seccomp in (("ward-bench-pod", None), ("ward-bench-unconfined", "unconfined")):
+    p = copy.deepcopy(pod)
+    p["metadata"]["name"] = name
+    if seccomp:
+        p["metadata"]["annotations"] = {"seccomp.security.alpha.kubernetes.io/pod": seccomp}
+        del p["spec"]["securityContext"]["seccompProfile"]
+    c = p["spec"]["containers"][0]
+    c["volumeMounts"] += [{"name": "ws", "mountPath": "/workspace"},
+                          {"name": "bin", "mountPath": "/usr/local/bin/ward", "readOnly": True}]
+    p["spec"]["volumes"] += [{"name": "ws", "hostPath": {"path": t + "/pod-ws", "type": "Directory"}},
+                             {"name": "bin", "hostPath": {"path": t + "/bin/ward", "type": "File"}}]
+    out.append(p)
+print(yaml.safe_dump_all(out))
+PY
 podman --runtime runc kube play --seccomp-profile-root "$T/seccomp" "$manifest" >/dev/null
-C=ward-agent-t1-agent
-# One round: N runs, the elapsed nanoseconds.
-loop='s=$(date +%s%N); i=0; while [ $i -lt "$1" ]; do ward run --tier 1 -- /bin/true || exit 1; i=$((i+1)); done; echo $(( $(date +%s%N) - s ))'
-podman exec $C ward run -- /bin/true
-as_user ward run --tier 1 -- /bin/true
-pod_ns=()
-host_ns=()
-for _ in $(seq "$ROUNDS"); do
-	pod_ns+=("$(podman exec -w /workspace $C sh -c "$loop" sh "$N")")
-	host_ns+=("$(as_user sh -c "$loop" sh "$N")")
-done
-python3 - "$N" "${pod_ns[*]}" "${host_ns[*]}" <<'PY'
-import statistics, sys
+PODS=(ward-bench-pod-agent ward-bench-unconfined-agent)
+
+# The host's /etc: the image's, with ward-test added and the pod's ceiling,
+# its audit stream to a FIFO that cat drains (as the pod's PID 1 or conmon
+# drain the pod's), in $T/audit (the pod's /run/ward-audit).
+mnt=$(podman image mount localhost/ward:latest)
+cp -a "$mnt/etc" "$T/etc-t1"
+podman image unmount localhost/ward:latest >/dev/null
+getent passwd ward-test >>"$T/etc-t1/passwd"
+getent group ward-test >>"$T/etc-t1/group"
+cp -a "$T/etc-t1" "$T/etc-t2"
+mkdir -p "$T/etc-t1/ward" "$T/etc-t2/ward" "$T/audit"
+chmod 777 "$T/audit"
+host_ceiling() { # MANAGED.JSON > the host's
+	sed -e 's#"/proc/1/fd/1"#"'"$T"'/audit/stream"#' -e 's#/run/ward-audit#'"$T"'/audit#g' "$1"
+}
+host_ceiling "$T/managed.json" >"$T/etc-t1/ward/managed.json"
+/usr/bin/python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "ConfigMap":
+        sys.stdout.write(d["data"]["managed.json"])' "$SRC/deploy/kubernetes/pod.yaml" >"$T/managed-t2.json"
+host_ceiling "$T/managed-t2.json" >"$T/etc-t2/ward/managed.json"
+chmod 644 "$T"/etc-t?/ward/managed.json
+mkfifo -m 666 "$T/audit/stream"
+cat <>"$T/audit/stream" >/dev/null &
+reader=$!
+HOST_ETC=$T/etc-t1
+as_host() {
+	unshare -m --propagation private sh -c 'mount --bind "$1" /etc && cd "$0/ws" &&
+		shift && exec setpriv --reuid=ward-test --regid=ward-test --init-groups --reset-env \
+		env HOME="$0/home" PATH=/usr/bin:/bin "$@"' "$T" "$HOST_ETC" "$@"
+}
+
+# One round: N runs of "$@" (its first word: ward, its path); prints the
+# wall and the children's CPU nanoseconds (times: user and system of the
+# waited children).
+loop='n=$1; shift; i=0; s=$(date +%s%N)
+while [ $i -lt "$n" ]; do "$@" >/dev/null 2>&1 || exit 1; i=$((i+1)); done
+e=$(date +%s%N); echo $((e - s)); times'
+# ms per run from a round's output: "wall cpu"
+per_run() {
+	/usr/bin/python3 -c '
+import re, sys
+lines = sys.stdin.read().split("\n")
 n = int(sys.argv[1])
-pod = [int(x) / n / 1e6 for x in sys.argv[2].split()]
-host = [int(x) / n / 1e6 for x in sys.argv[3].split()]
-p, h = statistics.median(pod), statistics.median(host)
-print(f"ward run --tier 1 -- /bin/true, median of {len(pod)} rounds of {n} runs (ms per run):")
-print(f"  in the pod (podman kube play, pod-t1.yaml)  {p:7.3f}")
-print(f"  on the host                                 {h:7.3f}")
-print(f"ratio pod/host: {p / h:.3f}  (target <= 1.1)")
+cpu = sum(int(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", lines[2]))
+print(f"{int(lines[0]) / n / 1e6:.4f} {cpu / n * 1e3:.4f}")' "$N"
+}
+round() { # ARM in_pod CONTAINER | ARM as_host: a round of ward "${RUN[@]}"
+	local arm=$1 w=ward
+	shift
+	[ "$1" = as_host ] && w=$T/bin/ward
+	"$@" sh -c "$loop" sh "$N" "$w" "${RUN[@]}" | per_run >>"$T/$arm"
+}
+in_pod() { podman exec -w /workspace "$1" "${@:2}"; }
+
+RUN=(run --tier 1 -- /bin/true)
+for c in "${PODS[@]}"; do
+	in_pod "$c" ward "${RUN[@]}"
+	[ "$(in_pod "$c" ward probe --json | jq -r .tier)" = 1 ] || { echo "bench/pod.sh: $c is not at tier 1"; exit 1; }
+done
+as_host "$T/bin/ward" "${RUN[@]}"
+# The ceiling binds the host's runs: its allowed_tiers refuses tier 2.
+st=0
+as_host "$T/bin/ward" run --tier 2 -- /bin/true 2>/dev/null || st=$?
+[ "$st" = 125 ] || { echo "bench/pod.sh: the host's runs are not under the pod's ceiling"; exit 1; }
+for _ in $(seq "$ROUNDS"); do
+	round run-pod in_pod "${PODS[0]}"
+	round run-unconfined in_pod "${PODS[1]}"
+	round run-host as_host
+done
+
+# Tier 2 and warm sessions (a live session needs tier 2): pod.yaml's T2
+# envelope started with podman run (kube play of podman 4.3 ignores
+# procMount; tests/cluster/test-pod.sh checks the same), its ceiling, the
+# workspace on the host's /tmp; the host with the same ceiling.
+C2=ward-bench-t2
+mkdir -p "$T/pod-ws2"
+mapfile -t t2cmd < <(/usr/bin/python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d["kind"] == "Pod":
+        print("\n".join(d["spec"]["containers"][0]["command"]))' "$SRC/deploy/kubernetes/pod.yaml")
+mkdir -p "$T/etc-ward-t2"
+cp "$T/managed-t2.json" "$T/etc-ward-t2/managed.json"
+chmod 755 "$T/etc-ward-t2"
+chmod 644 "$T/etc-ward-t2/managed.json"
+podman --runtime runc run -d --name $C2 --userns=auto \
+	--security-opt unmask=/proc/* --security-opt seccomp="$SRC/contrib/ward-seccomp.json" \
+	--cap-drop=all --security-opt no-new-privileges --user 1000:1000 \
+	-e HOME=/home/agent -w /workspace -v "$T/etc-ward-t2:/etc/ward:ro" \
+	-v "$T/pod-ws2:/workspace:U" -v "$T/bin/ward:/usr/local/bin/ward:ro" \
+	--tmpfs /run/ward-audit:rw,mode=1777 localhost/ward:latest "${t2cmd[@]}" >/dev/null
+HOST_ETC=$T/etc-t2
+RUN=(run -- /bin/true)
+in_pod $C2 ward "${RUN[@]}"
+as_host "$T/bin/ward" "${RUN[@]}"
+sp=$(in_pod $C2 ward session new --live --owner 1)
+sh_=$(as_host "$T/bin/ward" session new --live --owner $$)
+for _ in $(seq "$ROUNDS"); do
+	RUN=(run -- /bin/true)
+	round t2-pod in_pod $C2
+	round t2-host as_host
+	RUN=(exec "$sp" -- /bin/true)
+	round exec-pod in_pod $C2
+	RUN=(exec "$sh_" -- /bin/true)
+	round exec-host as_host
+done
+in_pod $C2 ward session stop "$sp" >/dev/null 2>&1 || true
+as_host "$T/bin/ward" session stop "$sh_" >/dev/null 2>&1 || true
+
+/usr/bin/python3 - "$T" "$N" "$ROUNDS" <<'PY'
+import statistics, sys
+t, n, rounds = sys.argv[1:]
+def med(arm):
+    rows = [tuple(map(float, l.split())) for l in open(f"{t}/{arm}")]
+    return statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
+print(f"median of {rounds} rounds of {n}, ms per run (wall, CPU = user + system):")
+def table(title, arms):
+    print(title)
+    res = {a: med(a) for a, _ in arms}
+    for a, label in arms:
+        w, c = res[a]
+        print(f"  {label:44} wall {w:7.3f}  cpu {c:7.3f}")
+    return res
+r = table("ward run --tier 1 -- /bin/true, the same ceiling on both sides:",
+          [("run-pod", "in the pod (pod-t1.yaml, RuntimeDefault seccomp)"),
+           ("run-unconfined", "in the pod, seccomp unconfined"),
+           ("run-host", "on the host")])
+print(f"ratio pod/host: wall {r['run-pod'][0] / r['run-host'][0]:.3f}, "
+      f"cpu {r['run-pod'][1] / r['run-host'][1]:.3f}  (target <= 1.1)")
+print(f"the runtime's seccomp filter: cpu {r['run-pod'][1] - r['run-unconfined'][1]:+.3f} ms per run")
+for arm, title in (("t2", "ward run -- /bin/true at tier 2, pod.yaml's envelope and ceiling on both sides:"),
+                   ("exec", "ward exec ID -- /bin/true in a live session (warm), the same:")):
+    r = table(title, [(f"{arm}-pod", "in the container (podman run, pod.yaml's envelope)"),
+                      (f"{arm}-host", "on the host")])
+    print(f"ratio pod/host: wall {r[f'{arm}-pod'][0] / r[f'{arm}-host'][0]:.3f}, "
+          f"cpu {r[f'{arm}-pod'][1] / r[f'{arm}-host'][1]:.3f}")
 PY

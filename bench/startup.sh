@@ -48,6 +48,7 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${WARD_BENCH_NO_UNPRIV:-}" ]; then
 	(cd "$stage" && setpriv --reuid=ward-test --regid=ward-test --init-groups --reset-env \
 		env HOME="$(getent passwd ward-test | cut -d: -f6)" PATH=/usr/bin:/bin \
 		WARD_BENCH_NO_UNPRIV=1 WARD_BENCH_MANAGED="$WARD_BENCH_MANAGED" \
+		WARD_BENCH_T3_N="${WARD_BENCH_T3_N:-5}" \
 		bash "$stage/startup.sh" "$stage/ward" "$N")
 	rc=$?
 	rm -rf "$stage"
@@ -131,12 +132,12 @@ PY
 
 # Tier 3 (a QEMU micro-VM inside the T2 sandbox), cold: a VM per run,
 # against T2 in the same loop. Seconds, not milliseconds, under TCG: few
-# repetitions (WARD_BENCH_T3_N, default 5). Skipped without qemu or the
+# repetitions (WARD_BENCH_T3_N, default 5; 0 skips it). Skipped without qemu or the
 # guest image (`ward setup vm`). The first run also settles the engine (the
 # KVM probe, cached per boot): the label says which, and which kernel.
 # Peak RSS: the largest process among the runs' descendants (QEMU).
 # Warm T3 (a VM kept up by a warm session) is not built yet.
-if "$WARD" run --tier 3 --result "$T/t3.json" -- /bin/true 2>/dev/null; then
+if [ "${WARD_BENCH_T3_N:-5}" -gt 0 ] && "$WARD" run --tier 3 --result "$T/t3.json" -- /bin/true 2>/dev/null; then
 	python3 - "${WARD_BENCH_T3_N:-5}" "$WARD" "$T/t3.json" <<'PY'
 import json, resource, statistics, subprocess, sys, time
 n = int(sys.argv[1]); ward = sys.argv[2]

@@ -4,7 +4,10 @@
 # /bin/true`, bubblewrap (when installed); the same for `git status` in a
 # small repository; the cost of starting a session against a cold run;
 # and the supervisor's peak RSS after 1,000 commands (its RSS after the
-# first 10 and after all of them).
+# first 10 and after all of them). Every variant runs with stdin, stdout
+# and stderr on /dev/null, as a harness gives them (a terminal on stdin,
+# when this runs from one, would make `ward exec` take its slower path:
+# docs/sessions.md, the spare).
 #   bench/warm.sh [WARD] [REPETITIONS]
 # Targets (issue 14): warm exec <= 2.0x bare (median), p99 <= 3.0x bare;
 # session start <= 1.5x a cold run; no RSS growth after the first 10.
@@ -59,7 +62,8 @@ for i in range(n):
     random.shuffle(names)
     for name in names:
         t0 = time.perf_counter_ns()
-        r = subprocess.run(variants[name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        r = subprocess.run(variants[name], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
         t1 = time.perf_counter_ns()
         if r.returncode != 0:
             sys.exit(f"{name} failed with {r.returncode}")
@@ -98,7 +102,7 @@ print(f"session start median {ms:.3f} ms, cold run median {mc:.3f} ms: {ms / mc:
 done = 4 * n + 2
 rss10 = None
 for i in range(1000):
-    subprocess.run([ward, "exec", sid, "--", "/bin/true"])
+    subprocess.run([ward, "exec", sid, "--", "/bin/true"], stdin=subprocess.DEVNULL)
     if i == 9:
         rss10 = rss_kb(sup)
 rss_end = rss_kb(sup)

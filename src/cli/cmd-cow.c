@@ -148,21 +148,23 @@ int log_oom(void)
 
 static const CliOption options_session[] = {
 	HELP_OPTION,
+	JSON_OPTION,
 	{ "cow", 0, CLI_ARG_NONE, OPT_COW },
 	{ "workspace", 'w', CLI_ARG_REQUIRED, OPT_WORKSPACE },
 	{},
 };
 static const char usage_session[] =
-	"Usage: ward session new [--cow] [-w|--workspace DIR]\n"
-	"       ward session new --live [--json] [--owner PID] [--cow] [-w DIR] [ward run's policy options]\n"
+	"Usage: ward session new [--json] [--owner PID] [--cow] [-w DIR] [ward run's policy options]\n"
+	"       ward session new --storage-only [--json] [--cow] [-w|--workspace DIR]\n"
 	"       ward session ps ID [--json]\n"
 	"       ward session stop ID\n\n"
-	"Create a session and print its id alone on stdout. With --cow, runs in it\n"
-	"(ward run --session ID) write to a copy-on-write layer, reviewed with\n"
-	"ward diff and applied with ward apply. The workspace's identity is recorded:\n"
-	"apply and undo write only into that very directory.\n"
-	"With --live, the session's sandbox starts and stays up: ward exec ID -- CMD\n"
-	"runs commands in it (docs/sessions.md).\n";
+	"Create a session and print its id alone on stdout. Its sandbox starts and\n"
+	"stays up: ward exec ID -- CMD runs commands in it, ward session stop ID ends\n"
+	"it (docs/sessions.md). With --cow, its writes go to a copy-on-write layer,\n"
+	"reviewed with ward diff and applied with ward apply once it stopped. The\n"
+	"workspace's identity is recorded: apply and undo write only into that very\n"
+	"directory. With --storage-only (or --no-live), no sandbox: the storage\n"
+	"alone, for cold runs with ward run --session ID.\n";
 
 static const CliOption options_sessions[] = {
 	HELP_OPTION,
@@ -473,7 +475,18 @@ int cmd_session_storage(int argc, char **argv)
 	r = cow_session_create(state, ws, a.cow, &s);
 	if (r < 0)
 		return log_error_errno(r, "Failed to create a session: %m"), WARD_EXIT_FAILURE;
-	printf("%s\n", cow_session_id(s));
+	if (a.json) {
+		_cleanup_cjson_ cJSON *obj = cJSON_CreateObject();
+		_cleanup_free_ char *text = NULL;
+		if (!obj || !cJSON_AddStringToObject(obj, "id", cow_session_id(s)) ||
+		    !cJSON_AddStringToObject(obj, "workspace", ws) ||
+		    !cJSON_AddBoolToObject(obj, "cow", a.cow) ||
+		    !cJSON_AddBoolToObject(obj, "live", false) ||
+		    !(text = cJSON_PrintUnformatted(obj)))
+			return log_oom(), WARD_EXIT_FAILURE;
+		printf("%s\n", text);
+	} else
+		printf("%s\n", cow_session_id(s));
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "common/cleanup.h"
 #include "common/dirs.h"
 #include "common/strv.h"
+#include "linux/pty-relay.h"
 #include "linux/stdio-relay.h"
 #include "session/session-client.h"
 #include "session/session-paths.h"
@@ -26,7 +27,7 @@
 
 static const char usage_exec[] =
 	"Usage: ward exec ID [OPTION]... -- COMMAND [ARG]...\n"
-	"Run COMMAND in the live session ID (ward session new --live).\n\n"
+	"Run COMMAND in the live session ID (ward session new).\n\n"
 	"  -e, --env NAME=VALUE  set a variable the session's policy passes\n"
 	"  -C, --cwd DIR         the directory to run in (default: the workspace)\n"
 	"      --timeout SECONDS a limit at most the session's limits.timeout_s\n"
@@ -55,6 +56,52 @@ static int write_result(const char *path, const char *text)
 		return -EIO;
 	}
 	return close(fd) < 0 ? -errno : 0;
+}
+
+/* ---- a terminal on stdio: the command's own pty, relayed here ---- */
+
+/* The pty's master came: relay it to our terminal (raw while the
+ * command's output is the terminal and we are in its foreground). */
+static void tty_start(PtyRelay **relay, const PtyPlan *pty, int master)
+{
+	if (*relay || pty_relay_new(pty, relay) < 0) {
+		close(master);
+		return;
+	}
+	pty_relay_set_master(*relay, master);
+}
+
+/* The command stopped (^Z on its pty): stop with it, as a job does, with
+ * the terminal's modes back; continued, continue it. */
+static void tty_stopped(PtyRelay *relay, int sock)
+{
+	SessionRequest cont = { .kind = SESSION_REQ_SIGNAL, .value = SIGCONT,
+				.flags = SESSION_SIGNAL_GROUP };
+
+	if (!relay || !pty_relay_interactive(relay))
+		return;
+	pty_relay_suspend(relay);
+	(void)kill(getpid(), SIGTSTP); /* stops here, unless our group is orphaned */
+	pty_relay_resume(relay);
+	(void)session_client_send(sock, &cont, NULL, 0);
+}
+
+/* After the command's end: what it left in the pty, until the pty is
+ * gone (its init exits right after the command), then the terminal's
+ * modes back. */
+static PtyRelay *tty_finish(PtyRelay *relay)
+{
+	if (!relay)
+		return NULL;
+	for (int i = 0; i < 200 && !pty_relay_master_gone(relay); i++) {
+		struct pollfd p[2];
+		size_t n = pty_relay_pollfds(relay, p);
+		if (poll(p, n, 10) < 0 && errno != EINTR)
+			break;
+		pty_relay_events(relay, p, n);
+	}
+	pty_relay_drain(relay);
+	return pty_relay_free(relay);
 }
 
 int cmd_exec(int argc, char **argv)
@@ -118,7 +165,7 @@ int cmd_exec(int argc, char **argv)
 		return fprintf(stderr, "ward exec: no state directory: %s\n", strerror(-r)), code;
 	r = session_client_connect(state, id, &sock);
 	if (r < 0) {
-		fprintf(stderr, "ward exec: session %s has no live sandbox (%s); start one with 'ward session new --live'\n",
+		fprintf(stderr, "ward exec: session %s has no live sandbox (%s); start one with 'ward session new'\n",
 			id, strerror(-r));
 		return code;
 	}
@@ -129,6 +176,13 @@ int cmd_exec(int argc, char **argv)
 	}
 	for (int fd = 0; fd < 3; fd++)
 		fds[fd] = relay.child_fd[fd] >= 0 ? relay.child_fd[fd] : fd;
+	/* A terminal: the command gets a pty of the sandbox's (as ward run's
+	 * does), this process relays it. */
+	PtyPlan pty;
+	PtyRelay *tty = NULL;
+	pty_plan_init_fds(&pty, fds);
+	if (pty.enabled && !(rq.flags & SESSION_EXEC_BACKGROUND))
+		rq.flags |= SESSION_EXEC_PTY;
 
 	/* The signals a terminal or a harness sends go to the command. */
 	sigemptyset(&mask);
@@ -136,6 +190,7 @@ int cmd_exec(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -150,15 +205,25 @@ int cmd_exec(int argc, char **argv)
 
 	bool errored = false;
 	for (;;) {
-		struct pollfd p[2] = { { .fd = sock, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
+		struct pollfd p[4] = { { .fd = sock, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		size_t np = 2;
+		if (tty)
+			np += pty_relay_pollfds(tty, &p[2]);
+		if (poll(p, np, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (tty)
+			pty_relay_events(tty, &p[2], np - 2);
 		if (p[1].revents) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGWINCH) {
+					if (tty)
+						pty_relay_winch(tty);
+					continue;
+				}
 				SessionRequest sg = { .kind = SESSION_REQ_SIGNAL, .value = si.ssi_signo };
 				if (si.ssi_code == SI_KERNEL)
 					sg.flags = SESSION_SIGNAL_GROUP;
@@ -168,9 +233,10 @@ int cmd_exec(int argc, char **argv)
 		if (!p[0].revents)
 			continue;
 		SessionReplyHead h;
+		int rfd;
 		free(text);
 		text = NULL;
-		r = session_client_reply(sock, &h, &text);
+		r = session_client_reply_fd(sock, &h, &text, &rfd);
 		if (r < 0) {
 			if (!errored)
 				fprintf(stderr, "ward exec: the session ended without a result (%s)\n",
@@ -185,6 +251,18 @@ int cmd_exec(int argc, char **argv)
 				break;
 			continue;
 		}
+		if (h.kind == SESSION_REP_PTY && rfd >= 0) {
+			tty_start(&tty, &pty, rfd);
+			continue;
+		}
+		if (h.kind == SESSION_REP_NOTE) {
+			fprintf(stderr, "ward: %s\n", text);
+			continue;
+		}
+		if (h.kind == SESSION_REP_STOPPED) {
+			tty_stopped(tty, sock);
+			continue;
+		}
 		if (h.kind == SESSION_REP_STARTED) {
 			code = 0;
 			break;
@@ -196,6 +274,7 @@ int cmd_exec(int argc, char **argv)
 			break;
 		}
 	}
+	tty = tty_finish(tty);
 	close(sock);
 	/* A background command's copier lives as long as it writes. */
 	if (!(rq.flags & SESSION_EXEC_BACKGROUND))

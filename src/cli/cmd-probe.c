@@ -31,7 +31,7 @@ static void usage(FILE *f)
 		   "  --json    print one JSON object instead of the table\n"
 		   "  --quick   read sysctls and /proc only, as 'ward run' does; do not try\n"
 		   "            namespaces in test children\n"
-		   "  --tier N  list what tier N (0, 1 or 2) holds here instead of the tier\n"
+		   "  --tier N  list what tier N (0, 1, 2 or 3) holds here instead of the tier\n"
 		   "            this host gets\n"
 		   "  --table   print the table of every tier's guarantees (docs/tiers.md)\n"
 		   "            and exit\n"
@@ -317,8 +317,8 @@ int cmd_probe(int argc, char **argv)
 			break;
 		case OPT_TIER:
 			if (strlen(a.opts[i].value) != 1 || a.opts[i].value[0] < '0' ||
-			    a.opts[i].value[0] > '2') {
-				log_error("probe: --tier: expected 0, 1 or 2, got '%s'", a.opts[i].value);
+			    a.opts[i].value[0] > '3') {
+				log_error("probe: --tier: expected 0, 1, 2 or 3, got '%s'", a.opts[i].value);
 				return WARD_EXIT_USAGE;
 			}
 			show_tier = a.opts[i].value[0] - '0';

@@ -1,6 +1,6 @@
-/* ward session new|ps|stop (docs/sessions.md). `new` without --live makes
- * the session's storage alone (cmd-cow.c); with --live it also starts the
- * session's sandbox and returns once it is ready: the supervisor is a
+/* ward session new|ps|stop (docs/sessions.md). `new` makes the session's
+ * storage and starts its sandbox, and returns once it is ready (with
+ * --storage-only, the storage alone: cmd-cow.c): the supervisor is a
  * daemon (its own process session, stdio on <state>/live/<id>/log) that
  * runs the sandbox through the run module with a SandboxServe
  * (session/session-server.h) and ends with it. */
@@ -95,12 +95,10 @@ static int session_new_live(int argc, char **argv)
 	WardError we;
 
 	/* ward run's options (the policy of every command in the session),
-	 * but for --live and --json, parsed as ward run parses them. */
+	 * but for --json and --owner, parsed as ward run parses them. */
 	if (strv_extend(&args, "run") < 0)
 		return WARD_EXIT_FAILURE;
 	for (int i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "--live") == 0)
-			continue;
 		if (strcmp(argv[i], "--json") == 0) {
 			json = true;
 			continue;
@@ -108,7 +106,10 @@ static int session_new_live(int argc, char **argv)
 		if (strcmp(argv[i], "--owner") == 0 && i + 1 < argc) {
 			char *end;
 			long v = strtol(argv[++i], &end, 10);
-			if (*end || v <= 1 || v > 4194304) {
+			/* 1 too: in a container (kubectl exec) the caller's
+			 * parent is outside its pid namespace, and the
+			 * container's PID 1 is the natural owner. */
+			if (*end || v < 1 || v > 4194304) {
 				fprintf(stderr, "ward session new: --owner takes a process id\n");
 				return WARD_EXIT_USAGE;
 			}
@@ -126,12 +127,13 @@ static int session_new_live(int argc, char **argv)
 		return WARD_EXIT_USAGE;
 	}
 	if (o.session || o.result_file || o.events_fd >= 0 || o.result_fd >= 0 || o.env_extra) {
-		fprintf(stderr, "ward session new --live: --session, --result, --result-fd, "
+		fprintf(stderr, "ward session new: --session, --result, --result-fd, "
 				"--events-fd and --env belong to each ward exec\n");
 		return WARD_EXIT_USAGE;
 	}
 	if (o.tier >= 0 && o.tier != 2) {
-		fprintf(stderr, "ward session new --live: a live session needs tier 2\n");
+		fprintf(stderr, "ward session new: a live session needs tier 2 (--storage-only makes "
+				"the storage alone, for ward run --session)\n");
 		return WARD_EXIT_USAGE;
 	}
 	if (o.log_level >= 0)
@@ -139,6 +141,15 @@ static int session_new_live(int argc, char **argv)
 
 	/* The owner: the process that ran us. Its exit stops the session
 	 * (a pidfd; getppid() after it closes the race with its death). */
+	if (!owner_given && owner == 0) {
+		/* getppid() is 0 when the parent is outside our pid namespace:
+		 * podman exec, kubectl exec. */
+		fprintf(stderr, "ward session new: the process that started ward is outside this pid "
+				"namespace (kubectl exec, podman exec): give the owner whose exit ends "
+				"the session with --owner PID (in a container, --owner 1: the "
+				"container's first process)\n");
+		return WARD_EXIT_USAGE;
+	}
 	owner_pidfd = (int)pidfd_open(owner, 0);
 	if (owner_pidfd < 0 || (!owner_given && getppid() != owner))
 		return fail(owner_given ? "the --owner process" : "the process that started ward is gone",
@@ -149,7 +160,7 @@ static int session_new_live(int argc, char **argv)
 	if ((r = ward_state_dir(&state)) < 0 || (r = ward_dir_ensure(state)) < 0)
 		return fail("ward's state directory", NULL, r);
 	if (session_within_ceiling(o.cow, ws) < 0)
-		return WARD_EXIT_FAILURE;
+		return WARD_EXIT_SETUP;
 	r = cow_session_create(state, ws, o.cow, &s);
 	if (r < 0)
 		return fail("Failed to create a session", NULL, r);
@@ -268,14 +279,48 @@ static int session_request(const char *what, int argc, char **argv)
 	return 0;
 }
 
+/* `session new`: a live session unless --storage-only (or --no-live)
+ * asks for the storage alone; --live, the default, is still accepted.
+ * Both together are a usage error. */
+static int session_new(int argc, char **argv)
+{
+	_cleanup_free_ char **rest = NULL;
+	bool live = false, storage = false;
+	int n = 0;
+
+	rest = calloc((size_t)argc + 1, sizeof(char *));
+	if (!rest)
+		return WARD_EXIT_FAILURE;
+	bool help = false, options = true;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (i >= 2 && options && strcmp(a, "--") == 0)
+			options = false;
+		if (i < 2 || !options)
+			rest[n++] = argv[i];
+		else if (strcmp(a, "--live") == 0)
+			live = true;
+		else if (strcmp(a, "--storage-only") == 0 || strcmp(a, "--no-live") == 0)
+			storage = true;
+		else {
+			if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+				help = true; /* the usage of both, from cmd-cow.c */
+			rest[n++] = argv[i];
+		}
+	}
+	if (live && storage) {
+		fprintf(stderr, "ward session new: --live and --storage-only exclude each other\n");
+		return WARD_EXIT_USAGE;
+	}
+	if (help)
+		storage = true;
+	return storage ? cmd_session_storage(n, rest) : session_new_live(n, rest);
+}
+
 int cmd_session(int argc, char **argv)
 {
-	if (argc >= 2 && strcmp(argv[1], "new") == 0) {
-		for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
-			if (strcmp(argv[i], "--live") == 0)
-				return session_new_live(argc, argv);
-		return cmd_session_storage(argc, argv);
-	}
+	if (argc >= 2 && strcmp(argv[1], "new") == 0)
+		return session_new(argc, argv);
 	if (argc >= 2 && (strcmp(argv[1], "ps") == 0 || strcmp(argv[1], "stop") == 0))
 		return session_request(argv[1], argc, argv);
 	return cmd_session_storage(argc, argv);

@@ -555,21 +555,33 @@ int landlock_plan_prebuild(const LandlockPlan *plan, int *ret_fd)
 	return build_ruleset(plan, plan->stdio_rules, ret_fd);
 }
 
+/* The prebuilt ruleset has every rule but those for fds 0-2, and
+ * /dev/null's: it serves exactly when they would add no other. */
+static bool stdio_needs_own_rules(const LandlockPlan *plan, const int fds[3])
+{
+	for (int i = 0; plan->stdio_rules && i <= 2; i++)
+		if (stdio_access(fds[i], plan->rights.fs) && !is_dev_null(fds[i]))
+			return true;
+	return false;
+}
+
+bool landlock_plan_prebuilt_serves(const LandlockPlan *plan, int prebuilt, const int fds[3])
+{
+	if (!plan || plan->abi == 0)
+		return true;
+	return prebuilt >= 0 && !stdio_needs_own_rules(plan, fds);
+}
+
 int landlock_plan_apply_prebuilt(const LandlockPlan *plan, int prebuilt)
 {
-	bool stdio = false;
+	static const int stdio_fds[3] = { 0, 1, 2 };
 	int fd = prebuilt, r = 0;
 
 	if (!plan)
 		return -EINVAL;
 	if (plan->abi == 0)
 		return 0; /* nothing to enforce; the plan says so in degraded */
-	for (int i = 0; plan->stdio_rules && i <= 2; i++)
-		if (stdio_access(i, plan->rights.fs) && !is_dev_null(i))
-			stdio = true;
-	/* The prebuilt ruleset has every rule but those for fds 0-2, and
-	 * /dev/null's: it serves exactly when they would add no other. */
-	if (fd < 0 || stdio) {
+	if (fd < 0 || stdio_needs_own_rules(plan, stdio_fds)) {
 		r = build_ruleset(plan, plan->stdio_rules, &fd);
 		if (r < 0)
 			return r;

@@ -112,3 +112,8 @@ int landlock_plan_apply(const LandlockPlan *plan);
  * 0-2 need a rule other than /dev/null's). No allocation. */
 int landlock_plan_prebuild(const LandlockPlan *plan, int *ret_fd);
 int landlock_plan_apply_prebuilt(const LandlockPlan *plan, int prebuilt);
+/* Whether a process with @fds as its fds 0-2 would restrict itself with
+ * exactly the @prebuilt ruleset (or @plan enforces nothing): then one
+ * restricted while its fds 0-2 were /dev/null holds what it would (a live
+ * session's spare, sandbox-serve.c). Syscalls only. */
+bool landlock_plan_prebuilt_serves(const LandlockPlan *plan, int prebuilt, const int fds[3]);

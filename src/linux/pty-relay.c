@@ -365,6 +365,11 @@ void pty_relay_resume(PtyRelay *r)
 	pty_relay_winch(r);
 }
 
+bool pty_relay_master_gone(const PtyRelay *r)
+{
+	return r->master < 0 || r->master_dead;
+}
+
 void pty_relay_drain(PtyRelay *r)
 {
 	if (r->master < 0)

@@ -65,6 +65,8 @@ void pty_relay_winch(PtyRelay *r);
 void pty_relay_suspend(PtyRelay *r);
 /* After ward continues: raw again if the terminal is ours, new size. */
 void pty_relay_resume(PtyRelay *r);
+/* Whether the pty is gone (its master read end-of-file or EIO). */
+bool pty_relay_master_gone(const PtyRelay *r);
 /* After the sandbox ended: write out what the command left in the pty. */
 void pty_relay_drain(PtyRelay *r);
 /* Restores the terminal's modes; NULL-safe, returns NULL. */

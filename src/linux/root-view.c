@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +50,7 @@
 #include "common/macro.h"
 #include "common/strv.h"
 #include "linux/mount-plan.h"
+#include "linux/root-masks-cache.h"
 #include "linux/root-view.h"
 
 struct RootView {
@@ -278,49 +281,58 @@ static bool only_root_reads(const struct stat *st)
 }
 
 /* Walk @dfd (host @rel_view under the view), adding masks. No symlinks
- * followed; a masked directory is not entered. */
+ * followed; a masked directory is not entered. The listing is read with
+ * getdents64 itself: fdopendir() would add an fcntl and a 32 KiB buffer
+ * per directory, of which the walk enters a hundred or more. Takes @dfd. */
 static int scan(RootView *rv, int dfd, const char *view, unsigned depth, bool top_proc)
 {
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
+	_cleanup_close_ int fd = dfd;
+	char buf[8192] __attribute__((aligned(8)));
+	ssize_t n;
 	int r = 0;
 
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return 0;
-	}
-	while ((de = readdir(d)) && r >= 0) {
-		char path[PATH_MAX];
-		struct stat st;
+	while (r >= 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (ssize_t off = 0; off < n && r >= 0;) {
+			struct linux_dirent64 {
+				uint64_t d_ino;
+				int64_t d_off;
+				unsigned short d_reclen;
+				unsigned char d_type;
+				char d_name[];
+			} *de = (void *)(buf + off);
+			char path[PATH_MAX];
+			struct stat st;
 
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		/* Processes are the sandbox's own in its /proc. */
-		if (top_proc && (de->d_name[0] >= '0' && de->d_name[0] <= '9'))
-			continue;
-		if (de->d_type == DT_LNK)
-			continue; /* a link's own mode opens nothing */
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if ((size_t)snprintf(path, sizeof(path), MP_NEWROOT "%s/%s", view, de->d_name) >=
-		    sizeof(path))
-			continue;
-		if (only_root_reads(&st)) {
-			r = strv_extend(S_ISDIR(st.st_mode) ? &rv->dir_masks : &rv->file_masks, path);
-			continue;
+			off += de->d_reclen;
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			/* Processes are the sandbox's own in its /proc. */
+			if (top_proc && (de->d_name[0] >= '0' && de->d_name[0] <= '9'))
+				continue;
+			if (de->d_type == DT_LNK)
+				continue; /* a link's own mode opens nothing */
+			if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			if ((size_t)snprintf(path, sizeof(path), MP_NEWROOT "%s/%s", view,
+					     de->d_name) >= sizeof(path))
+				continue;
+			if (only_root_reads(&st)) {
+				r = strv_extend(S_ISDIR(st.st_mode) ? &rv->dir_masks : &rv->file_masks,
+						path);
+				continue;
+			}
+			/* Under /proc: not sys (scanned without sys/net by the caller)
+			 * nor irq (per-interrupt files, all world-readable in mainline,
+			 * many on a large machine). net is a link (skipped above). */
+			if (!S_ISDIR(st.st_mode) || depth >= 16 ||
+			    (top_proc &&
+			     (strcmp(de->d_name, "sys") == 0 || strcmp(de->d_name, "irq") == 0)))
+				continue;
+			int sub = openat(fd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				r = scan(rv, sub, path + strlen(MP_NEWROOT), depth + 1, false);
 		}
-		/* Under /proc: not sys (scanned without sys/net by the caller)
-		 * nor irq (per-interrupt files, all world-readable in mainline,
-		 * many on a large machine). net is a link (skipped above). */
-		if (!S_ISDIR(st.st_mode) || depth >= 16 ||
-		    (top_proc && (strcmp(de->d_name, "sys") == 0 || strcmp(de->d_name, "irq") == 0)))
-			continue;
-		int sub = openat(dirfd(d), de->d_name,
-				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub >= 0)
-			r = scan(rv, sub, path + strlen(MP_NEWROOT), depth + 1, false);
-	}
 	return r;
 }
 
@@ -331,6 +343,38 @@ static int scan_root(RootView *rv, const char *host, bool top_proc)
 	if (fd < 0)
 		return 0; /* not on this kernel */
 	return scan(rv, fd, host, 0, top_proc);
+}
+
+/* /proc/sys but net: from the cache when it provably holds them
+ * (root-masks-cache.h), else walked (and cached). */
+static int scan_proc_sys(RootView *rv)
+{
+	static const char *const proc_sys[] = { "abi", "crypto", "debug", "dev",  "fs",
+						"kernel", "user", "vm" };
+	/* What is walked and how: change it with the walk (scan, only_root_reads). */
+	static const char scope[] = "v1 proc/sys:abi,crypto,debug,dev,fs,kernel,user,vm";
+	_cleanup_free_ char *key = root_masks_cache_key(scope), *after = NULL;
+	RootView walked = { 0 };
+	int r;
+
+	if (key && (r = root_masks_cache_load(key, &rv->file_masks, &rv->dir_masks)) != 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(proc_sys); i++) {
+		char host[PATH_MAX];
+		snprintf(host, sizeof(host), "/proc/sys/%s", proc_sys[i]);
+		if ((r = scan_root(&walked, host, false)) < 0)
+			goto out;
+	}
+	/* Cached only if nothing moved while walking. */
+	after = key ? root_masks_cache_key(scope) : NULL;
+	if (after && strcmp(key, after) == 0)
+		root_masks_cache_store(key, walked.file_masks, walked.dir_masks);
+	if ((r = strv_extend_strv(&rv->file_masks, walked.file_masks)) >= 0)
+		r = strv_extend_strv(&rv->dir_masks, walked.dir_masks);
+out:
+	strv_free(walked.file_masks);
+	strv_free(walked.dir_masks);
+	return r < 0 ? r : 0;
 }
 
 /* The masks of /sys and /proc: the same for every run of this caller,
@@ -349,15 +393,7 @@ static int scan_all(RootView *rv)
 	 * its secrets (tcp_fastopen_key, stable_secret) are its own. */
 	if ((r = scan_root(rv, "/proc", true)) < 0)
 		return r;
-	static const char *const proc_sys[] = { "abi", "crypto", "debug", "dev",  "fs",
-						"kernel", "user", "vm" };
-	for (size_t i = 0; i < ELEMENTSOF(proc_sys); i++) {
-		char host[PATH_MAX];
-		snprintf(host, sizeof(host), "/proc/sys/%s", proc_sys[i]);
-		if ((r = scan_root(rv, host, false)) < 0)
-			return r;
-	}
-	return 0;
+	return scan_proc_sys(rv);
 }
 
 /* The scan (~4 ms on the development VM, most of root's plan) runs in a

@@ -114,13 +114,27 @@ static bool parent_alive(pid_t parent, int *ret_pidfd)
 	return *ret_pidfd >= 0 && getppid() == parent;
 }
 
+/* A live session's refusal records (proxy.h, report_every): a pipe the
+ * proxy writes without blocking and the session's loop reads as they come. */
+static int session_report_pipe(int *ret_r, int *ret_w)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	*ret_r = p[0];
+	*ret_w = p[1];
+	return 0;
+}
+
 int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, SandboxError *reterr)
 {
 	_cleanup_close_ int status_r = -EBADF, result_r = -EBADF, sfd = -EBADF, pidfd = -EBADF,
 			    self_pidfd = -EBADF, proxy_parent = -EBADF, status_w = -EBADF,
 			    result_w = -EBADF, proxy_child = -EBADF, go_r = -EBADF, go_w = -EBADF,
 			    guard_fd = -EBADF, pty_parent = -EBADF, pty_child = -EBADF,
-			    parent_pidfd = -EBADF, session_parent = -EBADF, session_child = -EBADF;
+			    parent_pidfd = -EBADF, session_parent = -EBADF, session_child = -EBADF,
+			    session_report_r = -EBADF, session_report_w = -EBADF;
 	int status_p[2], result_p[2], go_p[2], proxy_sp[2] = { -EBADF, -EBADF }, pty_sp[2];
 	pid_t guard = 0;
 	sigset_t mask, saved;
@@ -302,10 +316,16 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 					   .audit = plan->audit, .host_fds = fds + nh,
 					   .host_ports = plan->listen_ports + nh, .n_host = plan->n_host,
 					   .has_report = plan->has_report, .report_fd = plan->report_fd,
+					   .report_every = plan->serve != NULL,
 					   .capture = nc > 0, .capture_fds = cfds, .n_capture = nc,
 					   .dns_udp_fd = -EBADF, .dns_tcp_fd = -EBADF };
 			/* The capture's sockets come right after (init sends both
 			 * messages in one step, or dies). */
+			/* A live session reads every refusal as it comes, on a
+			 * pipe of its own (session_report_pipe). */
+			if (plan->serve && plan->has_report &&
+			    session_report_pipe(&session_report_r, &session_report_w) == 0)
+				pc.report_fd = session_report_w;
 			if (nc == 0 || fd_pass_recv(proxy_parent, cfds, nc + 2, 0) == 0) {
 				pc.dns_udp_fd = nc ? cfds[nc] : -EBADF;
 				pc.dns_tcp_fd = nc ? cfds[nc + 1] : -EBADF;
@@ -314,6 +334,7 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 				for (size_t i = 0; nc && i < nc + 2; i++)
 					close(cfds[i]);
 			}
+			session_report_w = safe_close(session_report_w);
 			for (size_t i = 0; i < plan->n_listen; i++)
 				close(fds[i]);
 		}
@@ -329,7 +350,10 @@ int sandbox_run(SandboxPlan *plan, uint64_t timeout_s, SandboxResult *ret, Sandb
 		SandboxSession ss = { .init_pidfd = pidfd, .init_sock = session_parent, .sigfd = sfd,
 				      .policy = plan->policy, .workspace = plan->workspace,
 				      .proxy = plan->proxy, .audit = plan->audit,
-				      .degraded = plan->degraded };
+				      .degraded = plan->degraded, .report_rd = session_report_r,
+				      .netstat_fds = netstat_fds,
+				      .quarantine = plan->quarantine.workspace ? &plan->quarantine
+										: NULL };
 		if (plan->serve->loop(plan->serve->userdata, &ss) > 0) {
 			have_status = true;
 			wstatus = 0;

@@ -4,10 +4,18 @@
  *
  *   pid 1 (sandbox pid namespace, keeps the namespace's capabilities)
  *     └─ clone(CLONE_NEWPID) -> "exec init": pid 1 of a pid namespace of
- *        the command's own: chdir, drop-caps, no_new_privs, Landlock,
- *        seccomp, the walls, non-dumpable — the steps of a cold run, in
- *        the same order, from the same plan
- *          └─ fork -> the command: its process group, fds 0-2, execvpe
+ *        the command's own: fds 0-2, chdir, drop-caps, no_new_privs,
+ *        Landlock, seccomp, the walls, non-dumpable — the steps of a cold
+ *        run, in the same order, from the same plan
+ *          └─ vfork -> the command: its process group, execvpe
+ *
+ * So that the clone and those steps are not on a command's path, pid 1
+ * keeps one exec init made ahead of the request, a spare (spare_main()):
+ * its walls are up while its fds 0-2 are /dev/null, so it serves a request
+ * whose descriptors need no Landlock rule of their own (pipes, sockets,
+ * /dev/null); it then puts them on 0-2 and changes directory. pid 1 makes
+ * the next spare once it handed one a request. Any other request gets an
+ * exec init made for it (exec_init()).
  *
  * When the command exits, exec init reports its status and exits: the
  * kernel kills whatever else the command left in its pid namespace, so
@@ -26,6 +34,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -33,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/macro.h"
 #include "linux/sandbox-internal.h"
 #include "net/tls-ca.h"
@@ -42,7 +52,8 @@ typedef struct ExecHead {
 	uint32_t magic;
 	uint32_t id;
 	uint32_t n_argv, n_env;
-	uint32_t len; /* bytes after the head: cwd\0 argv...\0 env...\0 */
+	uint32_t len; /* bytes after the head: [PtyPlan] cwd\0 argv...\0 env...\0 */
+	uint32_t pty; /* sizeof(PtyPlan) when one follows the head, else 0 */
 } ExecHead;
 
 #define EXEC_MAGIC 0x77617831u /* "wax1" */
@@ -110,9 +121,21 @@ static ssize_t recv_with_fds(int sock, void *buf, size_t len, int *fds, size_t m
 int sandbox_session_send(int sock, uint32_t id, const char *cwd, char *const *argv,
 			 char *const *envp, const int fds[3])
 {
-	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
+	return sandbox_session_send_tty(sock, id, cwd, argv, envp, fds, NULL);
+}
+
+int sandbox_session_send_tty(int sock, uint32_t id, const char *cwd, char *const *argv,
+			     char *const *envp, const int fds[3], const PtyPlan *pty)
+{
+	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
 	ExecHead h = { .magic = EXEC_MAGIC, .id = id };
 	size_t off = sizeof(h), n;
+
+	if (pty && pty->enabled) {
+		h.pty = sizeof(*pty);
+		memcpy(buf + off, pty, sizeof(*pty));
+		off += sizeof(*pty);
+	}
 
 #define PUT(s_)                                                                                    \
 	do {                                                                                       \
@@ -154,11 +177,11 @@ int sandbox_session_recv(int sock, SandboxEvent *ret, int *ret_pidfd)
 		return -EBADMSG;
 	}
 	ret->detail[sizeof(ret->detail) - 1] = 0;
-	if (ret->kind == SANDBOX_EV_STARTED && nfd == 1)
+	if ((ret->kind == SANDBOX_EV_STARTED || ret->kind == SANDBOX_EV_PTY) && nfd == 1)
 		*ret_pidfd = fd;
 	else if (nfd)
 		close(fd);
-	if (ret->kind == SANDBOX_EV_STARTED && *ret_pidfd < 0)
+	if ((ret->kind == SANDBOX_EV_STARTED || ret->kind == SANDBOX_EV_PTY) && *ret_pidfd < 0)
 		return -EBADMSG;
 	return 0;
 }
@@ -174,105 +197,20 @@ static void send_event(int sock, uint32_t kind, uint32_t id, int value, SandboxS
 	(void)send_with_fds(sock, &ev, sizeof(ev), &fd, fd >= 0 ? 1 : 0);
 }
 
-/* pid 1 of the command's own pid namespace: the per-process steps, then
- * the command; never returns. */
-_noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd, char **argv,
-				 char **envp, const int fds[3], const sigset_t *saved)
+/* The command's pty (a terminal on the caller's stdio): opened and made
+ * the controlling terminal here, its master sent to the supervisor for the
+ * `ward exec` client; the slave stays open in this init (the master reads
+ * end-of-file only when the command and all it left are gone). */
+static int exec_pty_open(int sock, uint32_t id, const PtyPlan *pty, int *ret_slave)
 {
-	int sock = plan->session_sock, ep[2], err = 0, r;
-	SandboxStep step = SANDBOX_STEP_NONE;
-	const char *detail = NULL;
-	sigset_t mask;
-	pid_t cmd;
+	int master = -EBADF, r;
 
-#define FAIL(step_, detail_, r_)                                                                   \
-	do {                                                                                       \
-		send_event(sock, SANDBOX_EV_FAILED, id, 0, (step_), (r_), (detail_), -1);          \
-		_exit(WARD_EXIT_SETUP);                                                            \
-	} while (0)
-
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		_exit(WARD_EXIT_SETUP);
-	(void)setsid();
-	/* The command's descriptors on 0-2 first, as a cold run's stdio
-	 * step: Landlock's rules for them (landlock.c) are this command's. */
-	for (int i = 0; i < 3; i++)
-		if (dup2(fds[i], i) < 0)
-			FAIL(SANDBOX_STEP_STDIO, NULL, -errno);
-	for (int i = 0; i < 3; i++)
-		close(fds[i]);
-	if (chdir(cwd) < 0)
-		FAIL(SANDBOX_STEP_CHDIR, cwd, -errno);
-	r = sandbox_init_steps(plan, SANDBOX_STEP_DROP_CAPS, SANDBOX_STEP_SECCOMP, &step, &detail);
+	r = pty_open(pty, &master, ret_slave);
 	if (r < 0)
-		FAIL(step, detail, r);
-	if (plan->landlock_fd >= 0)
-		close(plan->landlock_fd);
-	r = walls_check(&plan->walls, &step, &detail);
-	if (r < 0)
-		FAIL(step, detail, r);
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		FAIL(SANDBOX_STEP_NON_DUMPABLE, NULL, -errno);
-	if (pipe2(ep, O_CLOEXEC) < 0)
-		FAIL(SANDBOX_STEP_FORK, NULL, -errno);
-	const int keep[] = { sock, ep[0], ep[1] };
-	if (sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
-		FAIL(SANDBOX_STEP_CLOSE_FDS, NULL, -errno);
-	cmd = fork();
-	if (cmd < 0)
-		FAIL(SANDBOX_STEP_FORK, NULL, -errno);
-	if (cmd == 0) {
-		(void)setpgid(0, 0);
-		sigprocmask(SIG_SETMASK, saved, NULL);
-		(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-		execvpe(argv[0], argv, envp);
-		err = errno;
-		(void)!write(ep[1], &err, sizeof(err));
-		_exit(err == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
-	}
-	(void)setpgid(cmd, cmd);
-	/* Only the command holds its descriptors: its pipes end with it. */
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	for (int i = 0; i < 3 && null >= 0; i++)
-		(void)dup2(null, i);
-	if (null > 2)
-		close(null);
-	close(ep[1]);
-	if (RETRY_EINTR(read(ep[0], &err, sizeof(err))) == (ssize_t)sizeof(err)) {
-		(void)waitpid(cmd, NULL, 0);
-		FAIL(SANDBOX_STEP_EXEC, argv[0], err);
-	}
-	close(ep[0]);
-#undef FAIL
-
-	/* As a cold run's init: pass on the supervisor's signals, reap, leave
-	 * with the command (the kernel kills the rest of this namespace). */
-	sandbox_forwarded_signals(&mask);
-	sigaddset(&mask, SIGCHLD);
-	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&mask, &si);
-		if (sig < 0)
-			continue;
-		if (sig != SIGCHLD) {
-			if (si.si_pid == 0)
-				sandbox_forward_signal(-1, cmd, sig,
-						       si.si_code == SI_QUEUE &&
-							       si.si_value.sival_int == FORWARD_TO_GROUP);
-			continue;
-		}
-		for (;;) {
-			int status;
-			pid_t p = waitpid(-1, &status, WNOHANG);
-			if (p <= 0)
-				break;
-			if (p == cmd) {
-				send_event(sock, SANDBOX_EV_EXIT, id, status, SANDBOX_STEP_NONE, 0, NULL,
-					   -1);
-				_exit(0);
-			}
-		}
-	}
+		return r;
+	send_event(sock, SANDBOX_EV_PTY, id, 0, SANDBOX_STEP_NONE, 0, NULL, master);
+	close(master);
+	return 0;
 }
 
 static pid_t clone_newpid(int *ret_pidfd)
@@ -291,7 +229,8 @@ static pid_t clone_newpid(int *ret_pidfd)
 }
 
 /* Split a request into @argv and @envp (pointers into @buf); its cwd. */
-static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, char **envp)
+static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, char **envp,
+			      PtyPlan *ret_pty)
 {
 	char *p, *end;
 	const char *cwd;
@@ -300,9 +239,15 @@ static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, cha
 		return NULL;
 	memcpy(h, buf, sizeof(*h));
 	if (h->magic != EXEC_MAGIC || h->len != n - sizeof(*h) || h->n_argv == 0 ||
-	    h->n_argv + h->n_env + 1 > SANDBOX_EXEC_STRINGS_MAX)
+	    h->n_argv + h->n_env + 1 > SANDBOX_EXEC_STRINGS_MAX ||
+	    (h->pty != 0 && h->pty != sizeof(*ret_pty)) || h->len < h->pty)
 		return NULL;
 	p = buf + sizeof(*h);
+	*ret_pty = (PtyPlan){ .term_fd = -1 };
+	if (h->pty) {
+		memcpy(ret_pty, p, sizeof(*ret_pty));
+		p += sizeof(*ret_pty);
+	}
 	end = buf + n;
 #define NEXT(dst_)                                                                                 \
 	do {                                                                                       \
@@ -323,11 +268,270 @@ static const char *parse_exec(char *buf, size_t n, ExecHead *h, char **argv, cha
 	return p == end ? cwd : NULL;
 }
 
+#define FAIL(sock_, id_, step_, detail_, r_)                                                       \
+	do {                                                                                       \
+		send_event((sock_), SANDBOX_EV_FAILED, (id_), 0, (step_), (r_), (detail_), -1);    \
+		_exit(WARD_EXIT_SETUP);                                                            \
+	} while (0)
+
+/* The command, started with vfork(): nothing of this process's memory is
+ * copied, and exec reports its own failure. *@ret_err: the errno of a
+ * failed exec (0: it runs). */
+static pid_t spawn_command(char **argv, char **envp, const PtyPlan *pty, int slave,
+			   const sigset_t *saved, int *ret_err)
+{
+	volatile int err = 0; /* the child writes it before it exits */
+	pid_t p = vfork();
+
+	if (p == 0) {
+		/* A pty: the command's group its foreground one, the pty on
+		 * the fds that were the terminal (pty_attach: system calls
+		 * only, fine after vfork). */
+		if (pty ? pty_attach(pty, slave, 0) < 0 : setpgid(0, 0) < 0) {
+			err = EIO;
+			_exit(WARD_EXIT_SETUP);
+		}
+		sigprocmask(SIG_SETMASK, saved, NULL);
+		(void)syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+		execvpe(argv[0], argv, envp);
+		err = errno;
+		_exit(err == ENOENT ? WARD_EXIT_NOTFOUND : WARD_EXIT_NOEXEC);
+	}
+	*ret_err = p > 0 ? err : 0;
+	return p;
+}
+
+/* With the walls up and fds 0-2 the command's: start the command, and as
+ * a cold run's init, pass on the supervisor's signals, reap, leave with
+ * the command (the kernel kills the rest of this pid namespace). */
+_noreturn_ static void exec_run(int sock, uint32_t id, char **argv, char **envp,
+				const PtyPlan *pty, int slave, const sigset_t *saved)
+{
+	const int keep[] = { sock, slave };
+	sigset_t mask;
+	int err = 0;
+	pid_t cmd;
+
+	if (sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
+		FAIL(sock, id, SANDBOX_STEP_CLOSE_FDS, NULL, -errno);
+	cmd = spawn_command(argv, envp, pty, slave, saved, &err);
+	if (cmd < 0)
+		FAIL(sock, id, SANDBOX_STEP_FORK, NULL, -errno);
+	if (err) {
+		(void)waitpid(cmd, NULL, 0);
+		FAIL(sock, id, SANDBOX_STEP_EXEC, argv[0], err);
+	}
+	(void)setpgid(cmd, cmd);
+	/* Only the command holds its descriptors: its pipes end with it. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; i < 3 && null >= 0; i++)
+		(void)dup2(null, i);
+	if (null > 2)
+		close(null);
+
+	sandbox_forwarded_signals(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&mask, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			if (si.si_pid == 0)
+				sandbox_forward_signal(slave, cmd, sig,
+						       si.si_code == SI_QUEUE &&
+							       si.si_value.sival_int == FORWARD_TO_GROUP);
+			continue;
+		}
+		for (;;) {
+			int status;
+			pid_t p = waitpid(-1, &status, WNOHANG | (pty ? WUNTRACED : 0));
+			if (p <= 0)
+				break;
+			if (p == cmd && WIFSTOPPED(status)) {
+				/* Job control (^Z on its pty): `ward exec` stops with it. */
+				send_event(sock, SANDBOX_EV_STOPPED, id, WSTOPSIG(status),
+					   SANDBOX_STEP_NONE, 0, NULL, -1);
+				continue;
+			}
+			if (p == cmd) {
+				send_event(sock, SANDBOX_EV_EXIT, id, status, SANDBOX_STEP_NONE, 0, NULL,
+					   -1);
+				_exit(0);
+			}
+		}
+	}
+}
+
+/* The per-process steps of a cold run, in its order: drop-caps,
+ * no_new_privs, Landlock, seccomp, the walls' self-check, non-dumpable.
+ * 0, or -errno with the failed step. */
+static int exec_walls(SandboxPlan *plan, SandboxStep *ret_step, const char **ret_detail)
+{
+	int r = sandbox_init_steps(plan, SANDBOX_STEP_DROP_CAPS, SANDBOX_STEP_SECCOMP, ret_step,
+				   ret_detail);
+
+	if (r < 0)
+		return r;
+	if (plan->landlock_fd >= 0)
+		close(plan->landlock_fd);
+	r = walls_check(&plan->walls, ret_step, ret_detail);
+	if (r < 0)
+		return r;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		*ret_step = SANDBOX_STEP_NON_DUMPABLE;
+		return -errno;
+	}
+	return 0;
+}
+
+/* pid 1 of the command's own pid namespace, made for one request: the
+ * command's descriptors on 0-2 first, as a cold run's stdio step (its
+ * Landlock rules for them, landlock.c, are this command's), chdir, the
+ * walls, then the command; never returns. */
+_noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd, char **argv,
+				 char **envp, const int fds[3], const PtyPlan *pty,
+				 const sigset_t *saved)
+{
+	int sock = plan->session_sock, r, slave = -EBADF;
+	SandboxStep step = SANDBOX_STEP_NONE;
+	const char *detail = NULL;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(WARD_EXIT_SETUP);
+	(void)setsid();
+	/* A terminal: the command's own pty, this init's controlling one
+	 * (a session leader without one), its master to the `ward exec`
+	 * that relays it (pty-relay.h), as a cold run's pty step. */
+	if (pty && (r = exec_pty_open(sock, id, pty, &slave)) < 0)
+		FAIL(sock, id, SANDBOX_STEP_PTY, "/dev/ptmx", r);
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			FAIL(sock, id, SANDBOX_STEP_STDIO, NULL, -errno);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	if (chdir(cwd) < 0)
+		FAIL(sock, id, SANDBOX_STEP_CHDIR, cwd, -errno);
+	r = exec_walls(plan, &step, &detail);
+	if (r < 0)
+		FAIL(sock, id, step, detail, r);
+	exec_run(sock, id, argv, envp, pty, slave, saved);
+}
+
+/* A spare: pid 1 of a pid namespace of its own, made while the session
+ * waits, which takes the same steps as exec_init() ahead of its request,
+ * with fds 0-2 /dev/null (pid 1's). It serves a request only when the
+ * request's descriptors would get no Landlock rule of their own (pipes,
+ * sockets, /dev/null: landlock_plan_prebuilt_serves()), so the command
+ * runs under exactly the walls exec_init() would give it; chdir comes
+ * after the walls, as the command's own would. A step that failed is
+ * reported for the request it gets. @req: its end of pid 1's socket. */
+_noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *saved)
+{
+	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
+	PtyPlan spty;
+	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
+	const int keep[] = { plan->session_sock, req, plan->landlock_fd };
+	int sock = plan->session_sock, fds[3], r;
+	SandboxStep step = SANDBOX_STEP_NONE;
+	const char *detail = NULL, *cwd;
+	ExecHead h = {};
+	size_t nfd;
+	ssize_t n;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
+		_exit(WARD_EXIT_SETUP);
+	(void)setsid();
+	r = exec_walls(plan, &step, &detail);
+	n = recv_with_fds(req, buf, sizeof(buf), fds, 3, &nfd, 0);
+	if (n <= 0)
+		_exit(0); /* pid 1 is gone, or let this spare go */
+	close(req);
+	cwd = parse_exec(buf, (size_t)n, &h, argv, envp, &spty);
+	if (!cwd || nfd != 3 || h.pty) /* pid 1 checked it: cannot happen */
+		FAIL(sock, h.id, SANDBOX_STEP_INIT, detail, EBADMSG);
+	if (r < 0)
+		FAIL(sock, h.id, step, detail, r);
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			FAIL(sock, h.id, SANDBOX_STEP_STDIO, NULL, -errno);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	if (chdir(cwd) < 0)
+		FAIL(sock, h.id, SANDBOX_STEP_CHDIR, cwd, -errno);
+	exec_run(sock, h.id, argv, envp, NULL, -EBADF, saved);
+}
+#undef FAIL
+
+/* pid 1's spare (spare_main()): its pidfd and pid 1's end of its socket. */
+typedef struct Spare {
+	int pidfd, sock;
+} Spare;
+
+static void spare_drop(Spare *sp, bool kill)
+{
+	if (sp->pidfd >= 0 && kill)
+		(void)pidfd_send_signal(sp->pidfd, SIGKILL, NULL, 0);
+	if (sp->pidfd >= 0)
+		close(sp->pidfd);
+	if (sp->sock >= 0)
+		close(sp->sock);
+	*sp = (Spare){ .pidfd = -EBADF, .sock = -EBADF };
+}
+
+/* Make the next spare; without one, requests take exec_init(). */
+static void spare_start(SandboxPlan *plan, int sfd, const sigset_t *saved, Spare *sp)
+{
+	int pair[2], pidfd = -EBADF;
+	pid_t p;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
+		return;
+	p = clone_newpid(&pidfd);
+	if (p == 0) {
+		close(sfd);
+		close(pair[0]);
+		spare_main(plan, pair[1], saved);
+	}
+	close(pair[1]);
+	if (p < 0) {
+		close(pair[0]);
+		return;
+	}
+	*sp = (Spare){ .pidfd = pidfd, .sock = pair[0] };
+}
+
+/* Hand the request in @buf to the spare, which becomes the command's
+ * init (STARTED with its pidfd, as for one exec_init() made). *@ret_taken:
+ * pid 1's end of its socket, which hangs up once the spare starts the
+ * command (or fails): the time to make the next one, not before (now, it
+ * would hold up the spare on this CPU). */
+static bool spare_take(SandboxPlan *plan, Spare *sp, const ExecHead *h, const char *buf, size_t n,
+		       const int fds[3], int *ret_taken)
+{
+	const uint32_t id = h->id;
+
+	/* A terminal needs its pty opened before the walls: exec_init(). */
+	if (sp->sock < 0 || h->pty ||
+	    !landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, fds))
+		return false;
+	if (send_with_fds(sp->sock, buf, n, fds, 3) < 0) {
+		spare_drop(sp, true); /* it died: a new one, and exec_init() for this */
+		return false;
+	}
+	send_event(plan->session_sock, SANDBOX_EV_STARTED, id, 0, SANDBOX_STEP_NONE, 0, NULL,
+		   sp->pidfd);
+	*ret_taken = TAKE_FD(sp->sock);
+	spare_drop(sp, false);
+	return true;
+}
+
 _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 {
-	static char buf[sizeof(ExecHead) + SANDBOX_EXEC_MAX];
+	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
 	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
-	int sock = plan->session_sock, sfd;
+	int sock = plan->session_sock, sfd, taken = -EBADF;
+	Spare spare = { .pidfd = -EBADF, .sock = -EBADF };
 	sigset_t mask;
 
 	/* As a cold run's init before its command: non-dumpable, the CA key
@@ -349,11 +553,21 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)signal(sig, SIG_DFL);
 	send_event(sock, SANDBOX_EV_READY, 0, 0, SANDBOX_STEP_NONE, 0, NULL, -1);
+	/* After READY (`session new` returns): a request that comes first
+	 * waits on the spare's socket until it is ready for it. */
+	spare_start(plan, sfd, saved, &spare);
 
 	for (;;) {
-		struct pollfd p[2] = { { .fd = sock, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0)
+		struct pollfd p[3] = { { .fd = sock, .events = POLLIN },
+				       { .fd = sfd, .events = POLLIN },
+				       { .fd = taken, .events = POLLIN } };
+		if (poll(p, taken >= 0 ? 3 : 2, -1) < 0)
 			continue;
+		if (taken >= 0 && p[2].revents) {
+			close(TAKE_FD(taken));
+			if (spare.sock < 0)
+				spare_start(plan, sfd, saved, &spare);
+		}
 		if (p[1].revents) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
@@ -366,12 +580,13 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 		int fds[3];
 		size_t nfd;
 		ExecHead h = {};
+		PtyPlan pty;
 		ssize_t n = recv_with_fds(sock, buf, sizeof(buf), fds, 3, &nfd, 0);
 		if (n == 0 || n == -ECONNRESET)
 			_exit(0); /* the supervisor is gone */
 		if (n < 0)
 			continue;
-		const char *cwd = parse_exec(buf, (size_t)n, &h, argv, envp);
+		const char *cwd = parse_exec(buf, (size_t)n, &h, argv, envp, &pty);
 		if (!cwd || nfd != 3) {
 			for (size_t i = 0; i < nfd; i++)
 				close(fds[i]);
@@ -379,11 +594,18 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 				   "malformed request", -1);
 			continue;
 		}
+		if (spare_take(plan, &spare, &h, buf, (size_t)n, fds, &taken)) {
+			for (int i = 0; i < 3; i++)
+				close(fds[i]);
+			continue;
+		}
 		int pidfd = -EBADF;
 		pid_t c = clone_newpid(&pidfd);
 		if (c == 0) {
 			close(sfd);
-			exec_init(plan, h.id, cwd, argv, envp, fds, saved);
+			if (spare.sock >= 0)
+				close(spare.sock);
+			exec_init(plan, h.id, cwd, argv, envp, fds, pty.enabled ? &pty : NULL, saved);
 		}
 		for (int i = 0; i < 3; i++)
 			close(fds[i]);
@@ -394,5 +616,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 			send_event(sock, SANDBOX_EV_STARTED, h.id, 0, SANDBOX_STEP_NONE, 0, NULL, pidfd);
 			close(pidfd);
 		}
+		if (spare.sock < 0 && taken < 0)
+			spare_start(plan, sfd, saved, &spare);
 	}
 }

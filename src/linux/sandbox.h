@@ -25,6 +25,7 @@
 #include "audit/audit.h"
 #include "common/error.h"
 #include "linux/netns-stats.h"
+#include "linux/pty-relay.h"
 #include "linux/sandbox-step.h"
 #include "policy/policy.h"
 
@@ -43,6 +44,12 @@ typedef struct SandboxSession {
 	bool proxy;            /* network.mode proxy: the proxy runs */
 	AuditLog *audit;       /* may be NULL */
 	char *const *degraded; /* the protections the sandbox lacks (as its start event says) */
+	int report_rd;         /* the proxy's refusals as they come (ProxyRefusal records,
+	                        * net/proxy-report.h); -1: none */
+	const int *netstat_fds; /* the network namespace's counters (netns-stats.h) */
+	/* The after-run check of protected paths (quarantine.h), for each
+	 * command's end; NULL in a copy-on-write session. */
+	const struct QuarantineInput *quarantine;
 } SandboxSession;
 
 /* A signal the supervisor forwards carries this in si_value: the whole
@@ -164,12 +171,21 @@ int placeholders_cleanup_stale(const char *state_dir);
  * the view. 0, -E2BIG when it does not fit, or -errno. */
 int sandbox_session_send(int sock, uint32_t id, const char *cwd, char *const *argv,
 			 char *const *envp, const int fds[3]);
+/* The same, with a pseudo-terminal of the sandbox's devpts for the command
+ * (@pty enabled: pty-relay.h; NULL or disabled: none). The command's init
+ * opens it, makes it the command's controlling terminal on the fds @pty
+ * names (those of @fds must not be the caller's terminal: /dev/null), and
+ * sends its master back in a SANDBOX_EV_PTY event. */
+int sandbox_session_send_tty(int sock, uint32_t id, const char *cwd, char *const *argv,
+			     char *const *envp, const int fds[3], const PtyPlan *pty);
 
 typedef enum SandboxEventKind {
 	SANDBOX_EV_READY = 1,   /* pid 1 finished its steps and waits for commands */
 	SANDBOX_EV_STARTED = 2, /* request id runs; its pid 1's pidfd is passed */
 	SANDBOX_EV_EXIT = 3,    /* value: the command's wait status */
 	SANDBOX_EV_FAILED = 4,  /* step, error, detail: it did not run */
+	SANDBOX_EV_PTY = 5,     /* the command's pty master is passed (before it starts) */
+	SANDBOX_EV_STOPPED = 6, /* value: the signal that stopped the command (job control) */
 } SandboxEventKind;
 
 typedef struct SandboxEvent {
@@ -180,7 +196,7 @@ typedef struct SandboxEvent {
 	char detail[200];
 } SandboxEvent;
 
-/* Read one event. With SANDBOX_EV_STARTED *@ret_pidfd is the command's pidfd
- * (caller closes), else -EBADF. 0, -EAGAIN (non-blocking, none), -EPIPE
+/* Read one event. With SANDBOX_EV_STARTED *@ret_pidfd is the command's pidfd,
+ * with SANDBOX_EV_PTY its pty's master (caller closes), else -EBADF. 0, -EAGAIN (non-blocking, none), -EPIPE
  * (pid 1 is gone), -EBADMSG. */
 int sandbox_session_recv(int sock, SandboxEvent *ret, int *ret_pidfd);

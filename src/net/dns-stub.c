@@ -28,17 +28,22 @@ static void refused(Proxy *p, const char *name)
 	NetDecision d;
 	cJSON *o;
 
-	for (size_t i = 0; i < ELEMENTSOF(p->dns_refused); i++)
-		if (strcmp(p->dns_refused[i], name) == 0)
-			return;
-	snprintf(p->dns_refused[p->dns_refused_next], NET_HOST_MAX, "%s", name);
-	p->dns_refused_next = (p->dns_refused_next + 1) % ELEMENTSOF(p->dns_refused);
 	net_match(&p->matcher, name, 443, &d);
 	if (d.rule && strcmp(d.list, "network.deny") == 0)
 		snprintf(why, sizeof(why), "%s in network.deny; the DNS stub answered NXDOMAIN", d.rule);
 	else
 		snprintf(why, sizeof(why), "not in %s; the DNS stub answered NXDOMAIN", p->matcher.allow_name);
-	proxy_report(p, name, 53, why);
+	/* A live session's: every refusal, for the command that made it
+	 * (the audit's de-duplication below is the session's). */
+	if (p->cfg.report_every)
+		proxy_report(p, name, 53, why);
+	for (size_t i = 0; i < ELEMENTSOF(p->dns_refused); i++)
+		if (strcmp(p->dns_refused[i], name) == 0)
+			return;
+	snprintf(p->dns_refused[p->dns_refused_next], NET_HOST_MAX, "%s", name);
+	p->dns_refused_next = (p->dns_refused_next + 1) % ELEMENTSOF(p->dns_refused);
+	if (!p->cfg.report_every)
+		proxy_report(p, name, 53, why);
 	if (!p->cfg.audit || !(o = cJSON_CreateObject()))
 		return;
 	cJSON_AddStringToObject(o, "kind", "dns");

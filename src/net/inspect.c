@@ -23,6 +23,7 @@
 #include "net/http-parse.h"
 #include "net/inspect.h"
 #include "net/net-rules.h"
+#include "net/ossl.h"
 #include "net/tls-ca.h"
 
 #define INSPECT_MAX_THREADS 256

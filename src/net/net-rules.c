@@ -3,11 +3,10 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,7 +36,7 @@ static void free_rules(NetRules *r)
 	for (size_t i = 0; i < r->n_creds; i++) {
 		NetCredential *c = &r->creds[i];
 		if (c->secret) {
-			OPENSSL_cleanse(c->secret, strlen(c->secret));
+			explicit_bzero(c->secret, strlen(c->secret));
 			free(c->secret);
 		}
 		free(c->path);
@@ -126,14 +125,14 @@ static int load_secret(NetCredential *c, char *err, size_t errsz, size_t i)
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
 		buf[--n] = '\0';
 	if (n == 0 || n > SECRET_MAX || strpbrk(buf, "\r\n")) {
-		OPENSSL_cleanse(buf, sizeof(buf));
+		explicit_bzero(buf, sizeof(buf));
 		snprintf(err, errsz,
 			 "network.credentials[%zu]: expected a secret of one line (1 to %d bytes) in %s",
 			 i, SECRET_MAX, c->from_env ? c->from_env : c->from_file);
 		return -EINVAL;
 	}
 	c->secret = strdup(buf);
-	OPENSSL_cleanse(buf, sizeof(buf));
+	explicit_bzero(buf, sizeof(buf));
 	return c->secret ? 0 : -ENOMEM;
 }
 
@@ -141,7 +140,8 @@ static int make_placeholder(char out[NET_PLACEHOLDER_LEN + 1])
 {
 	unsigned char rnd[16];
 
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+	/* The kernel's CSPRNG (OpenSSL is loaded only for TLS, ossl.h). */
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return -EIO;
 	snprintf(out, NET_PLACEHOLDER_LEN + 1, NET_PLACEHOLDER_PREFIX "%02x%02x%02x%02x%02x%02x%02x%02x"
 		 "%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5],

@@ -206,6 +206,10 @@ void conn_refuse(Conn *c, NetVerdict verdict, int http_status, uint8_t socks_rep
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	c->verdict = verdict;
+	/* A live session's commands learn of a refusal from this answer: its
+	 * report is in the pipe before it (proxy.h, report_every). */
+	if (verdict == NET_VERDICT_DENY && c->proxy->cfg.report_every)
+		proxy_report(c->proxy, c->host, c->port, c->refusal[0] ? c->refusal : c->rule);
 	close_upstream(c);
 	if (c->query) {
 		resolver_cancel(c->query);

@@ -10,7 +10,8 @@ _Static_assert(sizeof(ProxyRefusal) <= 512, "one atomic pipe write per record");
 
 void proxy_report_refusal(Proxy *p, const Conn *c)
 {
-	if (c->verdict == NET_VERDICT_DENY)
+	/* report_every: reported when refused (conn_refuse). */
+	if (c->verdict == NET_VERDICT_DENY && !p->cfg.report_every)
 		proxy_report(p, c->host, c->port, c->refusal[0] ? c->refusal : c->rule);
 }
 
@@ -21,6 +22,12 @@ void proxy_report(Proxy *p, const char *host, uint16_t port, const char *why)
 
 	if (!p->cfg.has_report)
 		return;
+	if (p->cfg.report_every) {
+		snprintf(rec.host, sizeof(rec.host), "%s", host);
+		snprintf(rec.rule, sizeof(rec.rule), "%.*s", (int)sizeof(rec.rule) - 1, why);
+		(void)!write(p->cfg.report_fd, &rec, sizeof(rec));
+		return;
+	}
 	snprintf(key, sizeof(key), "%s:%u", host, port);
 	for (size_t i = 0; i < p->n_reported; i++)
 		if (strcmp(p->reported[i], key) == 0)

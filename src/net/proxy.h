@@ -40,6 +40,11 @@ typedef struct ProxyConfig {
 	 * (net/proxy-report.h) when has_report is set. */
 	bool has_report;
 	int report_fd;
+	/* A live session's proxy (docs/sessions.md): every refusal is
+	 * reported, when it is decided and before the client is answered (no
+	 * per-run de-duplication: the supervisor attributes each to the
+	 * commands running then, and de-duplicates per command). */
+	bool report_every;
 	/* Tuning; 0 means the default. For tests and benches. */
 	unsigned max_connections;    /* default policy->max_connections, else 1024 */
 	unsigned header_timeout_ms;  /* whole request head (or SOCKS handshake): 10 s */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/ossl.h"
 #include "net/tls-ca.h"
 
 #define LEAF_CACHE 64
@@ -192,8 +193,13 @@ static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outle
 
 int tls_ca_new(const char *const *upstream_ca, TlsCa **ret, char *err, size_t errsz)
 {
-	TlsCa *ca = calloc(1, sizeof(*ca));
+	TlsCa *ca;
+	int r;
 
+	/* Fail closed: no OpenSSL, no inspection, no run. */
+	if ((r = ossl_load(err, errsz)) < 0)
+		return r;
+	ca = calloc(1, sizeof(*ca));
 	if (!ca)
 		return -ENOMEM;
 	pthread_mutex_init(&ca->lock, NULL);

@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +11,7 @@
 
 #include "common/cleanup.h"
 #include "common/json-util.h"
+#include "windows/win-sha256.h"
 #include "common/strv.h"
 #include "config.h"
 #include "policy/ceiling-internal.h"
@@ -374,8 +373,7 @@ int ceiling_load(const char *path, Ceiling **ret, PolicyError *e)
 {
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *buf = NULL;
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	SHA256_CTX sha;
+	uint8_t md[32];
 	Ceiling *c = NULL;
 	size_t n = 0;
 	int r;
@@ -408,12 +406,11 @@ int ceiling_load(const char *path, Ceiling **ret, PolicyError *e)
 	buf[n] = '\0';
 	if (strlen(buf) != n)
 		return policy_error_set(e, path, "", "contains a NUL byte"), -EPERM;
-	if (SHA256_Init(&sha) != 1 || SHA256_Update(&sha, buf, n) != 1 || SHA256_Final(md, &sha) != 1)
-		return -EIO;
+	win_sha256(buf, n, md);
 	r = ceiling_parse(path, buf, &c, e);
 	if (r < 0)
 		return r == -ENOMEM ? r : -EPERM;
-	for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
+	for (unsigned i = 0; i < sizeof(md); i++)
 		snprintf(c->digest + 2 * i, 3, "%02x", md[i]);
 	*ret = c;
 	return 0;

@@ -2,12 +2,6 @@
  * SHA-256, which the audit log records for every run. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-/* The low-level SHA256_* calls skip OpenSSL 3's provider machinery:
- * EVP_Digest's (and SHA256()'s) first call loads openssl.cnf and sets up
- * providers, about 1.2 ms of every `ward run`; SHA256_Init..Final take
- * 0.02 ms. */
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +9,7 @@
 #include "common/cleanup.h"
 #include "common/json-util.h"
 #include "policy/policy-internal.h"
+#include "windows/win-sha256.h"
 
 /* Add @item to @obj under @key, taking ownership; false on OOM. */
 static bool add(cJSON *obj, const char *key, cJSON *item)
@@ -177,16 +172,13 @@ char *policy_to_json(const WardPolicy *p)
 int policy_hash(const WardPolicy *p, char ret[65])
 {
 	_cleanup_free_ char *json = policy_to_json(p);
-	unsigned char md[SHA256_DIGEST_LENGTH];
+	uint8_t md[32];
 
 	if (!json)
 		return -ENOMEM;
-	SHA256_CTX ctx;
-
-	if (SHA256_Init(&ctx) != 1 || SHA256_Update(&ctx, json, strlen(json)) != 1 ||
-	    SHA256_Final(md, &ctx) != 1)
-		return -EIO;
-	for (unsigned i = 0; i < SHA256_DIGEST_LENGTH; i++)
+	/* The plan layer's own SHA-256 (portable, no library to load). */
+	win_sha256(json, strlen(json), md);
+	for (unsigned i = 0; i < sizeof(md); i++)
 		snprintf(ret + 2 * i, 3, "%02x", md[i]);
 	ret[64] = '\0';
 	return 0;

@@ -166,7 +166,8 @@ static void status_field(const char *key, char *buf, size_t n)
 /* Everything that could change the answer, as one line. */
 static void cache_key(char *buf, size_t n)
 {
-	char boot[64], caps[32], sc[16], nnp[16], max_ns[32], unpriv[32], aa[32], ns[64] = "";
+	char boot[64], caps[32], sc[16], nfilters[16], nnp[16], max_ns[32], unpriv[32], aa[32],
+		ns[64] = "", pidns[64] = "";
 	ssize_t l;
 
 	read_first_line("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
@@ -175,11 +176,16 @@ static void cache_key(char *buf, size_t n)
 	read_first_line("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", aa, sizeof(aa));
 	status_field("CapEff", caps, sizeof(caps));
 	status_field("Seccomp", sc, sizeof(sc));
+	status_field("Seccomp_filters", nfilters, sizeof(nfilters));
 	status_field("NoNewPrivs", nnp, sizeof(nnp));
 	l = readlink("/proc/self/ns/user", ns, sizeof(ns) - 1);
 	ns[l > 0 ? l : 0] = '\0';
-	snprintf(buf, n, "v1 %s %s uid=%u caps=%s seccomp=%s nnp=%s %s max=%s unpriv=%s aa=%s",
-		 WARD_VERSION, boot, (unsigned)geteuid(), caps, sc, nnp, ns, max_ns, unpriv, aa);
+	l = readlink("/proc/self/ns/pid", pidns, sizeof(pidns) - 1);
+	pidns[l > 0 ? l : 0] = '\0';
+	snprintf(buf, n,
+		 "v2 %s %s uid=%u caps=%s seccomp=%s filters=%s nnp=%s %s %s max=%s unpriv=%s aa=%s",
+		 WARD_VERSION, boot, (unsigned)geteuid(), caps, sc, nfilters, nnp, ns, pidns, max_ns,
+		 unpriv, aa);
 }
 
 /* The answer this process found and has not written yet (prepare writes
@@ -221,29 +227,37 @@ int probe_steps_cached(const char *state_dir, ProbeSteps *ret)
 
 	cache_key(key, sizeof(key));
 	/* Under a seccomp filter (a container's profile, a harness's own
-	 * sandbox) nothing readable says which filter: two filters look the
-	 * same to the key. Probe every time then (about a millisecond). */
-	if (strstr(key, " seccomp=2 ")) {
-		r = probe_steps_run(ret);
-		return r;
-	}
+	 * sandbox) nothing readable says which filter: two filters with the
+	 * same count in the same namespaces look the same to the key. Only a
+	 * positive answer is kept then: one that is wrong for another filter
+	 * makes that run fail at the refused step, as the probe would have
+	 * (125, no weaker sandbox), while a negative one would refuse runs
+	 * that work. So a container whose profile allows tier 2 (every run in
+	 * a pod: the same filter, the same namespaces) probes once, and one
+	 * whose profile does not probes every time (about a millisecond). */
+	bool filtered = strstr(key, " seccomp=2 ") != NULL;
+
 	pthread_mutex_lock(&pending_lock);
 	bool hit = pending.valid && strcmp(pending.key, key) == 0;
 	if (hit)
 		s = pending.steps;
 	pthread_mutex_unlock(&pending_lock);
-	if (hit) {
+	if (hit && (s.ok || !filtered)) {
 		s.cached = true;
 		*ret = s;
 		return 0;
 	}
 	if (asprintf(&path, "%s/probe-t2", state_dir) < 0)
 		return -ENOMEM;
-	if (read_cache(path, key, ret))
+	if (read_cache(path, key, ret) && (ret->ok || !filtered))
 		return 0;
 	r = probe_steps_run(&s);
 	if (r < 0)
 		return r;
+	if (filtered && !s.ok) {
+		*ret = s;
+		return 0;
+	}
 	pthread_mutex_lock(&pending_lock);
 	snprintf(pending.key, sizeof(pending.key), "%s", key);
 	pending.steps = s;

@@ -7,9 +7,11 @@
  * namespace, the hostname (best-effort, as in a run). Nothing touches the
  * host: every mount dies with the child's namespace. About a millisecond;
  * cached per boot and configuration (what could change the answer: the
- * kernel's boot id, ward's version, the uid, capabilities, seccomp and
- * no_new_privs state, the user namespace ward runs in, the userns sysctls);
- * never cached under a seccomp filter, whose rules nothing can read. */
+ * kernel's boot id, ward's version, the uid, capabilities, seccomp state
+ * and filter count, no_new_privs, the user and pid namespaces ward runs
+ * in, the userns sysctls); under a seccomp filter, whose rules nothing can
+ * read, only a positive answer is cached (a wrong one fails the run at the
+ * refused step, as the probe would). */
 #pragma once
 
 #include <stdbool.h>

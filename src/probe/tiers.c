@@ -24,68 +24,81 @@ typedef struct Cell {
 typedef struct Row {
 	const char *id;
 	const char *name;
-	Cell t[3];
+	Cell t[4];
 } Row;
 
 /* clang-format off */
 static const Row rows[] = {
 	{ "reads", "reads confined", {
 		{ TIER_NOT_HELD, "the command reads what the user can read" },
-		{ TIER_HELD, "Landlock grants only the policy's paths; deny is split out of every grant" },
-		{ TIER_HELD, "a constructed root view shows only the policy's paths; Landlock again" } } },
+		{ TIER_PARTLY, "Landlock grants only the policy's paths; deny is split out of every grant. Landlock does not cover stat, readlink or xattr reads: a hidden file's existence, size and times show, not its content" },
+		{ TIER_HELD, "a constructed root view shows only the policy's paths; Landlock again" },
+		{ TIER_HELD, "QEMU, inside the T2 sandbox, exports over 9p the T2 view it sees: what T2 hides does not exist for the guest" } } },
 	{ "writes", "writes confined", {
 		{ TIER_NOT_HELD, "the command writes what the user can write" },
 		{ TIER_HELD, "Landlock: the workspace, read_write paths and a private TMPDIR", 3,
 		  TIER_PARTLY, "Landlock before ABI 3 cannot refuse truncating a readable file" },
-		{ TIER_HELD, "read-only binds outside the writable set; Landlock again" } } },
+		{ TIER_HELD, "read-only binds outside the writable set; Landlock again" },
+		{ TIER_HELD, "the exporter is QEMU under T2's read-only binds and Landlock: the host kernel refuses the rest, whatever the guest mounts" } } },
 	{ "exec", "exec confined", {
 		{ TIER_NOT_HELD, "anything on the host runs" },
 		{ TIER_HELD, "Landlock: only read_exec paths are executable" },
-		{ TIER_HELD, "noexec binds and Landlock: only read_exec paths" } } },
+		{ TIER_HELD, "noexec binds and Landlock: only read_exec paths" },
+		{ TIER_NOT_HELD, "the guest's kernel runs whatever the view lets it read (T2's noexec binds do not cross 9p); nothing runs on the host" } } },
 	{ "protected", "protected paths read-only", {
 		{ TIER_NOT_HELD, "nothing protects .git or .ward" },
 		{ TIER_HELD, "granted read-only; a directory holding one (the workspace root) takes no new entries at T1" },
-		{ TIER_HELD, "read-only binds, whether or not they exist yet" } } },
+		{ TIER_HELD, "read-only binds, whether or not they exist yet" },
+		{ TIER_HELD, "T2's read-only binds, on the exporter" } } },
 	{ "network", "network confined to allowed domains", {
 		{ TIER_NOT_HELD, "the host's network, unfiltered" },
 		{ TIER_HELD, "Landlock TCP rules allow connect only to this run's proxy port on the host loopback; seccomp refuses UDP and raw sockets", 4,
 		  TIER_NOT_HELD, "Landlock before ABI 4 has no TCP rules" },
-		{ TIER_HELD, "a network namespace with only lo; the proxy is the one way out" } } },
+		{ TIER_HELD, "a network namespace with only lo; the proxy is the one way out" },
+		{ TIER_HELD, "none: no NIC; proxy: QEMU's user network inside T2's network namespace, where only ward's proxy listens" } } },
 	{ "processes-invisible", "host processes invisible", {
 		{ TIER_NOT_HELD, "the host's /proc" },
 		{ TIER_NOT_HELD, "/proc lists every host process and its command line; their memory, environment and fds stay out of reach (Landlock's ptrace rule)" },
-		{ TIER_HELD, "a pid namespace and a fresh /proc" } } },
+		{ TIER_HELD, "a pid namespace and a fresh /proc" },
+		{ TIER_HELD, "the guest's own kernel and /proc; QEMU in a pid namespace" } } },
 	{ "processes-unsignallable", "host processes unsignallable", {
 		{ TIER_NOT_HELD, "the user's processes can be signalled" },
-		{ TIER_HELD, "Landlock signal scope", 6,
+		{ TIER_HELD, "Landlock signal scope; seccomp keeps setpriority, prlimit, sched_set* and ioprio_set to the command itself", 6,
 		  TIER_NOT_HELD, "Landlock before ABI 6 has no signal scope" },
-		{ TIER_HELD, "a pid namespace" } } },
+		{ TIER_HELD, "a pid namespace" },
+		{ TIER_HELD, "the guest's kernel knows no host process" } } },
 	{ "unix-abstract", "abstract unix sockets", {
 		{ TIER_NOT_HELD, "every abstract socket on the host is reachable" },
 		{ TIER_HELD, "Landlock's abstract-socket scope (ABI 6, implied by 9); before ABI 9 seccomp refuses socket(AF_UNIX) altogether" },
-		{ TIER_HELD, "a network namespace (abstract sockets are per namespace) and Landlock's scope" } } },
+		{ TIER_HELD, "a network namespace (abstract sockets are per namespace) and Landlock's scope" },
+		{ TIER_HELD, "the guest's own kernel; QEMU in T2's network namespace" } } },
 	{ "unix-pathname", "pathname unix sockets", {
 		{ TIER_NOT_HELD, "every socket the user can reach" },
 		{ TIER_HELD, "Landlock: connect only to sockets in the private TMPDIR", 9,
 		  TIER_HELD, "seccomp refuses socket(AF_UNIX), so programs that use UNIX sockets fail (socketpair works)" },
 		{ TIER_HELD, "only sockets in the view; Landlock allows connect only in the private /tmp", 9,
-		  TIER_PARTLY, "a host process listening on a socket inside the workspace is reachable (Landlock ABI 9 closes it)" } } },
+		  TIER_PARTLY, "a host process listening on a socket inside the workspace is reachable (Landlock ABI 9 closes it)" },
+		{ TIER_HELD, "a host socket in a 9p share is a plain inode to the guest's kernel: connect reaches no host listener" } } },
 	{ "sysv-ipc", "SysV IPC", {
 		{ TIER_NOT_HELD, "the host's IPC objects" },
 		{ TIER_HELD, "seccomp refuses SysV IPC and POSIX message queues" },
-		{ TIER_HELD, "an IPC namespace" } } },
+		{ TIER_HELD, "an IPC namespace" },
+		{ TIER_HELD, "the guest kernel's own IPC" } } },
 	{ "leftovers-killed", "leftover processes killed", {
 		{ TIER_PARTLY, "a subreaper kills the tree at the end; if ward itself is SIGKILLed, daemons survive" },
 		{ TIER_PARTLY, "a subreaper and the run's cgroup where one is available kill the tree; without a cgroup, a SIGKILL of ward leaves daemons running" },
-		{ TIER_HELD, "the pid namespace dies with its init" } } },
+		{ TIER_HELD, "the pid namespace dies with its init" },
+		{ TIER_HELD, "the guest init kills every process when the command ends and the VM stops; QEMU's pid namespace dies with its init" } } },
 	{ "tiocsti", "TIOCSTI", {
 		{ TIER_NOT_HELD, "the command can push input into the terminal" },
 		{ TIER_HELD, "seccomp refuses TIOCSTI and TIOCLINUX" },
-		{ TIER_HELD, "seccomp refuses TIOCSTI and TIOCLINUX" } } },
+		{ TIER_HELD, "seccomp refuses TIOCSTI and TIOCLINUX" },
+		{ TIER_HELD, "the command's stdio are virtio-serial ports: no terminal of the host reaches the guest" } } },
 	{ "limits", "resource limits", {
 		{ TIER_PARTLY, "only the timeout" },
 		{ TIER_PARTLY, "as at T2 (the run's cgroup or rlimits), but no tmpfs: limits.tmp_mb and shm_mb do not apply; no user namespace: the inotify limits are not held" },
-		{ TIER_HELD, "a cgroup where one is delegated (else rlimits, reported degraded); sized tmpfs" } } },
+		{ TIER_HELD, "a cgroup where one is delegated (else rlimits, reported degraded); sized tmpfs" },
+		{ TIER_PARTLY, "the timeout, memory_mb and cpu_percent hold QEMU and the guest together (T2's cgroup); pids counts QEMU's threads, not the guest's processes" } } },
 };
 /* clang-format on */
 
@@ -106,7 +119,7 @@ int tier_fact(int tier, int abi, size_t i, TierFact *ret)
 {
 	const Cell *c;
 
-	if (i >= ELEMENTSOF(rows) || tier < 0 || tier > 2)
+	if (i >= ELEMENTSOF(rows) || tier < 0 || tier > 3)
 		return -EINVAL;
 	c = &rows[i].t[tier];
 	ret->id = rows[i].id;
@@ -162,12 +175,12 @@ char *tier_table_markdown(void)
 {
 	char *buf = NULL;
 
-	if (append(&buf, "| guarantee | T0 | T1 | T2 |\n|---|---|---|---|\n") < 0)
+	if (append(&buf, "| guarantee | T0 | T1 | T2 | T3 |\n|---|---|---|---|---|\n") < 0)
 		return NULL;
 	for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
 		if (append(&buf, "| %s |", rows[i].name) < 0)
 			return NULL;
-		for (int t = 0; t < 3; t++) {
+		for (int t = 0; t < 4; t++) {
 			char cell[512];
 
 			if (cell_markdown(&rows[i].t[t], cell, sizeof(cell)) < 0) {
@@ -244,7 +257,7 @@ static const WinRow win_rows[] = {
 		{ TIER_NOT_HELD, "the host's network, unfiltered" },
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
-		{ TIER_HELD, "no internetClient capability: no network at all; network.mode proxy is refused until part 2's filtering" } },
+		{ TIER_HELD, "no internetClient capability: no network at all; WFP filters on the package SID block every connect, accept and raw socket (when they cannot be put up: reported degraded, the row partly held, --strict refuses); network.mode proxy is refused until the proxy is ported" } },
 	  NOT_ON_REAL_WINDOWS },
 	{ "leftovers-killed", "leftover processes killed", {
 		{ TIER_HELD, "a kill-on-close job object: everything the command started dies with ward" },

@@ -1,4 +1,4 @@
-/* One table of every tier's guarantees: for T0, T1 and T2, each guarantee
+/* One table of every tier's guarantees: for T0, T1, T2 and T3, each guarantee
  * (reads confined, ..., resource limits) held, held partly (how) or not
  * held. The same data feeds docs/tiers.md (`ward probe --table` prints it;
  * a test compares the two), `ward probe` (the facts for this host's tier
@@ -29,7 +29,7 @@ typedef struct TierFact {
 /* How many guarantees the table has. */
 size_t tier_guarantees(void);
 
-/* The fact for guarantee @i (< tier_guarantees()) at @tier (0..2) on a
+/* The fact for guarantee @i (< tier_guarantees()) at @tier (0..3) on a
  * kernel with Landlock ABI @abi (0: none). -EINVAL for a bad index or tier. */
 int tier_fact(int tier, int abi, size_t i, TierFact *ret);
 

@@ -85,3 +85,53 @@ int session_client_reply(int fd, SessionReplyHead *ret, char **ret_text)
 	*ret_text = text;
 	return 0;
 }
+
+int session_client_reply_fd(int fd, SessionReplyHead *ret, char **ret_text, int *ret_fd)
+{
+	size_t cap = sizeof(*ret) + SESSION_REPLY_MAX;
+	_cleanup_free_ char *buf = malloc(cap + 1);
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b) };
+	_cleanup_close_ int got = -EBADF;
+	ssize_t n;
+	char *text;
+
+	*ret_fd = -EBADF;
+	if (!buf)
+		return -ENOMEM;
+	n = RETRY_EINTR(recvmsg(fd, &mh, MSG_CMSG_CLOEXEC));
+	if (n < 0)
+		return errno == ECONNRESET ? -EPIPE : -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fds[2];
+		memcpy(fds, CMSG_DATA(c), sizeof(int) * (k > 2 ? 2 : k));
+		for (size_t i = 0; i < k && i < 2; i++) {
+			if (got < 0)
+				got = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+	if (n == 0)
+		return -EPIPE;
+	if ((size_t)n < sizeof(*ret))
+		return -EBADMSG;
+	memcpy(ret, buf, sizeof(*ret));
+	if (ret->magic != SESSION_REPLY_MAGIC || ret->len != (size_t)n - sizeof(*ret))
+		return -EBADMSG;
+	text = strndup(buf + sizeof(*ret), ret->len);
+	if (!text)
+		return -ENOMEM;
+	*ret_text = text;
+	if (ret->kind == SESSION_REP_PTY)
+		*ret_fd = TAKE_FD(got);
+	return 0;
+}

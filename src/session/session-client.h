@@ -15,3 +15,6 @@ int session_client_send(int fd, const SessionRequest *rq, const int *fds, size_t
 /* Wait for one reply: *@ret_text (caller frees) is NUL-terminated.
  * -EPIPE when the session closed the connection without one. */
 int session_client_reply(int fd, SessionReplyHead *ret, char **ret_text);
+/* The same, with the descriptor a SESSION_REP_PTY reply carries in
+ * *@ret_fd (caller closes; -EBADF when none came). */
+int session_client_reply_fd(int fd, SessionReplyHead *ret, char **ret_text, int *ret_fd);

@@ -169,6 +169,7 @@ bool session_signal_allowed(int sig)
 	case SIGTERM:
 	case SIGHUP:
 	case SIGQUIT:
+	case SIGCONT:
 		return true;
 	default:
 		return false;

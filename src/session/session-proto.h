@@ -36,7 +36,8 @@ typedef enum SessionReqFlags {
 	SESSION_EXEC_RESULT = 1 << 1,     /* the reply carries the result object */
 	SESSION_SIGNAL_GROUP = 1 << 2,    /* to the command's foreground group, as a terminal */
 	SESSION_PS_JSON = 1 << 3,
-	_SESSION_REQ_FLAGS_ALL = (1 << 4) - 1,
+	SESSION_EXEC_PTY = 1 << 4,        /* a terminal on stdio: a pty, relayed by the client */
+	_SESSION_REQ_FLAGS_ALL = (1 << 5) - 1,
 } SessionReqFlags;
 
 typedef struct SessionReqHead {
@@ -63,6 +64,9 @@ typedef enum SessionReplyKind {
 	SESSION_REP_STARTED = 2, /* a background command runs; code: its id */
 	SESSION_REP_ERROR = 3,   /* code: the exit code; text: why */
 	SESSION_REP_OK = 4,      /* text: the answer (ps) */
+	SESSION_REP_PTY = 5,     /* the command's pty master is passed (SESSION_EXEC_PTY) */
+	SESSION_REP_STOPPED = 6, /* code: the signal that stopped the command (job control) */
+	SESSION_REP_NOTE = 7,    /* text: a line for the client's stderr (a cold run's hint) */
 } SessionReplyKind;
 
 typedef struct SessionReplyHead {
@@ -83,5 +87,5 @@ void session_request_done(SessionRequest *r);
 int session_request_encode(const SessionRequest *r, char **ret_buf, size_t *ret_len);
 
 /* A signal a `ward exec` may pass on (the ones a terminal or a harness
- * sends to end or interrupt a command). */
+ * sends to end or interrupt a command, and SIGCONT for one that stopped). */
 bool session_signal_allowed(int sig);

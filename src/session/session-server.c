@@ -4,6 +4,7 @@
  * starts and ends), the commands' pidfds (a command killed from here
  * reports nothing), the owner, ward's own signals, the timers. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,17 +20,27 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/dirs.h"
 #include "common/log.h"
 #include "common/macro.h"
 #include "common/strv.h"
 #include "common/time-util.h"
 #include "policy/env-filter.h"
 #include "run/run-result.h"
+#include "linux/landlock.h"
+#include "linux/quarantine.h"
+#include "probe/tiers.h"
+#include "session/session-net.h"
 #include "session/session-proto.h"
 #include "session/session-server.h"
 #include "ward/ward.h"
 
 #define CMDS_MAX 64
+/* Connections accepted whose request has not come yet: each waits in the
+ * loop's poll (never in a blocking read), the oldest dropped when full or
+ * after PENDING_MS, so a silent client delays no other. */
+#define PENDING_MAX 16
+#define PENDING_MS 10000
 
 typedef struct Cmd {
 	bool used, started, background, want_result, timed_out, client_gone, stopped;
@@ -39,6 +50,7 @@ typedef struct Cmd {
 	uint64_t start_ms, deadline_ms;
 	char **argv;
 	char *cwd;
+	SessionNet net; /* its refusals and network counters (session-net.h) */
 } Cmd;
 
 typedef struct Server {
@@ -48,8 +60,14 @@ typedef struct Server {
 	uint32_t next_id;
 	uint64_t last_activity_ms, idle_ms;
 	bool stop;
+	char policy_hash[65]; /* the policy's, for each start event: hashed once */
 	int stop_conn[8];
 	size_t n_stop;
+	int pending[PENDING_MAX];
+	uint64_t pending_since[PENDING_MAX];
+	uint64_t pending_seq[PENDING_MAX], next_seq; /* the order they came in */
+	char **not_held, **partly_held; /* the tier table's gaps, as a cold run's result */
+	char see[PATH_MAX + 64];        /* where every connection is (the refusals' line) */
 } Server;
 
 static void reply(int conn, SessionReplyKind kind, int code, const char *text)
@@ -71,6 +89,28 @@ static void reply(int conn, SessionReplyKind kind, int code, const char *text)
 	(void)send(conn, buf, sizeof(h) + len, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* A reply carrying one descriptor (the command's pty master). */
+static void reply_fd(int conn, SessionReplyKind kind, int fd)
+{
+	SessionReplyHead h = { .magic = SESSION_REPLY_MAGIC, .kind = kind };
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u = {};
+	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			     .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	if (conn < 0)
+		return;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	(void)sendmsg(conn, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static void cmd_free(Cmd *c)
 {
 	if (c->conn >= 0)
@@ -79,6 +119,7 @@ static void cmd_free(Cmd *c)
 		close(c->pidfd);
 	strv_free(c->argv);
 	free(c->cwd);
+	session_net_done(&c->net);
 	*c = (Cmd){ .conn = -1, .pidfd = -1 };
 }
 
@@ -101,6 +142,62 @@ static void audit(Server *srv, const char *event, cJSON *fields)
 	(void)audit_write(srv->s->audit, event, fields);
 }
 
+/* The proxy's refusals reported so far, each to every command running
+ * now (session-net.h). The proxy reports a refusal before it answers the
+ * client (proxy.h, report_every), so a command that ended finds its own
+ * here when its end is handled. */
+static void drain_reports(Server *srv)
+{
+	ProxyRefusal recs[PROXY_REPORT_DISTINCT + 1];
+	size_t n;
+
+	if (srv->s->report_rd < 0)
+		return;
+	while ((n = proxy_refusals_read(srv->s->report_rd, recs, ELEMENTSOF(recs))) > 0) {
+		for (size_t i = 0; i < CMDS_MAX; i++)
+			for (size_t k = 0; srv->cmds[i].used && k < n; k++)
+				session_net_add(&srv->cmds[i].net, &recs[k]);
+		if (n < ELEMENTSOF(recs))
+			break;
+	}
+}
+
+/* The line on the client's stderr after a command's check of protected
+ * paths moved something (or failed): quarantine_check() wrote the details
+ * to the session's log and the audit log. */
+static bool quarantine_note(const Server *srv, int r, char *buf, size_t n)
+{
+	const QuarantineInput *q = srv->s->quarantine;
+
+	if (r > 0)
+		snprintf(buf, n,
+			 "Made during the command under protected names: %d path%s, moved to "
+			 "'%s/quarantine/%s' (the audit log lists each)",
+			 r, r == 1 ? "" : "s", q->state_dir, q->run_id);
+	else if (r < 0)
+		snprintf(buf, n,
+			 "Could not check '%s' for what the command made under protected names "
+			 "(%s). Treat the workspace as untrusted until it is checked.",
+			 q->workspace, strerror(-r));
+	return r != 0;
+}
+
+/* The tier table's gaps on this kernel (probe/tiers.h), as a cold run's
+ * result and start event have them. */
+static char **tier_gaps(int tier, TierHold which)
+{
+	int abi = landlock_abi_version();
+	cJSON *g = tier_gaps_json(tier, abi < 0 ? 0 : abi, which);
+	const cJSON *it;
+	char **l = NULL;
+
+	cJSON_ArrayForEach(it, g)
+	if (cJSON_IsString(it) && strv_extend(&l, it->valuestring) < 0)
+		break;
+	cJSON_Delete(g);
+	return l;
+}
+
 /* The command ended (or never started): its result object, its `exit`
  * event, the client's reply, exactly as `ward run` makes them. */
 static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, int err_exit)
@@ -110,9 +207,30 @@ static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, i
 			 .argv = c->argv, .workspace = srv->s->workspace };
 	cJSON *obj;
 	_cleanup_free_ char *text = NULL;
+	_cleanup_cjson_ cJSON *facts = NULL;
 
 	snprintf(rr.session_id, sizeof(rr.session_id), "%s", srv->cfg->session_id);
 	rr.degraded = (char **)srv->s->degraded;
+	rr.not_held = srv->not_held;
+	rr.partly_held = srv->partly_held;
+	/* What it made under protected names, moved out before anyone is
+	 * told it ended (a cold run's after-run check, quarantine.h). */
+	int quarantined = 0;
+	if (c->started && !c->stopped && srv->s->quarantine) {
+		quarantined = quarantine_check(srv->s->quarantine);
+		if (quarantined > 0)
+			rr.quarantined = (unsigned)quarantined;
+		rr.protected_check_failed = quarantined < 0;
+	}
+	/* What the proxy refused and the namespace counted while it ran. */
+	drain_reports(srv);
+	if (c->started) {
+		const cJSON *v;
+		facts = session_net_facts(&c->net, srv->s->netstat_fds);
+		o.facts = facts;
+		v = facts ? cJSON_GetObjectItemCaseSensitive(facts, "net_refused") : NULL;
+		rr.net_refused = (unsigned)cJSON_GetArraySize(v);
+	}
 	rr.duration_ms = monotonic_ms() - c->start_ms;
 	rr.timed_out = c->timed_out;
 	rr.parent_died = c->client_gone && !c->background;
@@ -142,6 +260,11 @@ static void cmd_finish(Server *srv, Cmd *c, int wstatus, const WardError *err, i
 	}
 	audit(srv, err ? "error" : "exit", obj);
 	if (c->conn >= 0 && !c->background) {
+		char note[4096];
+		if (c->started && session_net_line(&c->net, srv->see, note, sizeof(note)) == 0)
+			reply(c->conn, SESSION_REP_NOTE, 0, note);
+		if (quarantine_note(srv, quarantined, note, sizeof(note)))
+			reply(c->conn, SESSION_REP_NOTE, 0, note);
 		if (c->want_result) {
 			obj = run_result_object(&o);
 			if (obj) {
@@ -256,6 +379,30 @@ static void refuse(Server *srv, int conn, const SessionRequest *rq, const char *
 	reply(conn, SESSION_REP_EXIT, WARD_EXIT_SETUP, text);
 }
 
+/* Pass the command to pid 1. A client that relays a terminal
+ * (SESSION_EXEC_PTY, a foreground command): the command gets a pty of the
+ * sandbox's own, as in a cold run; the terminal itself never enters the
+ * sandbox (/dev/null in its place). */
+static int exec_send(Server *srv, Cmd *c, char **env, const int fds[3], bool want_pty)
+{
+	PtyPlan pty = { .term_fd = -1 };
+	_cleanup_close_ int null = -EBADF;
+	int sent[3] = { fds[0], fds[1], fds[2] };
+
+	if (want_pty && !c->background)
+		pty_plan_init_fds(&pty, fds);
+	if (pty.enabled) {
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0)
+			return -errno;
+		for (int i = 0; i < 3; i++)
+			if (isatty(fds[i]))
+				sent[i] = null;
+	}
+	return sandbox_session_send_tty(srv->s->init_sock, c->id, c->cwd, c->argv, env, sent,
+					pty.enabled ? &pty : NULL);
+}
+
 static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds[3])
 {
 	const WardPolicy *pol = srv->s->policy;
@@ -304,6 +451,8 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 		    .background = rq->flags & SESSION_EXEC_BACKGROUND,
 		    .want_result = rq->flags & SESSION_EXEC_RESULT, .start_ms = monotonic_ms() };
 	c->deadline_ms = timeout ? c->start_ms + timeout * 1000 : 0;
+	drain_reports(srv); /* the earlier commands' refusals are not this one's */
+	session_net_begin(&c->net, srv->s->netstat_fds);
 	c->argv = strv_copy(rq->argv);
 	c->cwd = TAKE_PTR(cwd);
 	if (!c->argv) {
@@ -313,22 +462,29 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	}
 	c->conn = fcntl(conn, F_DUPFD_CLOEXEC, 3);
 	srv->last_activity_ms = c->start_ms;
+	/* The command first, its `start` event while it starts: this loop
+	 * handles nothing of the command (its end, a signal) before the event
+	 * is written, and the event records what the request asked. */
+	r = exec_send(srv, c, env, fds, rq->flags & SESSION_EXEC_PTY);
 	/* The `start` event of a cold run, for this command (the session's
 	 * own start event has the sandbox's enforced and degraded lists). */
-	char hash[65] = "unknown";
-	(void)policy_hash(pol, hash);
+	if (!srv->policy_hash[0] && policy_hash(pol, srv->policy_hash) < 0)
+		snprintf(srv->policy_hash, sizeof(srv->policy_hash), "unknown");
 	RunStart st = { .argv = c->argv, .workspace = srv->s->workspace, .tier = srv->cfg->tier,
-			.policy_hash = hash, .policy_sources = pol->sources,
+			.not_held = srv->not_held, .partly_held = srv->partly_held,
+			.policy_hash = srv->policy_hash, .policy_sources = pol->sources,
 			.network = srv->s->proxy ? "proxy" : "none", .cow = srv->cfg->cow };
 	cJSON *ev = run_event_start(&st);
 	if (ev) {
+		cJSON *deg = cJSON_AddArrayToObject(ev, "degraded");
+		for (size_t i = 0; deg && srv->s->degraded && srv->s->degraded[i]; i++)
+			cJSON_AddItemToArray(deg, cJSON_CreateString(srv->s->degraded[i]));
 		cJSON_AddNumberToObject(ev, "exec_id", c->id);
 		cJSON_AddStringToObject(ev, "cwd", c->cwd);
 		cJSON_AddBoolToObject(ev, "background", c->background);
 		cJSON_AddNumberToObject(ev, "timeout_s", (double)timeout);
 	}
 	audit(srv, "start", ev);
-	r = sandbox_session_send(srv->s->init_sock, c->id, c->cwd, c->argv, env, fds);
 	if (r < 0)
 		cmd_fail(srv, c, "session", -r, WARD_EXIT_SETUP,
 			 r == -E2BIG ? "the command and its environment are too large"
@@ -383,33 +539,51 @@ static void handle_ps(Server *srv, int conn, bool json)
 	reply(conn, SESSION_REP_OK, 0, text);
 }
 
-static void handle_accept(Server *srv)
+static void pending_add(Server *srv, int conn)
+{
+	size_t slot = 0;
+
+	for (size_t i = 0; i < PENDING_MAX; i++) {
+		if (srv->pending[i] < 0) {
+			slot = i;
+			break;
+		}
+		if (srv->pending_seq[i] < srv->pending_seq[slot])
+			slot = i;
+	}
+	if (srv->pending[slot] >= 0) /* full: the oldest silent one goes */
+		close(srv->pending[slot]);
+	srv->pending[slot] = conn;
+	srv->pending_since[slot] = monotonic_ms();
+	srv->pending_seq[slot] = ++srv->next_seq;
+}
+
+/* Silent for PENDING_MS: dropped. Returns the next such deadline, or 0. */
+static uint64_t pending_expire(Server *srv, uint64_t now)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < PENDING_MAX; i++) {
+		if (srv->pending[i] < 0)
+			continue;
+		uint64_t end = srv->pending_since[i] + PENDING_MS;
+		if (now >= end) {
+			close(srv->pending[i]);
+			srv->pending[i] = -1;
+		} else if (!next || end < next)
+			next = end;
+	}
+	return next;
+}
+
+/* Read and serve the one request of @conn (readable, or not: then it
+ * waits in srv->pending). Takes ownership of @conn. */
+static void handle_request(Server *srv, int conn)
 {
 	static char buf[sizeof(SessionReqHead) + SESSION_REQ_MAX + 1];
 	char err[160];
-	int conn = accept4(srv->cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-	struct ucred cred;
-	socklen_t cl = sizeof(cred);
 	SessionRequest rq = {};
 	int fds[3] = { -1, -1, -1 }, nfd = 0;
-
-	if (conn < 0)
-		return;
-	/* The session's user only: another user's process reaching the
-	 * socket (the directory is 0700) is refused all the same. */
-	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cred.uid != getuid()) {
-		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP,
-		      "refused: this session belongs to another user");
-		close(conn);
-		return;
-	}
-	/* The request follows the connect at once; a client that sends
-	 * nothing is dropped (the loop has other commands to serve). */
-	struct pollfd p = { .fd = conn, .events = POLLIN };
-	if (poll(&p, 1, 2000) <= 0) {
-		close(conn);
-		return;
-	}
 	union {
 		char b[CMSG_SPACE(sizeof(int) * 4)];
 		struct cmsghdr align;
@@ -418,6 +592,10 @@ static void handle_accept(Server *srv)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
 			     .msg_controllen = sizeof(u.b) };
 	ssize_t n = recvmsg(conn, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		pending_add(srv, conn);
+		return;
+	}
 	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -431,7 +609,7 @@ static void handle_accept(Server *srv)
 				close(got[i]);
 		}
 	}
-	if (n < 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+	if (n <= 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP, "refused: a malformed request");
 	else if (session_request_parse(buf, (size_t)n, &rq, err, sizeof(err)) < 0) {
 		char why[200];
@@ -460,6 +638,30 @@ static void handle_accept(Server *srv)
 		close(fds[i]);
 	if (conn >= 0)
 		close(conn);
+}
+
+/* Every connection waiting on the listening socket: the session's user
+ * only, each request read when it comes (handle_request). */
+static void handle_accept(Server *srv)
+{
+	for (int k = 0; k < PENDING_MAX; k++) {
+		int conn = accept4(srv->cfg->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct ucred cred;
+		socklen_t cl = sizeof(cred);
+
+		if (conn < 0)
+			return;
+		/* The session's user only: another user's process reaching the
+		 * socket (the directory is 0700) is refused all the same. */
+		if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+		    cred.uid != getuid()) {
+			reply(conn, SESSION_REP_ERROR, WARD_EXIT_SETUP,
+			      "refused: this session belongs to another user");
+			close(conn);
+			continue;
+		}
+		handle_request(srv, conn);
+	}
 }
 
 static void send_signal(int pidfd, int sig, bool group)
@@ -522,6 +724,15 @@ static void handle_event(Server *srv, const SandboxEvent *ev, int pidfd)
 		break;
 	case SANDBOX_EV_EXIT:
 		cmd_finish(srv, c, ev->value, NULL, 0);
+		break;
+	case SANDBOX_EV_PTY: /* the master, to the client that relays it */
+		if (!c->background)
+			reply_fd(c->conn, SESSION_REP_PTY, pidfd);
+		close(pidfd);
+		break;
+	case SANDBOX_EV_STOPPED:
+		if (!c->background)
+			reply(c->conn, SESSION_REP_STOPPED, ev->value, NULL);
 		break;
 	case SANDBOX_EV_FAILED: {
 		const char *step = sandbox_step_to_string(ev->step);
@@ -607,9 +818,20 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 
 	for (size_t i = 0; i < CMDS_MAX; i++)
 		srv.cmds[i] = (Cmd){ .conn = -1, .pidfd = -1 };
+	for (size_t i = 0; i < PENDING_MAX; i++)
+		srv.pending[i] = -1;
 	srv.idle_ms = idle_s * 1000;
 	if (wait_ready(&srv) < 0)
 		return 0;
+	_cleanup_free_ char *state = NULL;
+	if (ward_state_dir(&state) == 0)
+		snprintf(srv.see, sizeof(srv.see), "every connection is in %s/audit.jsonl (session %s)",
+			 state, cfg->session_id);
+	else
+		snprintf(srv.see, sizeof(srv.see), "every connection is in the audit log (session %s)",
+			 cfg->session_id);
+	srv.not_held = tier_gaps(cfg->tier, TIER_NOT_HELD);
+	srv.partly_held = tier_gaps(cfg->tier, TIER_PARTLY);
 	cfg->ready = true;
 	if (cfg->ready_fd >= 0) {
 		(void)!write(cfg->ready_fd, "ok\n", 3);
@@ -618,12 +840,12 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 	log_info("session %s is up", cfg->session_id);
 	srv.last_activity_ms = monotonic_ms();
 
-	enum { P_LISTEN, P_INIT_SOCK, P_INIT, P_SIG, P_OWNER, P_FIXED };
+	enum { P_LISTEN, P_INIT_SOCK, P_INIT, P_SIG, P_OWNER, P_REPORT, P_FIXED };
 	while (!srv.stop) {
-		struct pollfd p[P_FIXED + 2 * CMDS_MAX];
-		Cmd *owner[P_FIXED + 2 * CMDS_MAX];
-		size_t n = P_FIXED;
-		uint64_t now = monotonic_ms(), next = 0;
+		struct pollfd p[P_FIXED + 2 * CMDS_MAX + PENDING_MAX];
+		Cmd *owner[P_FIXED + 2 * CMDS_MAX + PENDING_MAX];
+		size_t n = P_FIXED, n_cmd;
+		uint64_t now = monotonic_ms(), next = pending_expire(&srv, now);
 		bool busy = false;
 
 		p[P_LISTEN] = (struct pollfd){ .fd = cfg->listen_fd, .events = POLLIN };
@@ -631,6 +853,7 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 		p[P_INIT] = (struct pollfd){ .fd = s->init_pidfd, .events = POLLIN };
 		p[P_SIG] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 		p[P_OWNER] = (struct pollfd){ .fd = cfg->owner_pidfd, .events = POLLIN };
+		p[P_REPORT] = (struct pollfd){ .fd = s->report_rd, .events = POLLIN };
 		for (size_t i = 0; i < CMDS_MAX; i++) {
 			Cmd *c = &srv.cmds[i];
 			if (!c->used)
@@ -648,6 +871,12 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 			if (c->deadline_ms && !c->timed_out && (!next || c->deadline_ms < next))
 				next = c->deadline_ms;
 		}
+		n_cmd = n;
+		for (size_t i = 0; i < PENDING_MAX; i++)
+			if (srv.pending[i] >= 0) {
+				owner[n] = NULL;
+				p[n++] = (struct pollfd){ .fd = srv.pending[i], .events = POLLIN };
+			}
 		if (busy)
 			srv.last_activity_ms = now;
 		else if (!next || srv.last_activity_ms + srv.idle_ms < next)
@@ -673,6 +902,8 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 		}
 		if (k <= 0)
 			continue;
+		if (p[P_REPORT].revents)
+			drain_reports(&srv);
 		if (p[P_INIT_SOCK].revents && drain_events(&srv) == -EPIPE)
 			break;
 		if (p[P_INIT].revents)
@@ -687,7 +918,18 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 				if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGWINCH)
 					srv.stop = true;
 		}
-		for (size_t i = P_FIXED; i < n; i++) {
+		/* Requests that came on accepted connections (before the
+		 * commands' events: a request may start one). */
+		for (size_t i = n_cmd; i < n; i++) {
+			if (!p[i].revents)
+				continue;
+			for (size_t j = 0; j < PENDING_MAX; j++)
+				if (srv.pending[j] == p[i].fd) {
+					srv.pending[j] = -1;
+					handle_request(&srv, p[i].fd);
+				}
+		}
+		for (size_t i = P_FIXED; i < n_cmd; i++) {
 			Cmd *c = owner[i];
 			if (!p[i].revents || !c->used)
 				continue;
@@ -706,6 +948,11 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 			handle_accept(&srv);
 	}
 	finish_all(&srv);
+	for (size_t i = 0; i < PENDING_MAX; i++)
+		if (srv.pending[i] >= 0)
+			close(srv.pending[i]);
 	log_info("session %s is stopping", cfg->session_id);
+	strv_free(srv.not_held);
+	strv_free(srv.partly_held);
 	return 1;
 }

@@ -28,7 +28,9 @@
 #include "config.h"
 #include "common/dirs.h"
 #include "common/log.h"
+#include "common/macro.h"
 #include "common/strv.h"
+#include "net/proxy-contract.h"
 #include "run/backend.h"
 #include "vm/vm-engine.h"
 #include "vm/vm-image.h"
@@ -40,33 +42,70 @@ extern const Backend backend_vm_t3;
 #define VM_MAX_SHARES 20
 #define VM_FIFO_OUT "/tmp/.ward-vm-stdout"
 #define VM_FIFO_ERR "/tmp/.ward-vm-stderr"
+#define VM_FIFO_IN "/tmp/.ward-vm-stdin"
+#define VM_FIFO_SIG "/tmp/.ward-vm-signal"
 #define VM_FIFO_CON "/tmp/.ward-vm-console"
 #define VM_CONSOLE_MAX "65536"
 #define VM_DEFAULT_MEM_MB 256
+/* QEMU's own share of limits.memory_mb beside the guest's RAM: its code,
+ * the kernel image it loads, the translation cache (capped), thread
+ * stacks, 9p buffers. Where the limit is RLIMIT_DATA (no memory cgroup)
+ * all of it counts: measured here, 192 MB was too little. */
+#define VM_QEMU_SHARE_MB 384
+#define VM_MIN_GUEST_MB 128 /* the stock kernel does not boot in 64 */
+#define VM_EXIT_SIGNAL_BASE 200 /* SHELL_WRAP ended the VM on a second signal */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
-/* Runs in the T2 sandbox: "$@" is QEMU's command line, then
- * "--ward-shares" and TAG PATH pairs; each PATH the view has becomes a 9p
- * export. The guest's stdout and stderr ports write to two FIFOs in the
- * sandbox's private /tmp that cat relays to the sandbox's fds 1 and 2:
- * QEMU cannot reopen those (/proc/self/fd/N is refused for a pipe or file
- * of another user, and fails for a socket). After QEMU, each FIFO is
+/* Runs in the T2 sandbox: "$@" is QEMU's command line,
+ * then "--ward-shares" and TAG PATH pairs; each PATH the view has becomes
+ * a 9p export. The guest's stdio ports go through FIFOs in the sandbox's
+ * private /tmp (QEMU cannot reopen the sandbox's fds: /proc/self/fd/N is
+ * refused for a pipe or file of another user, and fails for a socket):
+ * cat relays stdout and stderr out, and the caller's stdin in (saved on
+ * fd 5 first: an async list's stdin is /dev/null); QEMU's stdio chardev
+ * reads that FIFO, and its EOF is the guest's EOF.
+ *
+ * QEMU runs in a session of its own (setsid), so a signal for the
+ * command's group (^C) reaches this shell and not QEMU: the first
+ * INT/TERM/HUP/QUIT goes to the guest on ward.sig (guest-init signals the
+ * command's group); a second one ends the VM, and the shell exits with
+ * VM_EXIT_SIGNAL_BASE + N (QEMU itself exits 0 or 1, or 128+N when
+ * killed: the guest cannot make this shell exit so). The relays ignore
+ * them. After QEMU, each output FIFO is
  * opened read-write once, so that a relay still waiting for QEMU to open
- * it ends; the shell exits with QEMU's status. The console goes through a
+ * it ends; the stdin relay is killed (the command may not have read it
+ * all); the shell exits with QEMU's status. The console goes through a
  * third FIFO to tail, which keeps its last VM_CONSOLE_MAX bytes in
  * $WARD_VM_CONSOLE (the run dir): a guest flooding it fills no disk. */
 #define SHELL_WRAP                                                                                 \
-	"s=0; for a; do shift; "                                                                   \
+	"s=0; x=; for a; do shift; "                                                               \
 	"if [ $s = 0 ]; then if [ \"$a\" = --ward-shares ]; then s=1; else set -- \"$@\" \"$a\"; fi; " \
 	"elif [ $s = 1 ]; then t=$a; s=2; "                                                         \
 	"else [ -d \"$a\" ] && set -- \"$@\" -fsdev "                                             \
 	"\"local,id=$t,path=$a,security_model=none,multidevs=remap\" "                             \
 	"-device \"virtio-9p-device,fsdev=$t,mount_tag=$t\"; s=1; fi; done; "                     \
-	"mkfifo -m 600 " VM_FIFO_OUT " " VM_FIFO_ERR " " VM_FIFO_CON " || exit 125; "                \
-	"tail -c " VM_CONSOLE_MAX " " VM_FIFO_CON " >\"$WARD_VM_CONSOLE\" & c=$!; "      \
+	"mkfifo -m 600 " VM_FIFO_OUT " " VM_FIFO_ERR " " VM_FIFO_IN " " VM_FIFO_SIG " " VM_FIFO_CON \
+	" || exit 125; "                                                                            \
+	"trap '' INT TERM HUP QUIT; "                                                               \
+	"tail -c " VM_CONSOLE_MAX " " VM_FIFO_CON " >\"$WARD_VM_CONSOLE\" & c=$!; "                  \
 	"cat " VM_FIFO_OUT " & o=$!; cat " VM_FIFO_ERR " >&2 & e=$!; "                              \
-	"\"$@\" </dev/null; r=$?; "                                                                  \
-	"exec 3<>" VM_FIFO_OUT " 4<>" VM_FIFO_ERR " 5<>" VM_FIFO_CON "; exec 3>&- 4>&- 5>&-; "      \
-	"wait $o $e $c; exit $r"
+	"exec 5<&0; cat <&5 >" VM_FIFO_IN " & i=$!; exec 5<&- 6<>" VM_FIFO_SIG "; "                 \
+	"setsid -w \"$@\" <" VM_FIFO_IN " >/dev/null 6>&- & q=$!; n=0; "                            \
+	"fwd() { n=$((n+1)); if [ $n -gt 1 ]; then x=$1; "                                         \
+	"kill -KILL $q; else echo $1 >&6; fi; }; "                                                  \
+	"trap 'fwd 2' INT; trap 'fwd 15' TERM; trap 'fwd 1' HUP; trap 'fwd 3' QUIT; "               \
+	"while :; do wait $q 2>/dev/null; r=$?; kill -0 $q 2>/dev/null || break; done; "            \
+	"kill $i 2>/dev/null; "                                                                     \
+	"exec 3<>" VM_FIFO_OUT " 4<>" VM_FIFO_ERR " 7<>" VM_FIFO_CON "; exec 3>&- 4>&- 7>&-; "      \
+	"wait $o $e $c; "                                                                           \
+	"[ -z \"$x\" ] || r=$((" STR(VM_EXIT_SIGNAL_BASE) "+x)); exit $r"
+
+/* The guest's side of network "proxy": QEMU's user network (slirp) runs
+ * in the T2 sandbox's network namespace, where 127.0.0.1 (the guest's
+ * 10.0.2.2) holds ward's proxy listeners and nothing else reaches out. */
+#define VM_NET_GUEST "10.0.2.15"
+#define VM_NET_HOST "10.0.2.2"
 
 struct BackendPlan {
 	const BackendInput *in;
@@ -121,16 +160,43 @@ static int t3_plan(const BackendInput *in, BackendPlan **ret, WardError *reterr)
 
 	if ((r = backend_check_stdio(in, reterr)) < 0)
 		return r;
-	if (in->policy->net_mode == NET_MODE_PROXY)
+	if (in->policy->net_mode != NET_MODE_NONE && in->policy->net_mode != NET_MODE_PROXY)
 		return ward_error_set(reterr, "tier", EOPNOTSUPP,
-				      "Tier 3 runs with network mode \"none\" only for now (the "
-				      "proxy forward is not built yet); refusing to run");
+				      "Tier 3 knows network modes \"none\" and \"proxy\" only; "
+				      "refusing to run");
+	if (in->policy->memory_mb && in->policy->memory_mb < VM_QEMU_SHARE_MB + VM_MIN_GUEST_MB)
+		return ward_error_set(reterr, "limits", EINVAL,
+				      "limits.memory_mb %llu is below what tier 3 needs: %d MB "
+				      "(QEMU's own %d MB beside a guest of at least %d MB)",
+				      (unsigned long long)in->policy->memory_mb,
+				      VM_QEMU_SHARE_MB + VM_MIN_GUEST_MB, VM_QEMU_SHARE_MB,
+				      VM_MIN_GUEST_MB);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->in = in;
 	*ret = p;
 	return 0;
+}
+
+#define GUEST_HTTP "http://" VM_NET_HOST ":" STR(WARD_PROXY_HTTP_PORT)
+#define GUEST_SOCKS "socks5h://" VM_NET_HOST ":" STR(WARD_PROXY_SOCKS_PORT)
+
+static const char *const guest_proxy_vars[][2] = {
+	{ "HTTP_PROXY", GUEST_HTTP },  { "http_proxy", GUEST_HTTP },
+	{ "HTTPS_PROXY", GUEST_HTTP }, { "https_proxy", GUEST_HTTP },
+	{ "ALL_PROXY", GUEST_SOCKS },  { "all_proxy", GUEST_SOCKS },
+	{ "NO_PROXY", WARD_PROXY_NO_PROXY }, { "no_proxy", WARD_PROXY_NO_PROXY },
+};
+
+static bool is_proxy_var(const char *kv)
+{
+	for (size_t i = 0; i < ELEMENTSOF(guest_proxy_vars); i++) {
+		size_t n = strlen(guest_proxy_vars[i][0]);
+		if (strncmp(kv, guest_proxy_vars[i][0], n) == 0 && kv[n] == '=')
+			return true;
+	}
+	return false;
 }
 
 /* Appends one record (vm-request.h) to @f. */
@@ -155,6 +221,7 @@ static int write_request(BackendPlan *p, char ***shares)
 	_cleanup_free_ char *path = NULL, *cwd = NULL;
 	_cleanup_closedir_ DIR *root = NULL;
 	struct dirent *de;
+	bool proxy = in->policy->net_mode == NET_MODE_PROXY;
 	FILE *f;
 	int r = 0, n = 0;
 
@@ -168,8 +235,18 @@ static int write_request(BackendPlan *p, char ***shares)
 	if (r >= 0)
 		r = rec(f, VM_REC_ARG, *a);
 	STRV_FOREACH(e, in->envp)
-	if (r >= 0)
+	if (r >= 0 && !(proxy && is_proxy_var(*e)))
 		r = rec(f, VM_REC_ENV, *e);
+	if (proxy) {
+		/* The proxy variables name the guest's way to ward's proxy. */
+		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(guest_proxy_vars); i++) {
+			char kv[128];
+			snprintf(kv, sizeof(kv), "%s=%s", guest_proxy_vars[i][0], guest_proxy_vars[i][1]);
+			r = rec(f, VM_REC_ENV, kv);
+		}
+		if (r >= 0)
+			r = rec(f, VM_REC_NET, VM_NET_GUEST " " VM_NET_HOST);
+	}
 	char num[32];
 	if (r >= 0)
 		r = rec(f, VM_REC_CWD, cwd ? cwd : in->workspace);
@@ -233,13 +310,9 @@ static int write_request(BackendPlan *p, char ***shares)
 
 static unsigned guest_mem_mb(const WardPolicy *pol)
 {
-	/* QEMU itself (TCG, the translation cache capped at 64 MB) needs
-	 * about 150 MB beside the guest: the policy's memory limit holds both. */
 	if (!pol->memory_mb)
 		return VM_DEFAULT_MEM_MB;
-	if (pol->memory_mb >= 192 + 64)
-		return (unsigned)(pol->memory_mb - 192);
-	return 64;
+	return (unsigned)(pol->memory_mb - VM_QEMU_SHARE_MB);
 }
 
 static int build_argv(BackendPlan *p, char *const *shares)
@@ -256,7 +329,7 @@ static int build_argv(BackendPlan *p, char *const *shares)
 			.mem_mb = p->mem_mb, .kvm = p->engine.kvm };
 	r |= vm_machine_args(a, &m);
 	r |= strv_extend(a, "-device");
-	r |= strv_extend(a, "virtio-serial-device,max_ports=4");
+	r |= strv_extend(a, "virtio-serial-device,max_ports=6");
 	r |= strv_extend(a, "-chardev");
 	r |= strv_extend(a, "file,id=out,path=" VM_FIFO_OUT ",append=on");
 	r |= strv_extend(a, "-device");
@@ -265,6 +338,28 @@ static int build_argv(BackendPlan *p, char *const *shares)
 	r |= strv_extend(a, "file,id=err,path=" VM_FIFO_ERR ",append=on");
 	r |= strv_extend(a, "-device");
 	r |= strv_extend(a, "virtserialport,chardev=err,name=ward.err");
+	/* stdin: QEMU's own stdin, the FIFO SHELL_WRAP relays the caller's
+	 * stdin into (not a terminal: QEMU changes no modes). */
+	r |= strv_extend(a, "-chardev");
+	r |= strv_extend(a, "stdio,id=in,signal=off");
+	r |= strv_extend(a, "-device");
+	r |= strv_extend(a, "virtserialport,chardev=in,name=ward.in");
+	/* Signals, host to guest (a FIFO SHELL_WRAP holds open). */
+	r |= strv_extend(a, "-chardev");
+	r |= strv_extend(a, "pipe,id=sig,path=" VM_FIFO_SIG);
+	r |= strv_extend(a, "-device");
+	r |= strv_extend(a, "virtserialport,chardev=sig,name=ward.sig");
+	if (p->in->policy->net_mode == NET_MODE_PROXY) {
+		/* User networking, in the T2 sandbox's network namespace: the
+		 * guest's 10.0.2.2 is that namespace's 127.0.0.1, where ward's
+		 * proxy listens; every other connect is QEMU's, from inside
+		 * the namespace (docs/t3.md). No DHCP, TFTP or SMB. */
+		r |= strv_extend(a, "-netdev");
+		r |= strv_extend(a, "user,id=net0,net=10.0.2.0/24,host=" VM_NET_HOST
+				    ",ipv6=off,restrict=off");
+		r |= strv_extend(a, "-device");
+		r |= strv_extend(a, "virtio-net-device,netdev=net0");
+	}
 	r |= strv_extend(a, "-chardev");
 	r |= strv_extendf(a, "file,id=ctl,path=%s/status", p->run_dir);
 	r |= strv_extend(a, "-device");
@@ -459,7 +554,21 @@ static int t3_run(BackendPlan *p, BackendResult *ret, WardError *reterr)
 		log_error("tier 3: QEMU could not start in the sandbox");
 		return 0;
 	}
-	r = ret->status == 0 ? read_status(p, &status, &sig, setup, sizeof(setup)) : -ECHILD;
+	/* A well-formed status is the guest's report, whatever the wrapper's
+	 * exit (a signal may have interrupted its wait). */
+	r = read_status(p, &status, &sig, setup, sizeof(setup));
+	if (r < 0 && r != -EPROTO && ret->signal == 0 && ret->status > VM_EXIT_SIGNAL_BASE &&
+	    ret->status < VM_EXIT_SIGNAL_BASE + 32) {
+		/* A second signal ended the VM before the command did. */
+		sig = ret->status - VM_EXIT_SIGNAL_BASE;
+		log_warning("tier 3: a second signal %d ended the VM", sig);
+		ret->status = -1;
+		ret->signal = sig;
+		ret->exit_code = 128 + sig;
+		return 0;
+	}
+	if (r < 0 && r != -EPROTO && ret->status != 0)
+		r = -ECHILD;
 	if (r >= 0) {
 		ret->status = status;
 		ret->signal = sig;

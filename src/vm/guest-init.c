@@ -8,8 +8,11 @@
  *      (vm-request.h: argv, env, cwd, uid, gid, umask, shares, links);
  *   3. mounts each share of the policy's view where the request says (the
  *      exporter, QEMU inside ward's T2 sandbox, enforces read-only);
- *   4. runs the command as the request's user with stdout and stderr on
- *      the virtio-serial ports ward.out and ward.err (kept apart), stdin /dev/null;
+ *   4. runs the command as the request's user with stdin, stdout and stderr
+ *      on the virtio-serial ports ward.in, ward.out and ward.err (kept
+ *      apart; the host closing ward.in is EOF), in a session of its own;
+ *      the host's signals (^C) come on ward.sig and go to its group;
+ *      with network "proxy", eth0 is QEMU's user network (VM_REC_NET);
  *   5. writes "status N" or "signal N" on the control port ward.ctl and powers
  *      off. The command's output never reaches the control port, so it
  *      cannot forge a status; a VM that stops without one is a failed run.
@@ -25,7 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <net/route.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -60,10 +68,11 @@ static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
 }
 
 /* The virtio-serial port QEMU named @name (virtserialport,name=...):
- * the node's number depends on the order the devices probed in. */
-static int port_open(const char *name)
+ * the node's number depends on the order the devices probed in. Waits up
+ * to @tries * 5 ms for it to appear. */
+static int port_open_wait(const char *name, int flags, int tries)
 {
-	for (int i = 0; i < 400; i++) {
+	for (int i = 0; i < tries; i++) {
 		DIR *d = opendir("/sys/class/virtio-ports");
 		struct dirent *de;
 		while (d && (de = readdir(d))) {
@@ -85,7 +94,7 @@ static int port_open(const char *name)
 			if (strcmp(buf, name) != 0)
 				continue;
 			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-			fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+			fd = open(path, flags | O_NOCTTY | O_CLOEXEC);
 			if (fd >= 0) {
 				closedir(d);
 				return fd;
@@ -98,11 +107,16 @@ static int port_open(const char *name)
 	return -1;
 }
 
+static int port_open(const char *name, int flags)
+{
+	return port_open_wait(name, flags, 400);
+}
+
 static void ctl_open(void)
 {
 	/* The control port; its node is root's and 0600, so the command
 	 * (unless it runs as the guest's root) cannot write to it. */
-	ctl_fd = port_open("ward.ctl");
+	ctl_fd = port_open("ward.ctl", O_WRONLY);
 	if (ctl_fd >= 0)
 		(void)fchmod(ctl_fd, 0600);
 }
@@ -327,6 +341,117 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
+/* The host's signals for the command (port ward.sig): a decimal number a
+ * line, sent to the command's process group (it leads a session of its
+ * own), as a terminal's ^C would be. Runs in a child of pid 1, which
+ * kills it when the command ends. Only the signals ward forwards. */
+static __attribute__((noreturn)) void signal_relay(pid_t cmd)
+{
+	static const int allowed[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+	char buf[64];
+	size_t used = 0;
+	int fd = port_open_wait("ward.sig", O_RDONLY, 40);
+
+	if (fd < 0)
+		_exit(1);
+	for (;;) {
+		ssize_t k = read(fd, buf + used, sizeof(buf) - 1 - used);
+		char *nl;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			_exit(0);
+		used += (size_t)k;
+		while ((nl = memchr(buf, '\n', used))) {
+			long sig;
+			*nl = 0;
+			sig = strtol(buf, NULL, 10);
+			for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+				if (allowed[i] == sig && kill(-cmd, (int)sig) < 0)
+					(void)kill(cmd, (int)sig);
+			used -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, used);
+		}
+		if (used == sizeof(buf) - 1)
+			used = 0; /* a line that long is no signal */
+	}
+}
+
+static int if_ioctl(int s, unsigned long req, struct ifreq *ifr)
+{
+	/* The NIC may still be probing right after its module loaded. */
+	for (int i = 0; i < 200; i++) {
+		if (ioctl(s, req, ifr) == 0)
+			return 0;
+		if (errno != ENODEV)
+			return -errno;
+		usleep(5000);
+	}
+	return -errno;
+}
+
+static int set_addr(int s, unsigned long req, const char *ifname, in_addr_t a)
+{
+	struct ifreq ifr = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = a;
+	return if_ioctl(s, req, &ifr);
+}
+
+static int link_up(int s, const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	int r;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if ((r = if_ioctl(s, SIOCGIFFLAGS, &ifr)) < 0)
+		return r;
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	return if_ioctl(s, SIOCSIFFLAGS, &ifr);
+}
+
+/* VM_REC_NET "ADDR GATEWAY": lo up, eth0 (QEMU's user network, which runs
+ * inside ward's T2 sandbox: its only way out is ward's proxy) at ADDR/24
+ * with a default route through GATEWAY. */
+static int net_setup(char *val)
+{
+	char *sp = strchr(val, ' ');
+	struct in_addr addr, gw;
+	struct rtentry rt = { 0 };
+	struct sockaddr_in *sin;
+	int s, r;
+
+	if (!sp)
+		return -EINVAL;
+	*sp = 0;
+	if (inet_pton(AF_INET, val, &addr) != 1 || inet_pton(AF_INET, sp + 1, &gw) != 1)
+		return -EINVAL;
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if ((r = link_up(s, "lo")) < 0 || (r = set_addr(s, SIOCSIFADDR, "eth0", addr.s_addr)) < 0 ||
+	    (r = set_addr(s, SIOCSIFNETMASK, "eth0", htonl(0xffffff00u))) < 0 ||
+	    (r = link_up(s, "eth0")) < 0)
+		goto out;
+	sin = (struct sockaddr_in *)&rt.rt_dst;
+	sin->sin_family = AF_INET;
+	sin = (struct sockaddr_in *)&rt.rt_genmask;
+	sin->sin_family = AF_INET;
+	sin = (struct sockaddr_in *)&rt.rt_gateway;
+	sin->sin_family = AF_INET;
+	sin->sin_addr = gw;
+	rt.rt_flags = RTF_UP | RTF_GATEWAY;
+	rt.rt_dev = (char *)"eth0";
+	if (ioctl(s, SIOCADDRT, &rt) < 0)
+		r = -errno;
+out:
+	close(s);
+	return r;
+}
+
 int main(void)
 {
 	char *argv[MAX_ITEMS + 1], *envp[MAX_ITEMS + 1];
@@ -405,6 +530,10 @@ int main(void)
 			}
 			break;
 		}
+		case VM_REC_NET:
+			if ((r = net_setup(val)) < 0)
+				fail("network", -r);
+			break;
 		case VM_REC_TEST_HOSTILE:
 			hostile = val;
 			break;
@@ -435,9 +564,15 @@ int main(void)
 	if (child < 0)
 		fail("fork", errno);
 	if (child == 0) {
-		int out = port_open("ward.out");
-		int err = port_open("ward.err");
-		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int out = port_open("ward.out", O_WRONLY);
+		int err = port_open("ward.err", O_WRONLY);
+		/* The caller's stdin, relayed by the host to EOF: when the
+		 * host closes its side, a read returns 0. */
+		int in = port_open_wait("ward.in", O_RDONLY, 40);
+		/* A host without the port (an older ward): no stdin. The
+		 * ports appear together, before ward.ctl is opened. */
+		if (in < 0)
+			in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (out < 0 || err < 0 || in < 0)
 			_exit(125);
 		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
@@ -460,6 +595,8 @@ int main(void)
 		dprintf(2, "ward: %s: %s\n", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
+	if (fork() == 0)
+		signal_relay(child);
 	/* pid 1 reaps every orphan; the run ends with the command. */
 	for (;;) {
 		pid_t p = waitpid(-1, &status, 0);

@@ -33,10 +33,11 @@ frag=${4:-}
 pkg=${WARD_VM_KERNEL_PACKAGE:-linux-image-amd64}
 srcpkg=${WARD_VM_SOURCE_PACKAGE:-linux-source-6.1}
 jobs=${WARD_VM_JOBS:-2}
-# Stock kernel: virtio-mmio, virtio-serial and 9p, in load order (no
-# depmod: kmod is not needed).
+# Stock kernel: virtio-mmio, virtio-serial, 9p and virtio-net (network
+# "proxy"), in load order (no depmod: kmod is not needed).
 mods="drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_mmio
 drivers/char/virtio_console net/9p/9pnet net/9p/9pnet_virtio fs/netfs/netfs
+net/core/failover drivers/net/net_failover drivers/net/virtio_net
 fs/fscache/fscache fs/9p/9p"
 # The kernel arguments (measured under TCG, docs/t3.md): quiet, no
 # self-tests, no mitigations (the guest's own kernel: its processes are the

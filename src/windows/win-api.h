@@ -29,6 +29,16 @@ typedef struct WinSpawn {
 	void *job;
 } WinSpawn;
 
+/* Copy-on-write's launch step (win32-inject.c): load @dll into the
+ * suspended child and wait, at most @ready_ms, for the DLL's readiness
+ * line on the pipe @pipe (created here, first instance only; the client
+ * must be the child). */
+typedef struct WinCowLaunch {
+	const char *dll;
+	const char *pipe;
+	uint32_t ready_ms;
+} WinCowLaunch;
+
 typedef struct WinApi {
 	void *ctx;
 	WinFileKind (*stat)(void *ctx, const char *path);
@@ -68,6 +78,9 @@ typedef struct WinApi {
 	int (*job_assign)(void *ctx, void *job, void *proc);
 	/* The suspended child's token, read back. */
 	int (*token_read)(void *ctx, void *proc, WinTokenObserved *ret);
+	/* --cow: inject the redirector and wait for its readiness, before
+	 * the resume. Any failure: the executor kills the child. */
+	int (*cow_inject)(void *ctx, void *proc, const WinCowLaunch *l, char *why, size_t n_why);
 	int (*resume)(void *ctx, void *proc);
 	/* -ETIMEDOUT after @timeout_ms (0: no timeout). */
 	int (*wait)(void *ctx, void *proc, uint64_t timeout_ms, uint32_t *ret_code);

@@ -19,8 +19,10 @@
 #include "windows/win-backend.h"
 #include "windows/win-exec.h"
 #include "windows/win-fault.h"
+#include "windows/win-net-exec.h"
 #include "windows/win-path.h"
 #include "windows/win32-api.h"
+#include "windows/win32-net.h"
 #include "windows/win32-util.h"
 #include "ward/ward.h"
 
@@ -40,6 +42,15 @@ struct BackendPlan {
 	bool acquiring;      /* a journal may exist: free() undoes it */
 	char **lines;        /* for finish() */
 	char **notes;        /* what the tier leaves unconfined, for notes() */
+	/* The network walls (W2, network none): WFP filters on the run's
+	 * package SID in a dynamic session, up from acquire until the run
+	 * ends (docs/windows.md "Network walls in a run"). */
+	WinNetApi netapi;
+	Win32NetCtx netctx;
+	WinWfpPlan wfp;
+	bool walls_planned;  /* W2, network none */
+	bool walls_held;     /* the plan's trial went through: acquire puts them up */
+	WinWalls walls;
 };
 
 /* A variable of ward's own environment, UTF-8, or NULL. */
@@ -110,6 +121,7 @@ static BackendPlan *win_free(BackendPlan *b)
 	/* An acquire that failed half-way: undo what it journaled. */
 	if (b->acquiring)
 		(void)win_exec_release(&b->api, &e);
+	win_walls_down(&b->netapi, &b->walls);
 	win_plan_free(b->plan);
 	strv_free(b->system_dirs);
 	strv_free(b->lines);
@@ -130,9 +142,69 @@ static int win_probe(WardError *reterr)
 	return 0;
 }
 
+/* --cow: the session dir (the parent of in->cow_upper) and the redirector
+ * DLL beside ward.exe. */
+static int cow_inputs(const BackendInput *in, char **ret_session, char **ret_dll)
+{
+	wchar_t exe[MAX_PATH * 4];
+	DWORD n = GetModuleFileNameW(NULL, exe, MAX_PATH * 4);
+	_cleanup_free_ char *self = NULL;
+	char *slash;
+
+	if (!in->cow_upper)
+		return 0;
+	if (!(*ret_session = strdup(in->cow_upper)))
+		return -ENOMEM;
+	slash = strrchr(*ret_session, '\\');
+	if (slash)
+		*slash = 0;
+	if (n == 0 || n >= MAX_PATH * 4 || !(self = win32_utf8(exe)))
+		return -EIO;
+	slash = strrchr(self, '\\');
+	if (!slash)
+		return -EIO;
+	*slash = 0;
+	return asprintf(ret_dll, "%s\\ward-redirect.dll", self) < 0 ? -ENOMEM : 0;
+}
+
+/* W2 with network none: the WFP walls on the run's package SID. Their
+ * trial (added in a transaction, then aborted: nothing changes) says
+ * whether acquire can put them up; when it cannot (no filtering engine, as
+ * under Wine; adding denied to an unelevated user), the missing
+ * internetClient capability is the only network wall left, and the run
+ * says so: degraded (--strict refuses) and the tier's "network" row partly
+ * held. Other tiers run as the user, whose SID no per-run filter can name:
+ * their network is open and reported so by the plan. */
+static int plan_walls(BackendPlan *b, const BackendInput *in)
+{
+	WinWfpInput wi = { .identity = WIN_WFP_PACKAGE, .sid = b->plan->token.package_sid };
+	char why[512] = "", line[768];
+
+	if (b->plan->tier != WIN_TIER_W2 || in->policy->net_mode != NET_MODE_NONE)
+		return 0;
+	if (win_wfp_plan(&wi, &b->wfp) < 0)
+		return -EINVAL;
+	b->walls_planned = true;
+	if (win_walls_try(&b->netapi, &b->wfp, why, sizeof(why)) == 0) {
+		b->walls_held = true;
+		return 0;
+	}
+	snprintf(line, sizeof(line),
+		 "network wall: the WFP filters on the run's package SID cannot be put up (%s); "
+		 "the AppContainer's missing internetClient capability is the only network wall",
+		 why);
+	return strv_extend(&b->plan->degraded, line) < 0 ? -ENOMEM : 0;
+}
+
+bool win_backend_walls_missing(const BackendPlan *b)
+{
+	return b->walls_planned && !b->walls_held;
+}
+
 static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, WardError *reterr)
 {
 	_cleanup_(win_freep) BackendPlan *b = calloc(1, sizeof(*b));
+	_cleanup_free_ char *cow_session = NULL, *cow_dll = NULL;
 	WinPlanInput pin;
 	char why[1024] = "";
 	int r;
@@ -140,9 +212,11 @@ static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, Wa
 	if (!b)
 		return -ENOMEM;
 	win32_api_init(&b->api, &b->ctx);
+	win32_net_init(&b->netapi, &b->netctx);
 #if WARD_TEST_HOOKS
 	if (win_fault_install(&b->api, getenv("WARD_TEST_WIN_FAULT")) < 0)
 		return ward_error_set(reterr, "test-hooks", EINVAL, "WARD_TEST_WIN_FAULT: unknown fault");
+	(void)win_fault_net_install(&b->netapi, getenv("WARD_TEST_WIN_FAULT"));
 #endif
 	if ((r = host_init(b)) < 0)
 		return r;
@@ -150,15 +224,21 @@ static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, Wa
 		return ward_error_set(reterr, "plan", EIO, "cannot make a run id");
 	if (!(b->state = strdup(in->state_dir)))
 		return -ENOMEM;
+	if ((r = cow_inputs(in, &cow_session, &cow_dll)) < 0)
+		return ward_error_set(reterr, "cow", -r, "cannot place the redirector DLL");
+	b->netctx.state_dir = b->state;
 	pin = (WinPlanInput){ .policy = in->policy, .tier = tier, .workspace = in->workspace,
 			      .config_dir = in->config_dir, .state_dir = in->state_dir,
 			      .run_id = b->run_id, .argv = in->argv, .envp = in->envp,
-			      .env_extra = in->env_extra, .host = &b->host };
+			      .env_extra = in->env_extra, .host = &b->host,
+			      .cow_session = cow_session, .cow_dll = cow_dll };
 	r = win_plan_build(&pin, &b->plan, why, sizeof(why));
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
 		return ward_error_set(reterr, "plan", 0, "%s", why);
+	if ((r = plan_walls(b, in)) < 0)
+		return r;
 	STRV_FOREACH(d, b->plan->degraded) {
 		char line[1024];
 
@@ -168,6 +248,7 @@ static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, Wa
 	}
 	b->ctx.state_dir = b->state;
 	memcpy(b->ctx.run_id, b->run_id, sizeof(b->run_id));
+	b->ctx.sandbox_sid = b->plan->our_sids ? b->plan->our_sids[0] : NULL;
 	*ret = TAKE_PTR(b);
 	return 0;
 }
@@ -192,6 +273,18 @@ static int win_acquire(BackendPlan *b, WardError *reterr)
 	if (r < 0)
 		return ward_error_set(reterr, "state", -r, "cannot mark the run alive in '%s'",
 				      b->state);
+	/* The walls go up before anything else changes and before the child
+	 * exists; a failure here (the trial passed, so the engine is there)
+	 * refuses: nothing to undo, the session closes with nothing in it. */
+	if (b->walls_held) {
+		char why[512] = "";
+
+		r = win_walls_up(&b->netapi, &b->wfp, &b->walls, why, sizeof(why));
+		if (r < 0)
+			return ward_error_set(reterr, "network-wall", -r,
+					      "the WFP filters on the run's package SID %s: %s",
+					      b->wfp.sid, why);
+	}
 	b->acquiring = true;
 	r = win_exec_acquire(b->plan, &b->api, reterr);
 	if (r < 0) {
@@ -208,6 +301,7 @@ static int win_acquire(BackendPlan *b, WardError *reterr)
 				 undo.step, undo.detail, b->state);
 		}
 		b->acquiring = false;
+		win_walls_down(&b->netapi, &b->walls);
 	}
 	return r;
 }
@@ -238,6 +332,8 @@ static cJSON *win_describe(const BackendPlan *b)
 			cJSON_AddItemToArray(enf, cJSON_CreateString("acls"));
 			break;
 		}
+	if (b->walls_held)
+		cJSON_AddItemToArray(enf, cJSON_CreateString("wfp-walls"));
 	if (p->job.kill_on_close)
 		cJSON_AddItemToArray(enf, cJSON_CreateString("job-kill-on-close"));
 	cJSON_AddItemToArray(enf, cJSON_CreateString("env-filter"));
@@ -265,6 +361,8 @@ static int win_run(BackendPlan *b, BackendResult *ret, WardError *reterr)
 	fflush(stdout);
 	fflush(stderr);
 	r = win_exec_child(b->plan, &b->api, &res, &err);
+	/* The job is closed: nothing of the run is left to wall. */
+	win_walls_down(&b->netapi, &b->walls);
 	/* Undo whatever was journaled, however the run ended. */
 	u = win_exec_release_count(&b->api, &moved, &undo);
 	b->acquiring = false;
@@ -323,6 +421,19 @@ static int win_finish(BackendPlan *b, const BackendResult *res, char ***ret_line
 char *win_backend_plan_text(const BackendPlan *b)
 {
 	char *text = win_plan_describe(b->plan);
+
+	if (text && b->walls_held) {
+		char *more = NULL;
+
+		if (asprintf(&more, "%swfp-walls %zu filters on %s (a dynamic session, read back "
+				    "before the child starts)\n",
+			     text, b->wfp.n, b->wfp.sid) < 0) {
+			free(text);
+			return NULL;
+		}
+		free(text);
+		text = more;
+	}
 
 	STRV_FOREACH(h, b->plan->needs_helper) {
 		char *more = NULL;

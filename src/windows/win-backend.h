@@ -25,3 +25,7 @@ WinTier win_tier_of_run(int tier);
  * privileged helper may change). Caller frees; NULL on OOM. */
 struct BackendPlan;
 char *win_backend_plan_text(const struct BackendPlan *b);
+
+/* W2 with network none whose WFP walls cannot be put up on this host (the
+ * plan's trial failed): the run reports its network row partly held. */
+bool win_backend_walls_missing(const struct BackendPlan *b);

@@ -1,8 +1,9 @@
 /* Copy-on-write on Windows (seed 1's --cow), the redirect decision as
  * data. The session's workspace is read-only to the sandbox identity by
- * its ACL (the boundary); a redirector DLL in the child (not built yet)
- * would hook NtCreateFile/NtOpenFile and ask this function, per open,
- * where the open goes. Pure: the DLL supplies the path as the hook sees
+ * its ACL (the boundary); the redirector DLL in the child
+ * (ward-redirect.dll, src/windows/redirect/) hooks NtCreateFile/NtOpenFile
+ * and the other file calls and asks this function, per open, where the
+ * open goes. Pure: the DLL supplies the path as the hook sees
  * it, the access and disposition asked for, and what the session has
  * (an upper copy, a whiteout); the answer says where to go.
  *

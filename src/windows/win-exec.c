@@ -37,6 +37,10 @@
 
 #define WARD_EXIT_SETUP 125
 #define WARD_EXIT_TIMEOUT 124
+/* How long the redirector DLL may take to load and hook (it is one
+ * LoadLibrary in a fresh process: milliseconds; Wine's first start of a
+ * process is slower). */
+#define WIN_COW_READY_MS 20000
 
 static int journal(const WinApi *api, WinJournalKind kind, const char *arg, const char *arg2)
 {
@@ -455,6 +459,19 @@ static int run_child(const WinPlan *plan, const WinApi *api, WinExecResult *res,
 		ward_error_set(err, "token-readback", r, "The child's token is not what the plan "
 							"says, refusing to run it: %s", why);
 		goto kill;
+	}
+	if (plan->cow.dll) {
+		/* Copy-on-write: the redirector is in and hooked before the
+		 * command's first instruction, or the command never runs. */
+		WinCowLaunch l = { .dll = plan->cow.dll, .pipe = plan->cow.pipe,
+				   .ready_ms = WIN_COW_READY_MS };
+
+		r = api->cow_inject ? api->cow_inject(api->ctx, proc, &l, why, sizeof(why)) : -ENOSYS;
+		if (r < 0) {
+			ward_error_set(err, "cow-inject", r, "The copy-on-write redirector was not "
+				       "loaded and ready in the child, refusing to run it: %s", why);
+			goto kill;
+		}
 	}
 	r = api->resume(api->ctx, proc);
 	if (r < 0) {

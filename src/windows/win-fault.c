@@ -1,7 +1,10 @@
 /* The fault wrappers of win-fault.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/strv.h"
 
 #include "windows/win-fault.h"
 
@@ -10,6 +13,33 @@ static WinApi real;
 static int lie_set_sddl(void *ctx, const char *path, bool label, const char *sddl)
 {
 	return 0;
+}
+
+/* acl-echo: a DACL that was set reads back as set (Wine keeps none on
+ * its drives): the privileged helper's plumbing past its read-back. */
+static struct {
+	char *path, *sddl;
+} echoed[16];
+
+static int echo_set_sddl(void *ctx, const char *path, bool label, const char *sddl)
+{
+	size_t i = 0;
+
+	while (i < 15 && echoed[i].path && strcmp(echoed[i].path, path) != 0)
+		i++;
+	free(echoed[i].path);
+	free(echoed[i].sddl);
+	echoed[i].path = strdup(path);
+	echoed[i].sddl = strdup(sddl);
+	return echoed[i].path && echoed[i].sddl ? 0 : -ENOMEM;
+}
+
+static int echo_get_sddl(void *ctx, const char *path, bool label, char **ret)
+{
+	for (size_t i = 0; i < 16 && echoed[i].path; i++)
+		if (strcmp(echoed[i].path, path) == 0)
+			return (*ret = strdup(echoed[i].sddl)) ? 0 : -ENOMEM;
+	return real.get_sddl(ctx, path, label, ret);
 }
 
 static int missing_profile(void *ctx, const char *name, char ret[WIN_SID_STRING_MAX], char *why,
@@ -39,6 +69,38 @@ static int lie_token(void *ctx, void *proc, WinTokenObserved *ret)
 	return 0;
 }
 
+/* token-echo: the token read back is the one spawn was asked for (Wine
+ * hands out the unrestricted token): the plumbing after the token check,
+ * for the runner's Wine tests. */
+static WinTokenPlan asked_token;
+static char asked_logon[WIN_SID_STRING_MAX];
+
+static int record_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n)
+{
+	asked_token = *s->token;
+	snprintf(asked_logon, sizeof(asked_logon), "%s", s->logon_sid ? s->logon_sid : "");
+	return real.spawn_suspended(ctx, s, ret, why, n);
+}
+
+static int echo_token(void *ctx, void *proc, WinTokenObserved *ret)
+{
+	const WinTokenPlan *t = &asked_token;
+
+	*ret = (WinTokenObserved){ .appcontainer = t->appcontainer,
+				   .integrity_rid = t->integrity_rid,
+				   .write_restricted = t->write_restricted };
+	if (t->appcontainer && !(ret->package_sid = strdup(t->package_sid)))
+		return -ENOMEM;
+	for (char **c = t->capability_sids; c && *c; c++)
+		if (strv_extend(&ret->capability_sids, *c) < 0)
+			return -ENOMEM;
+	for (char **c = t->restricting_sids; c && *c; c++)
+		if (strv_extend(&ret->restricting_sids,
+				strcmp(*c, WIN_SID_LOGON_PLACEHOLDER) == 0 ? asked_logon : *c) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 static WinJobPlan asked;
 
 static int record_job(void *ctx, const WinJobPlan *job, void **ret, char *why, size_t n)
@@ -61,17 +123,58 @@ static int lie_job(void *ctx, void *job, WinJobPlan *ret)
 	return r;
 }
 
+static int failed_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why, size_t n)
+{
+	snprintf(why, n, "CreateRemoteThread(LoadLibraryW): access denied (injected)");
+	return -EACCES;
+}
+
+/* ward waits on another pipe than the one the DLL was told: the DLL
+ * cannot signal, its DllMain fails, LoadLibraryW returns NULL. */
+static int wrong_pipe(void *ctx, void *proc, const WinCowLaunch *l, char *why, size_t n)
+{
+	char name[256];
+	WinCowLaunch other = *l;
+
+	snprintf(name, sizeof(name), "%s-elsewhere", l->pipe);
+	other.pipe = name;
+	return real.cow_inject(ctx, proc, &other, why, n);
+}
+
+/* No time at all for the readiness signal: the timeout path. */
+static int no_time(void *ctx, void *proc, const WinCowLaunch *l, char *why, size_t n)
+{
+	WinCowLaunch other = *l;
+
+	other.ready_ms = 0;
+	return real.cow_inject(ctx, proc, &other, why, n);
+}
+
 static int install_one(WinApi *api, const char *fault, size_t n)
 {
 #define IS(name) (n == strlen(name) && strncmp(fault, name, n) == 0)
-	if (IS("userenv-missing"))
+	if (IS("wfp-echo") || IS("wfp-lie"))
+		return 0; /* win_fault_net_install()'s */
+	else if (IS("userenv-missing"))
 		api->profile_create = missing_profile;
 	else if (IS("attr-rejected"))
 		api->spawn_suspended = rejected_attr;
-	else if (IS("token-lie"))
+	else if (IS("token-echo")) {
+		api->spawn_suspended = record_spawn;
+		api->token_read = echo_token;
+	} else if (IS("token-lie"))
 		api->token_read = lie_token;
-	else if (IS("acl-lie"))
+	else if (IS("acl-echo")) {
+		api->set_sddl = echo_set_sddl;
+		api->get_sddl = echo_get_sddl;
+	} else if (IS("acl-lie"))
 		api->set_sddl = lie_set_sddl;
+	else if (IS("inject-fail"))
+		api->cow_inject = failed_inject;
+	else if (IS("ready-missing"))
+		api->cow_inject = wrong_pipe;
+	else if (IS("ready-timeout"))
+		api->cow_inject = no_time;
 	else if (IS("job-lie"))
 		api->job_read = lie_job;
 	else if (IS("job-echo")) {
@@ -96,5 +199,99 @@ int win_fault_install(WinApi *api, const char *fault)
 			return -EINVAL;
 		fault += n + (fault[n] == ',');
 	}
+	return 0;
+}
+
+/* A WFP engine that accepts everything (Wine has none): "wfp-echo" reads
+ * back exactly what was committed, "wfp-lie" reads back nothing (success
+ * reported, nothing done: Wine's habit). */
+static struct {
+	WinWfpFilter f[WIN_WFP_MAX_FILTERS];
+	size_t n, n_pending;
+	bool lie;
+} eng;
+
+static int e_open(void *ctx, bool dynamic, void **ret, char *why, size_t n)
+{
+	eng.n = eng.n_pending = 0;
+	*ret = &eng;
+	return 0;
+}
+
+static void e_close(void *ctx, void *engine)
+{
+	eng.n = 0;
+}
+
+static int e_begin(void *ctx, void *engine, char *why, size_t n)
+{
+	eng.n_pending = 0;
+	return 0;
+}
+
+static int e_commit(void *ctx, void *engine, char *why, size_t n)
+{
+	eng.n = eng.lie ? 0 : eng.n_pending;
+	return 0;
+}
+
+static void e_abort(void *ctx, void *engine)
+{
+	eng.n_pending = 0;
+}
+
+static int e_add(void *ctx, void *engine, const WinWfpPlan *p, char *why, size_t n)
+{
+	return 0;
+}
+
+static int e_add_filter(void *ctx, void *engine, const WinWfpPlan *p, const WinWfpFilter *f,
+			char *why, size_t n)
+{
+	if (eng.n_pending >= WIN_WFP_MAX_FILTERS)
+		return -ENOSPC;
+	eng.f[eng.n_pending++] = *f;
+	return 0;
+}
+
+static int e_get_filter(void *ctx, void *engine, const WinGuid *key, WinWfpFilter *ret,
+			char *why, size_t n)
+{
+	for (size_t i = 0; i < eng.n; i++)
+		if (memcmp(&eng.f[i].key, key, sizeof(*key)) == 0) {
+			*ret = eng.f[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static bool listed(const char *fault, const char *name)
+{
+	size_t len = strlen(name);
+
+	while (fault && *fault) {
+		size_t n = strcspn(fault, ",");
+
+		if (n == len && strncmp(fault, name, n) == 0)
+			return true;
+		fault += n + (fault[n] == ',');
+	}
+	return false;
+}
+
+int win_fault_net_install(WinNetApi *api, const char *fault)
+{
+	if (!listed(fault, "wfp-echo") && !listed(fault, "wfp-lie"))
+		return 0;
+	eng.lie = listed(fault, "wfp-lie");
+	api->wfp_open = e_open;
+	api->wfp_close = e_close;
+	api->wfp_begin = e_begin;
+	api->wfp_commit = e_commit;
+	api->wfp_abort = e_abort;
+	api->wfp_add_provider = e_add;
+	api->wfp_add_sublayer = e_add;
+	api->wfp_add_filter = e_add_filter;
+	api->wfp_get_filter = e_get_filter;
 	return 0;
 }

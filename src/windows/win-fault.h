@@ -6,7 +6,12 @@
  *                     CreateAppContainerProfile
  *   attr-rejected     spawn: -EINVAL, as when UpdateProcThreadAttribute
  *                     rejects an attribute
+ *   token-echo        token_read: reports the token spawn was asked for
+ *                     (Wine hands out the unrestricted one): the runner's
+ *                     plumbing past its token check
  *   token-lie         token_read: reports an unrestricted medium token
+ *   acl-echo          get_sddl: a DACL set reads back as set (Wine keeps
+ *                     none): the helper's plumbing past its read-back
  *   acl-lie           set_sddl: reports success, changes nothing
  *   job-lie           job_read: reports no kill-on-close
  *   job-echo          job_read: reports the limits ward asked for. Wine's
@@ -14,12 +19,29 @@
  *                     ward.exe refuses every run there (job-readback); the
  *                     plumbing tests use this to get past it and then check
  *                     kill-on-close by its effect (a grandchild dies)
+ *   inject-fail       cow_inject: fails as a refused CreateRemoteThread
+ *   ready-missing     cow_inject: ward waits on another pipe than the DLL
+ *                     was told, so no readiness line comes (the DLL's
+ *                     DllMain fails, its loader thread ends first)
+ *   ready-timeout     cow_inject: no time for the readiness line (the
+ *                     timeout path)
+ *   wfp-echo          the network walls: a fake WFP engine that takes every
+ *                     filter and reads it back as added (Wine has no
+ *                     engine): the run's wall plumbing, then on to the
+ *                     next step
+ *   wfp-lie           the same engine reporting success for every add and
+ *                     commit, then reading nothing back: the run refuses
+ *                     at network-wall
  * Several are given comma-separated ("job-echo,token-lie").
  * Portable: the wrapper only calls through the table. */
 #pragma once
 
 #include "windows/win-api.h"
+#include "windows/win-net-api.h"
 
 /* Replace entries of @api per @fault (NULL or "": no change). -EINVAL for
  * an unknown name. */
 int win_fault_install(WinApi *api, const char *fault);
+/* The wfp-* entries of @fault replace @api's WFP engine; the rest are
+ * win_fault_install()'s. */
+int win_fault_net_install(WinNetApi *api, const char *fault);

@@ -31,7 +31,7 @@
 enum {
 	OPT_TIER = 1, OPT_STRICT, OPT_DRY_RUN, OPT_READ, OPT_READ_EXEC, OPT_READ_WRITE, OPT_DENY,
 	OPT_PROTECT, OPT_ENV, OPT_TIMEOUT, OPT_WORKSPACE, OPT_POLICY, OPT_PRESET, OPT_RESULT,
-	OPT_HELP,
+	OPT_HELP, OPT_COW,
 };
 
 static const CliOption run_options[] = {
@@ -50,6 +50,7 @@ static const CliOption run_options[] = {
 	{ "preset", 0, CLI_ARG_REQUIRED, OPT_PRESET },
 	{ "result", 0, CLI_ARG_REQUIRED, OPT_RESULT },
 	{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
+	{ "cow", 0, CLI_ARG_NONE, OPT_COW },
 	{ NULL },
 };
 
@@ -64,12 +65,15 @@ static void usage(FILE *f)
 	      "       ward.exe probe [--tier T] [--table]\n"
 	      "       ward.exe net-check [--proxy-port PORT]\n"
 	      "       ward.exe cleanup\n"
+	      "       ward.exe diff ID [--json] | apply ID [PATH]... | undo ID | discard ID\n"
 	      "       ward.exe --version\n"
 	      "\n"
 	      "  --tier W2|W1|W1-write|W0   W2 (AppContainer) is the default; the others only\n"
 	      "                             when asked for (docs/windows.md)\n"
 	      "  --strict                   refuse when the tier leaves something unconfined\n"
 	      "  --dry-run                  print the plan, change nothing, run nothing\n"
+	      "  --cow                      copy-on-write: the workspace stays as it is, writes\n"
+	      "                             go to a new session (its id on stderr) for diff/apply\n"
 	      "  --read PATH, --read-exec PATH, --read-write PATH, --deny PATH\n"
 	      "  --protect REL              a path in the workspace the command cannot change\n"
 	      "  -p, --policy FILE          the policy (docs/policy.md); default:\n"
@@ -140,7 +144,7 @@ static int dry_run(const RunRequest *req)
 {
 	_cleanup_(policy_freep) WardPolicy *p = NULL;
 	_cleanup_free_ char *home = NULL, *state = NULL, *config = NULL, *ws = NULL, *given = NULL,
-			    *text = NULL;
+			    *text = NULL, *upper = NULL;
 	_cleanup_strv_ char **envp = win32_environment();
 	const Backend *b;
 	BackendInput in = BACKEND_INPUT_INIT;
@@ -181,6 +185,10 @@ static int dry_run(const RunRequest *req)
 	in.env_extra = req->env_extra;
 	in.state_dir = state;
 	in.config_dir = config;
+	/* --cow: the session a run would make (its id here is a placeholder). */
+	if (req->cow && asprintf(&upper, "%s\\sessions\\%s\\upper", state, "0000000000000000") < 0)
+		return die("out of memory");
+	in.cow_upper = upper;
 	r = b->plan(&in, &plan, &e);
 	if (r < 0)
 		return die("%s%s%s", e.step, e.step[0] ? ": " : "",
@@ -232,6 +240,9 @@ static int cmd_run(int argc, char **argv)
 			tier = win_run_tier(t);
 			break;
 		}
+		case OPT_COW:
+			req.cow = true;
+			break;
 		case OPT_STRICT:
 			strict = true;
 			break;
@@ -325,6 +336,7 @@ static int cmd_run(int argc, char **argv)
 int win_probe_main(void);
 int win_cleanup_main(int argc, char **argv);   /* win-net-main.c */
 int win_netcheck_main(int argc, char **argv);
+int win_cow_main(int argc, char **argv);       /* win-cow-main.c */
 
 /* ward.exe probe [--tier T] [--table]: which tiers this host gives (each
  * tried as a run would: a suspended child, its token read back); with
@@ -436,5 +448,9 @@ int main(void)
 		return win_cleanup_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "net-check") == 0)
 		return win_netcheck_main(argc - 1, argv + 1);
-	return die("unknown command '%s' (run, probe, net-check, cleanup)", argv[1]);
+	if (strcmp(argv[1], "diff") == 0 || strcmp(argv[1], "apply") == 0 ||
+	    strcmp(argv[1], "undo") == 0 || strcmp(argv[1], "discard") == 0)
+		return win_cow_main(argc - 1, argv + 1);
+	return die("unknown command '%s' (run, probe, net-check, cleanup, diff, apply, undo, "
+		   "discard)", argv[1]);
 }

@@ -29,6 +29,62 @@ static int fail(char *why, size_t n_why, int r, const char *step, const char *de
 	return r == -ENOSYS ? r : (r < 0 ? r : -EPERM);
 }
 
+/* Begin a transaction and add the provider, the sublayer and every
+ * filter; on failure the transaction is aborted (nothing added) and @why
+ * names the call. The engine stays open either way. */
+static int add_all(const WinNetApi *api, void *engine, const WinWfpPlan *p, char *why,
+		   size_t n_why)
+{
+	char detail[256] = "";
+	int r;
+
+	r = api->wfp_begin(api->ctx, engine, detail, sizeof(detail));
+	if (r < 0)
+		return fail(why, n_why, r, "FwpmTransactionBegin0", detail);
+	r = api->wfp_add_provider(api->ctx, engine, p, detail, sizeof(detail));
+	if (r < 0) {
+		fail(why, n_why, r, "FwpmProviderAdd0", detail);
+		goto abort;
+	}
+	r = api->wfp_add_sublayer(api->ctx, engine, p, detail, sizeof(detail));
+	if (r < 0) {
+		fail(why, n_why, r, "FwpmSubLayerAdd0", detail);
+		goto abort;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		r = api->wfp_add_filter(api->ctx, engine, p, &p->filters[i], detail, sizeof(detail));
+		if (r < 0) {
+			char step[64];
+
+			snprintf(step, sizeof(step), "FwpmFilterAdd0 %s", p->filters[i].name);
+			fail(why, n_why, r, step, detail);
+			goto abort;
+		}
+	}
+	return 0;
+abort:
+	api->wfp_abort(api->ctx, engine);
+	return r == -ENOSYS ? r : -EPERM;
+}
+
+int win_walls_try(const WinNetApi *api, const WinWfpPlan *p, char *why, size_t n_why)
+{
+	void *engine = NULL;
+	char detail[256] = "";
+	int r;
+
+	if (p->n == 0 || p->persistent)
+		return fail(why, n_why, -EINVAL, "plan", "a trial is for a dynamic plan's filters");
+	r = api->wfp_open(api->ctx, true, &engine, detail, sizeof(detail));
+	if (r < 0)
+		return fail(why, n_why, r, "FwpmEngineOpen0", detail);
+	r = add_all(api, engine, p, why, n_why);
+	if (r == 0)
+		api->wfp_abort(api->ctx, engine);
+	api->wfp_close(api->ctx, engine);
+	return r;
+}
+
 int win_walls_up(const WinNetApi *api, const WinWfpPlan *p, WinWalls *ret, char *why,
 		 size_t n_why)
 {
@@ -52,30 +108,10 @@ int win_walls_up(const WinNetApi *api, const WinWfpPlan *p, WinWalls *ret, char 
 	r = api->wfp_open(api->ctx, !p->persistent, &engine, detail, sizeof(detail));
 	if (r < 0)
 		return fail(why, n_why, r, "FwpmEngineOpen0", detail);
-	r = api->wfp_begin(api->ctx, engine, detail, sizeof(detail));
+	r = add_all(api, engine, p, why, n_why);
 	if (r < 0) {
 		api->wfp_close(api->ctx, engine);
-		return fail(why, n_why, r, "FwpmTransactionBegin0", detail);
-	}
-	r = api->wfp_add_provider(api->ctx, engine, p, detail, sizeof(detail));
-	if (r < 0) {
-		fail(why, n_why, r, "FwpmProviderAdd0", detail);
-		goto abort;
-	}
-	r = api->wfp_add_sublayer(api->ctx, engine, p, detail, sizeof(detail));
-	if (r < 0) {
-		fail(why, n_why, r, "FwpmSubLayerAdd0", detail);
-		goto abort;
-	}
-	for (size_t i = 0; i < p->n; i++) {
-		r = api->wfp_add_filter(api->ctx, engine, p, &p->filters[i], detail, sizeof(detail));
-		if (r < 0) {
-			char step[64];
-
-			snprintf(step, sizeof(step), "FwpmFilterAdd0 %s", p->filters[i].name);
-			fail(why, n_why, r, step, detail);
-			goto abort;
-		}
+		return r;
 	}
 	r = api->wfp_commit(api->ctx, engine, detail, sizeof(detail));
 	if (r < 0) {

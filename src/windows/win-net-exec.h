@@ -21,6 +21,13 @@ typedef struct WinWalls {
  * read each filter back and compare. A persistent plan is journaled first. */
 int win_walls_up(const WinNetApi *api, const WinWfpPlan *p, WinWalls *ret, char *why,
 		 size_t n_why);
+/* Whether the walls can go up, changing nothing: a dynamic session, one
+ * transaction with the provider, the sublayer and every filter added, then
+ * aborted. 0, or the refusal with the call named in @why (the engine cannot
+ * be opened, adding is denied, an API is missing). A run's plan step uses
+ * it: what cannot be held is known before --strict decides and before the
+ * host changes. A success here is no proof: win_walls_up() reads back. */
+int win_walls_try(const WinNetApi *api, const WinWfpPlan *p, char *why, size_t n_why);
 /* Close the session (a dynamic plan's filters go with it). */
 void win_walls_down(const WinNetApi *api, WinWalls *w);
 

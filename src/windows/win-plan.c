@@ -67,6 +67,10 @@ WinPlan *win_plan_free(WinPlan *plan)
 	strv_free(plan->env);
 	strv_free(plan->degraded);
 	strv_free(plan->needs_helper);
+	free(plan->cow.upper);
+	free(plan->cow.whiteout);
+	free(plan->cow.dll);
+	free(plan->cow.pipe);
 	free(plan);
 	return NULL;
 }
@@ -351,6 +355,14 @@ static int plan_command(WinPlan *plan, const WinPlanInput *in, char *why, size_t
 			    "through its interpreter", prog);
 }
 
+static bool under_system_dir(const WinPlanInput *in, const char *path)
+{
+	STRV_FOREACH(d, in->host->system_dirs)
+		if (win_path_is_within(path, *d))
+			return true;
+	return false;
+}
+
 static int plan_files(WinPlan *plan, const WinPlanInput *in, char *why, size_t n)
 {
 	const WardPolicy *p = in->policy;
@@ -364,7 +376,25 @@ static int plan_files(WinPlan *plan, const WinPlanInput *in, char *why, size_t n
 
 	/* Order matters only for the description: grants, then what stays
 	 * closed inside them (an explicit deny outranks any allow). */
-	r = plan_access(plan, plan->cwd, "workspace", ACCESS_MODIFY, false);
+	if (plan->cow.upper) {
+		/* Copy-on-write: the ACL is the boundary, the DLL only
+		 * redirects. The workspace is read-only to the sandbox; the
+		 * session's upper and whiteout dirs are its only writable
+		 * place there (explicit ACEs: they outrank the state dir's
+		 * inherited deny). */
+		r = plan_access(plan, plan->cwd, "workspace (copy-on-write: read-only)",
+				ACCESS_READ_EXEC, false);
+		if (r >= 0)
+			r = plan_access(plan, plan->cow.upper, "cow upper", ACCESS_MODIFY, false);
+		if (r >= 0)
+			r = plan_access(plan, plan->cow.whiteout, "cow whiteouts", ACCESS_MODIFY, false);
+		/* The DLL: under Program Files (an installed ward) ALL
+		 * APPLICATION PACKAGES may read and run it already; anywhere
+		 * else the sandbox needs a grant to load it. */
+		if (r >= 0 && !under_system_dir(in, plan->cow.dll))
+			r = plan_access(plan, plan->cow.dll, "cow redirector", ACCESS_READ_EXEC, false);
+	} else
+		r = plan_access(plan, plan->cwd, "workspace", ACCESS_MODIFY, false);
 	if (r >= 0)
 		r = plan_list(plan, in, p->fs_read, "fs.read", ACCESS_READ, why, n);
 	if (r >= 0)
@@ -457,6 +487,52 @@ static int plan_degraded(WinPlan *plan, const WardPolicy *p, char *why, size_t n
 	return r;
 }
 
+/* --cow: where the session's layers are, the DLL, the readiness pipe, and
+ * the variables that tell the DLL (set after the policy's env, so a policy
+ * cannot point the redirector elsewhere; the DLL is convenience anyway). */
+static int plan_cow(WinPlan *plan, const WinPlanInput *in, char ***env, char *why, size_t n)
+{
+	_cleanup_free_ char *session = NULL, *prot = NULL;
+	int r;
+
+	if (!in->cow_session)
+		return 0;
+	if (!in->cow_dll)
+		return fail(why, n, "copy-on-write: no redirector DLL");
+	r = norm(in->cow_session, "cow session", &session, why, n);
+	if (r < 0)
+		return r;
+	if (win_path_is_within(session, plan->cwd) || win_path_is_within(plan->cwd, session))
+		return fail(why, n, "copy-on-write: the session \"%s\" and the workspace overlap",
+			    session);
+	r = norm(in->cow_dll, "cow dll", &plan->cow.dll, why, n);
+	if (r < 0)
+		return r;
+	if (asprintf(&plan->cow.upper, "%s\\upper", session) < 0 ||
+	    asprintf(&plan->cow.whiteout, "%s\\whiteout", session) < 0 ||
+	    asprintf(&plan->cow.pipe, "\\\\.\\pipe\\ward-cow-%s", plan->run_id) < 0)
+		return -ENOMEM;
+	STRV_FOREACH(s, in->policy->fs_protected) {
+		size_t old = prot ? strlen(prot) : 0;
+		char *t = realloc(prot, old + strlen(*s) + 2);
+
+		if (!t)
+			return -ENOMEM;
+		prot = t;
+		snprintf(prot + old, strlen(*s) + 2, "%s%s", old ? ";" : "", *s);
+	}
+	if (strv_extendf(env, "WARD_COW_WORKSPACE=%s", plan->cwd) < 0 ||
+	    strv_extendf(env, "WARD_COW_UPPER=%s", plan->cow.upper) < 0 ||
+	    strv_extendf(env, "WARD_COW_WHITEOUT=%s", plan->cow.whiteout) < 0 ||
+	    strv_extendf(env, "WARD_COW_PIPE=%s", plan->cow.pipe) < 0 ||
+	    strv_extendf(env, "WARD_COW_PROTECTED=%s", prot ? prot : "") < 0)
+		return -ENOMEM;
+	if (plan->tier == WIN_TIER_W0)
+		return push_degraded(plan, "copy-on-write: W0 leaves the workspace writable; only "
+					   "the redirector DLL keeps writes out of it");
+	return 0;
+}
+
 int win_plan_build(const WinPlanInput *in, WinPlan **ret, char *why, size_t n)
 {
 	WinPlan *plan = NULL;
@@ -514,6 +590,9 @@ int win_plan_build(const WinPlanInput *in, WinPlan **ret, char *why, size_t n)
 		r = -ENOMEM;
 		goto out;
 	}
+	r = plan_cow(plan, in, &set, why, n);
+	if (r < 0)
+		goto out;
 	r = win_env_build(in->policy, in->envp, in->env_extra, set, &plan->env);
 	if (r < 0)
 		goto out;
@@ -624,6 +703,8 @@ char *win_plan_describe(const WinPlan *plan)
 	}
 	STRV_FOREACH(d, plan->degraded)
 		LINE("degraded %s", *d);
+	if (plan->cow.dll)
+		LINE("cow inject %s ready %s", plan->cow.dll, plan->cow.pipe);
 #undef LINE
 	if (r < 0)
 		return NULL;

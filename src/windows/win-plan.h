@@ -59,6 +59,10 @@ typedef struct WinPlanInput {
 	char *const *envp;
 	char *const *env_extra;   /* --env */
 	const WinHost *host;
+	/* Copy-on-write (--cow): the session's directory (normalized; its
+	 * upper\ and whiteout\ exist) and the redirector DLL; NULL: off. */
+	const char *cow_session;
+	const char *cow_dll;
 } WinPlanInput;
 
 /* One object the plan changes. */
@@ -99,6 +103,17 @@ typedef struct WinJobPlan {
 	uint64_t job_memory;         /* bytes, 0: none */
 } WinJobPlan;
 
+/* Copy-on-write: the workspace is granted read (+execute) only, the
+ * upper and whiteout directories modify; the redirector DLL (read+execute
+ * for the sandbox) is injected before the resume and told where they are
+ * through WARD_COW_* variables; it signals readiness on @pipe. */
+typedef struct WinCowPlan {
+	char *upper;
+	char *whiteout;
+	char *dll;
+	char *pipe;                 /* \\.\pipe\ward-cow-<run id> */
+} WinCowPlan;
+
 typedef struct WinPlan {
 	WinTier tier;
 	char run_id[17];
@@ -115,6 +130,7 @@ typedef struct WinPlan {
 	char **degraded;            /* what this tier does not hold */
 	char **needs_helper;        /* paths only the privileged helper may change */
 	uint64_t timeout_s;
+	WinCowPlan cow;             /* all NULL without --cow */
 } WinPlan;
 
 /* Build the plan. -EINVAL with a reason for a human in @why (which path,

@@ -21,13 +21,56 @@
 #include "windows/win-backend.h"
 #include "windows/win-defaults.h"
 #include "windows/win-path.h"
+#include "windows/win32-cow-fs.h"
 #include "windows/win32-util.h"
 
-/* There is no copy-on-write on Windows yet (part 2): a run never has a
- * session, and run.c frees none. */
+/* A --cow run's session (win-cow-review.h): the id is the run's session
+ * id, the directories are made at acquire. */
+struct CowSession {
+	char *upper;
+};
+
 CowSession *cow_session_free(CowSession *s)
 {
+	if (s)
+		free(s->upper);
+	free(s);
 	return NULL;
+}
+
+static int cow_prepare(Run *run)
+{
+	if (run->session_arg)
+		return run_failf(run, "session", EOPNOTSUPP,
+				 "--session: ward.exe runs only new copy-on-write sessions (--cow)");
+	if (!run->cow_new)
+		return 0;
+	if (audit_new_session_id(run->result.session_id) < 0)
+		return run_failf(run, "session", EIO, "Failed to make a session id");
+	if (!(run->session = calloc(1, sizeof(*run->session))) ||
+	    asprintf(&run->session->upper, "%s\\sessions\\%s\\upper", run->state,
+		     run->result.session_id) < 0)
+		return -ENOMEM;
+	run->in.cow_upper = run->session->upper;
+	return 0;
+}
+
+static int cow_acquire(Run *run)
+{
+	WinCowFs fs;
+	int r;
+
+	if (!run->session)
+		return 0;
+	win32_cow_fs_init(&fs);
+	r = win_cow_session_create(&fs, run->state, run->result.session_id, run->ws,
+				   run->pol->fs_protected);
+	if (r < 0)
+		return run_failf(run, "cow-session", r, "Failed to create the copy-on-write session "
+				 "in '%s'", run->state);
+	run->result.cow = true;
+	fprintf(stderr, "ward: session %s\n", run->result.session_id);
+	return 0;
 }
 
 /* Log shipping (WARD_AUDIT_STREAM, docs/audit.md) has no Windows side
@@ -148,9 +191,16 @@ int run_do_prepare(Run *run)
 	run->in.state_dir = run->state;
 	run->in.config_dir = run->config;
 	run->in.timeout_s = run->pol->timeout_s;
+	if ((r = cow_prepare(run)) < 0)
+		return r;
 	r = run->backend->plan(&run->in, &run->plan, &e);
 	if (r < 0)
 		return run_fail_with(run, &e, r);
+	/* W2's network row rests on two walls; without the WFP one it is held
+	 * only partly (the plan says why in its degraded list). */
+	if (win_backend_walls_missing(run->plan) &&
+	    strv_extend(&run->result.partly_held, "network") < 0)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -164,8 +214,10 @@ int run_do_acquire(Run *run)
 		if ((r = ward_dir_ensure(own_dirs[i])) < 0)
 			return run_failf(run, "dirs", r, "Failed to prepare ward's directory '%s'",
 					 own_dirs[i]);
-	if (audit_new_session_id(run->result.session_id) < 0)
+	if (!run->result.session_id[0] && audit_new_session_id(run->result.session_id) < 0)
 		return run_failf(run, "session", EIO, "Failed to make a session id");
+	if ((r = cow_acquire(run)) < 0)
+		return r;
 	r = audit_open(run->state, run->result.session_id, &run->audit);
 	if (r < 0)
 		return run_failf(run, "audit", r, "Failed to open the audit log in '%s'", run->state);

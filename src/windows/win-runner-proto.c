@@ -141,3 +141,65 @@ int win_runner_allow(const WinRunnerRequest *r, const char *synthetic_sid, char 
 		}
 	return 0;
 }
+
+static int number(const char *s, size_t n, uint32_t *ret)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 10 || (n > 1 && s[0] == '0'))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return -EINVAL;
+	*ret = (uint32_t)v;
+	return 0;
+}
+
+int win_runner_reply_parse(const char *data, size_t n, WinRunnerReply *ret, char *why,
+			   size_t n_why)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (n >= 8 && memcmp(data, "started ", 8) == 0 && number(data + 8, n - 8, &ret->value) == 0) {
+		ret->kind = WIN_RUNNER_STARTED;
+		return 0;
+	}
+	if (n >= 5 && memcmp(data, "exit ", 5) == 0 && number(data + 5, n - 5, &ret->value) == 0) {
+		ret->kind = WIN_RUNNER_EXIT;
+		return 0;
+	}
+	if (n > 8 && n - 8 < sizeof(ret->why) && memcmp(data, "refused ", 8) == 0) {
+		for (size_t i = 8; i < n; i++)
+			if (data[i] < 0x20 || data[i] > 0x7e)
+				goto bad;
+		ret->kind = WIN_RUNNER_REFUSED;
+		memcpy(ret->why, data + 8, n - 8);
+		return 0;
+	}
+bad:
+	snprintf(why, n_why, "the runner's reply is not 'started PID', 'exit CODE' or 'refused WHY'");
+	return -EINVAL;
+}
+
+size_t win_runner_reply_format(WinRunnerReplyKind kind, uint32_t value, const char *why,
+			       char buf[WIN_RUNNER_REPLY_MAX])
+{
+	size_t n;
+
+	switch (kind) {
+	case WIN_RUNNER_STARTED:
+		return (size_t)snprintf(buf, WIN_RUNNER_REPLY_MAX, "started %u", (unsigned)value);
+	case WIN_RUNNER_EXIT:
+		return (size_t)snprintf(buf, WIN_RUNNER_REPLY_MAX, "exit %u", (unsigned)value);
+	case WIN_RUNNER_REFUSED:
+		break;
+	}
+	n = (size_t)snprintf(buf, WIN_RUNNER_REPLY_MAX, "refused %.400s", why && *why ? why : "?");
+	for (size_t i = 8; i < n; i++)
+		if (buf[i] < 0x20 || buf[i] > 0x7e)
+			buf[i] = '?';
+	return n;
+}

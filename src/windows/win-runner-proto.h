@@ -22,6 +22,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "windows/win-sid.h"
 
@@ -46,3 +47,34 @@ int win_runner_format(const WinRunnerRequest *r, char **ret);
  * directories). 0 or -EPERM with why. */
 int win_runner_allow(const WinRunnerRequest *r, const char *synthetic_sid, char *const *forbidden,
 		     char *why, size_t n_why);
+
+/* The runner's replies, one pipe message each, in this order:
+ *   started <pid>      the command is running (created suspended, its
+ *                      token read back and checked, then resumed)
+ *   exit <code>        it ended with @code (0..4294967295): the last reply
+ * or, instead of either, once:
+ *   refused <why>      nothing runs (or the suspended child was killed);
+ *                      <why> printable ASCII, at most 400 bytes
+ * Anything else from the runner is refused by ward.exe (the runner runs as
+ * another user: its replies are input like any other). */
+typedef enum WinRunnerReplyKind {
+	WIN_RUNNER_STARTED,
+	WIN_RUNNER_EXIT,
+	WIN_RUNNER_REFUSED,
+} WinRunnerReplyKind;
+
+#define WIN_RUNNER_REPLY_MAX 512
+
+typedef struct WinRunnerReply {
+	WinRunnerReplyKind kind;
+	uint32_t value;                 /* the pid, or the exit code */
+	char why[401];                  /* refused */
+} WinRunnerReply;
+
+/* One reply message of @n bytes (no line end). -EINVAL with why. */
+int win_runner_reply_parse(const char *data, size_t n, WinRunnerReply *ret, char *why,
+			   size_t n_why);
+/* Into @buf (WIN_RUNNER_REPLY_MAX); returns the length. A refusal's text
+ * is cut at 400 bytes and anything unprintable becomes '?'. */
+size_t win_runner_reply_format(WinRunnerReplyKind kind, uint32_t value, const char *why,
+			       char buf[WIN_RUNNER_REPLY_MAX]);

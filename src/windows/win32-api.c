@@ -335,4 +335,5 @@ void win32_api_init(WinApi *api, Win32Ctx *ctx)
 		.lock = w_lock, .unlock = w_unlock,
 	};
 	win32_proc_init(api);
+	win32_inject_init(api);
 }

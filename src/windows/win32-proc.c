@@ -202,10 +202,6 @@ static int w_job_read(void *ctx, void *job, WinJobPlan *ret)
 	return 0;
 }
 
-typedef struct Win32Proc {
-	HANDLE process;
-	HANDLE thread;
-} Win32Proc;
 
 static void free_sids(PSID *sids, size_t n)
 {
@@ -525,6 +521,13 @@ static void w_close_proc(void *ctx, void *proc)
 static void w_close_job(void *ctx, void *job)
 {
 	CloseHandle(job);
+}
+
+unsigned long win32_proc_pid(void *proc)
+{
+	Win32Proc *p = proc;
+
+	return GetProcessId(p->process);
 }
 
 void win32_proc_init(WinApi *api)

@@ -1,6 +1,9 @@
 /* Fuzz target: the Windows command runner's request parser and check
  * (src/windows/win-runner-proto.c), fed one pipe message: whatever parses
- * formats back to the same bytes and is judged without crashing. */
+ * formats back to the same bytes and is judged without crashing. The
+ * same bytes as one of the runner's replies (ward.exe parses those: the
+ * runner runs as another user): a reply that parses formats back to the
+ * same bytes. */
 #include <assert.h>
 #include <errno.h>
 #include <stdint.h>
@@ -15,8 +18,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *forbidden[] = { "C:\\Users\\me\\AppData\\Local\\ward", NULL };
 	WinRunnerRequest req;
-	char why[256], *back = NULL;
+	WinRunnerReply rp;
+	char why[256], *back = NULL, again[WIN_RUNNER_REPLY_MAX];
 	int r;
+
+	if (win_runner_reply_parse((const char *)data, size, &rp, why, sizeof(why)) == 0) {
+		size_t n = win_runner_reply_format(rp.kind, rp.value, rp.why, again);
+
+		assert(n == size && memcmp(again, data, size) == 0);
+	}
 
 	r = win_runner_parse((const char *)data, size, &req, why, sizeof(why));
 	if (r < 0) {

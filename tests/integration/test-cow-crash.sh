@@ -18,7 +18,7 @@ for ((i = 1; i <= N; i++)); do printf 'old %d\n' "$i" >"f$i"; done
 for ((i = 1; i <= 40; i++)); do printf 'gone %d\n' "$i" >"sub/g$i"; done
 sleep 0.05
 
-id=$("$WARD" session new --cow) || { not_ok "session new"; done_testing; exit 1; }
+id=$("$WARD" session new --storage-only --cow) || { not_ok "session new"; done_testing; exit 1; }
 "$WARD" run --session "$id" -- sh -c '
 	i=1; while [ $i -le '"$N"' ]; do printf "new %d\n" $i >f$i; i=$((i + 1)); done
 	rm -rf sub

@@ -37,7 +37,7 @@ before=$(snap)
 # Session setup must not be older than the files (ctime) by accident.
 sleep 0.05
 
-id=$("$WARD" session new --cow)
+id=$("$WARD" session new --storage-only --cow)
 check "session new prints an id alone" test "$(printf '%s' "$id" | grep -c '^[0-9a-f]\{16\}$')" = 1
 upper="$STATE/sessions/$id/upper"
 check "the upper dir is in the state dir, outside the workspace" test -d "$upper"
@@ -167,7 +167,7 @@ check "audit has apply, undo and discard events" sh -c \
 mkdir esc
 printf 'e\n' >esc/e
 sleep 0.05
-eid=$("$WARD" session new --cow)
+eid=$("$WARD" session new --storage-only --cow)
 "$WARD" run --session "$eid" -- sh -c 'printf "pwned\n" >esc/evil' >/dev/null 2>&1
 rm -rf esc
 ln -s "$T/outside" esc

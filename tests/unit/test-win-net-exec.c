@@ -399,6 +399,43 @@ static void test_walls_fail_closed(void **state)
 	refuses(NULL, 0, "get_filter", "read-back: filter proxy-v4");
 }
 
+/* The plan step's trial: every add is tried in a transaction that is then
+ * aborted, so nothing is left; each failing call is named. */
+static void test_walls_try_changes_nothing(void **state)
+{
+	const char *fail_at[] = { "open", "begin", "add_provider", "add_sublayer", "add_filter" };
+	const char *step[] = { "FwpmEngineOpen0", "FwpmTransactionBegin0", "FwpmProviderAdd0",
+			       "FwpmSubLayerAdd0", "FwpmFilterAdd0 proxy-v4" };
+	WinWfpPlan p;
+	char why[512] = "";
+
+	(void)state;
+	plan(&p, false);
+	assert_int_equal(win_walls_try(&fake_api, &p, why, sizeof(why)), 0);
+	assert_true(called("abort"));
+	assert_false(called("commit"));
+	assert_false(F->open);
+	assert_int_equal(F->n, 0);
+	assert_null(F->journal);
+	for (size_t i = 0; i < sizeof(fail_at) / sizeof(*fail_at); i++) {
+		strv_free(F->calls);
+		F->calls = NULL;
+		F->fail_at = fail_at[i];
+		F->fail_with = -EACCES;
+		why[0] = 0;
+		assert_true(win_walls_try(&fake_api, &p, why, sizeof(why)) < 0);
+		if (!strstr(why, step[i]))
+			printf("# expected '%s' in '%s'\n", step[i], why);
+		assert_non_null(strstr(why, step[i]));
+		assert_false(F->open);
+		assert_int_equal(F->n, 0);
+	}
+	/* A persistent plan is never tried: it is ward-setup.exe's. */
+	plan(&p, true);
+	F->fail_at = NULL;
+	assert_true(win_walls_try(&fake_api, &p, why, sizeof(why)) < 0);
+}
+
 static void test_walls_persistent_journal_first(void **state)
 {
 	WinWfpPlan p;
@@ -565,6 +602,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_walls_up_dynamic_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walls_fail_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walls_try_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walls_persistent_journal_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_exempt_and_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_fail_closed, setup, teardown),

@@ -362,6 +362,80 @@ static void test_win_plan_workspace_checks(void **state)
 	policy_free(p);
 }
 
+/* --cow on every tier: the workspace is never writable to the sandbox
+ * identity (the ACL is the boundary, the redirector DLL only convenience),
+ * the session's upper and whiteout dirs are, the DLL is readable, the
+ * readiness pipe is per run; W0, which has no ACLs, says so (degraded). */
+static void test_win_plan_cow(void **state)
+{
+	static const WinTier tiers[] = { WIN_TIER_W2, WIN_TIER_W1_WRITE, WIN_TIER_W1, WIN_TIER_W0 };
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	char why[512];
+
+	for (size_t i = 0; i < 4; i++) {
+		WardPolicy *p = policy();
+		WinPlan *plan = NULL;
+		const WinPathPlan *ws, *up;
+		WinPlanInput in = {
+			.policy = p, .tier = tiers[i], .workspace = "C:\\ws",
+			.state_dir = "C:\\Users\\me\\AppData\\Local\\ward", .run_id = RUN_ID,
+			.argv = argv, .envp = envp, .host = &fake_host,
+			.cow_session = "C:\\Users\\me\\AppData\\Local\\ward\\sessions\\0000000000000001",
+			.cow_dll = "C:\\Program Files\\ward\\ward-redirect.dll",
+		};
+		char *d;
+
+		assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), 0);
+		d = win_plan_describe(plan);
+		show(d);
+		ws = find(plan, "C:\\ws");
+		up = find(plan, "C:\\Users\\me\\AppData\\Local\\ward\\sessions\\0000000000000001\\upper");
+		assert_string_equal(plan->cow.pipe, "\\\\.\\pipe\\ward-cow-" RUN_ID);
+		assert_non_null(strstr(d, "cow inject C:\\Program Files\\ward\\ward-redirect.dll ready"));
+		/* Never a write grant or a low label on the workspace. */
+		if (ws) {
+			for (size_t k = 0; k < ws->n_add; k++)
+				assert_int_not_equal(ws->add[k].mask, WIN_FILE_MODIFY);
+			assert_int_not_equal(ws->label_rid, 4096);
+		}
+		if (tiers[i] == WIN_TIER_W2) {
+			assert_true(has_line(d, "grant C:\\ws read+execute (workspace (copy-on-write: "
+						"read-only))"));
+			/* Under Program Files: readable to every package already,
+			 * no grant (which only the helper could make). */
+			assert_null(strstr(d, "cow redirector"));
+			assert_null(plan->needs_helper);
+		}
+		if (tiers[i] == WIN_TIER_W0) {
+			assert_null(up);
+			assert_non_null(strstr(plan->degraded[0], "copy-on-write: W0 leaves the "
+								  "workspace writable"));
+		} else {
+			assert_non_null(up);
+			assert_true(up->n_add ? up->add[0].mask == WIN_FILE_MODIFY
+					      : up->label_rid == 4096);
+		}
+		free(d);
+		win_plan_free(plan);
+		policy_free(p);
+	}
+	/* The session may not overlap the workspace. */
+	{
+		WardPolicy *p = policy();
+		WinPlan *plan = NULL;
+		WinPlanInput in = {
+			.policy = p, .tier = WIN_TIER_W2, .workspace = "C:\\ws",
+			.state_dir = "C:\\st", .run_id = RUN_ID, .argv = argv, .envp = envp,
+			.host = &fake_host, .cow_session = "C:\\ws\\session",
+			.cow_dll = "C:\\ward\\ward-redirect.dll",
+		};
+
+		assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), -EINVAL);
+		assert_non_null(strstr(why, "overlap"));
+		policy_free(p);
+	}
+}
+
 static void test_win_token_check(void **state)
 {
 	WinTokenPlan t = { 0 };
@@ -537,6 +611,7 @@ static void test_win_policy_load(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_win_plan_cow),
 		cmocka_unit_test(test_win_plan_w2_appcontainer),
 		cmocka_unit_test(test_win_plan_w2_refuses_proxy_and_unknown),
 		cmocka_unit_test(test_win_plan_refuses_bad_paths),

@@ -119,12 +119,52 @@ static void test_runner_allow(void **state)
 	win_runner_request_done(&r);
 }
 
+/* The runner's replies: exactly the three forms; a reply from the other
+ * user's process that is anything else is refused. */
+static void test_runner_replies(void **state)
+{
+	const char *bad[] = { "", "started", "started ", "started -1", "started 01", "started 1 ",
+			      "started 4294967296", "exit", "exit 1x", "exit  1", "refused ",
+			      "refused a\nb", "refused \x1b[2J", "Started 1", "ok", "exit 0\n",
+			      "refused \xc3\xa9" };
+	WinRunnerReply r;
+	char buf[WIN_RUNNER_REPLY_MAX], why[256], big[600];
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		if (win_runner_reply_parse(bad[i], strlen(bad[i]), &r, why, sizeof(why)) == 0)
+			printf("# accepted: '%s'\n", bad[i]);
+		assert_int_equal(win_runner_reply_parse(bad[i], strlen(bad[i]), &r, why, sizeof(why)),
+				 -EINVAL);
+	}
+	n = win_runner_reply_format(WIN_RUNNER_STARTED, 4242, NULL, buf);
+	assert_int_equal(win_runner_reply_parse(buf, n, &r, why, sizeof(why)), 0);
+	assert_int_equal(r.kind, WIN_RUNNER_STARTED);
+	assert_int_equal(r.value, 4242);
+	n = win_runner_reply_format(WIN_RUNNER_EXIT, 4294967295u, NULL, buf);
+	assert_int_equal(win_runner_reply_parse(buf, n, &r, why, sizeof(why)), 0);
+	assert_int_equal(r.kind, WIN_RUNNER_EXIT);
+	assert_true(r.value == 4294967295u);
+	/* A refusal: control characters replaced, cut at 400 bytes, parses. */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	big[3] = '\n';
+	n = win_runner_reply_format(WIN_RUNNER_REFUSED, 0, big, buf);
+	assert_int_equal(n, 8 + 400);
+	assert_int_equal(win_runner_reply_parse(buf, n, &r, why, sizeof(why)), 0);
+	assert_int_equal(r.kind, WIN_RUNNER_REFUSED);
+	assert_int_equal(r.why[3], '?');
+	assert_int_equal(strlen(r.why), 400);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runner_roundtrip),
 		cmocka_unit_test(test_runner_rejects),
 		cmocka_unit_test(test_runner_allow),
+		cmocka_unit_test(test_runner_replies),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,13 +29,20 @@ wineserver -k >/dev/null 2>&1 || true
 
 mkdir -p "$stage/bin"
 cp "$build/src/windows/ward.exe" "$build/src/windows/ward-test.exe" \
-	"$build/src/windows/ward-setup.exe" \
-	"$build/tests/windows/win-child.exe" "$stage/bin/"
+	"$build/src/windows/ward-setup.exe" "$build/src/windows/ward-redirect.dll" \
+	"$build/src/windows/ward-runner.exe" "$build/src/windows/ward-runner-test.exe" \
+	"$build/src/windows/ward-helper.exe" "$build/src/windows/ward-helper-test.exe" \
+	"$build/tests/windows/win-child.exe" "$build/tests/windows/win-runner-peer.exe" \
+	"$build/tests/windows/win-helper-peer.exe" "$stage/bin/"
 chmod -R a+rX "$stage"
 echo "== test-wine.sh as $(id -un)"
 WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine.sh || status=1
 echo "== test-wine-net.sh (network walls and ward-setup.exe: the fail-closed paths)"
 WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-net.sh || status=1
+echo "== test-wine-cow.sh (copy-on-write: the redirector's launch sequence, redirect, review, fail-closed)"
+WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-cow.sh || status=1
+echo "== test-wine-runner.sh (the command runner, the privileged helper, their pipes: protocol and refusals)"
+WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-runner.sh || status=1
 if [ "$(id -u)" -eq 0 ]; then
 	echo "== test-wine.sh as the unprivileged user"
 	WARD=$stage/bin/ward.exe WARD_HELPERS=$stage/bin \

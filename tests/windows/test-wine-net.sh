@@ -34,7 +34,7 @@ ward() { wine "$bin/ward.exe" "$@"; }
 strip_cr() { tr -d '\r'; }
 show() { strip_cr <"$1" | sed 's/^/# /'; }
 
-echo "1..12"
+echo "1..18"
 
 ward net-check >"$T/out" 2>&1
 rc=$?
@@ -94,6 +94,73 @@ if [ $rc -eq 125 ] && grep -q 'malformed' "$T/out" && cmp -s "$state/network.jou
 	ok "a malformed journal is refused and left as it was"
 else
 	not_ok "a malformed journal (exit $rc)"
+	show "$T/out"
+fi
+
+# The walls in `ward.exe run` (W2, network none). Wine has no filtering
+# engine: the plan's trial fails, so the run must say the wall is not held
+# (degraded, the network row partly held) and --strict must refuse before
+# anything runs; never a run that looks walled.
+ws=$T/ws
+mkdir -p "$ws"
+winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
+WS=$(winpath "$ws")
+wardt() { WARD_TEST_WIN_FAULT=$FAULT wine "$bin/ward-test.exe" "$@"; }
+run_marker() { # CMD ARGS...: the command (cmd.exe) would write a marker
+	rm -f "$ws/marker"
+	(cd "$ws" && "$@" -- cmd /c "echo x> $WS\\marker") >"$T/out" 2>&1
+}
+run_marker ward run --strict
+rc=$?
+if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q 'Refusing to run with --strict: degraded protections .*network wall: .*FwpmEngineOpen0: error 1764' "$T/out"; then
+	ok "run --strict (W2, network none): the missing WFP walls refuse before anything runs"
+else
+	not_ok "run --strict did not refuse on the missing walls (exit $rc)"
+	show "$T/out"
+fi
+(cd "$ws" && ward run --dry-run -- cmd /c exit 0) >"$T/out" 2>&1
+if grep -q '^degraded network wall: the WFP filters on the run.s package SID cannot be put up' "$T/out" &&
+	! grep -q '^wfp-walls' "$T/out"; then
+	ok "run --dry-run says the wall is not held, and why"
+else
+	not_ok "run --dry-run does not report the missing wall"
+	show "$T/out"
+fi
+rm -f "$ws/r.json"
+run_marker ward run --result "$WS\\r.json"
+if python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if "network" in j["partly_held"] and any(d.startswith("network wall:") for d in j["degraded"]) else 1)' "$ws/r.json" 2>/dev/null; then
+	ok "the result says network partly held and the wall degraded (W2 itself is then refused by Wine's userenv)"
+else
+	not_ok "the result does not report the missing wall"
+	[ -f "$ws/r.json" ] && show "$ws/r.json"
+fi
+# A WFP engine that reports every add and the commit done, and reads
+# nothing back (Wine's habit, injected in ward-test.exe): refused at
+# network-wall, before the AppContainer exists.
+FAULT=job-echo,wfp-lie run_marker wardt run
+rc=$?
+if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q '^ward: network-wall: .*FwpmFilterGetByKey0 .*the filter added is not there' "$T/out" &&
+	! grep -q appcontainer "$T/out"; then
+	ok "walls that do not read back refuse the run at network-wall (exit 125), before anything else"
+else
+	not_ok "a wall that does not read back was not refused (exit $rc)"
+	show "$T/out"
+fi
+# An engine that holds what it is given: the walls pass, the plan says so,
+# and the run goes on to its next step (W2's profile, which Wine lacks).
+(cd "$ws" && FAULT=job-echo,wfp-echo wardt run --dry-run -- cmd /c exit 0) >"$T/out" 2>&1
+if grep -q '^wfp-walls 10 filters on S-1-15-2-' "$T/out" && ! grep -q '^degraded network wall' "$T/out"; then
+	ok "with an engine, the dry run plans 10 filters (connect, accept, tcp, udp, raw; v4 and v6) on the run's package SID, nothing degraded"
+else
+	not_ok "the dry run with an engine"
+	show "$T/out"
+fi
+FAULT=job-echo,wfp-echo run_marker wardt run
+rc=$?
+if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q '^ward: appcontainer:' "$T/out" && ! grep -q network-wall "$T/out"; then
+	ok "walls up and read back, the run goes on to the AppContainer step (refused there by Wine)"
+else
+	not_ok "the run with walls held (exit $rc)"
 	show "$T/out"
 fi
 

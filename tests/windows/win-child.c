@@ -10,7 +10,16 @@
  *   alive PID          exit 0 if process PID still runs, 1 if not
  *   kill PID           terminate process PID
  *   write FILE         create FILE with "x" (for the fail-closed tests: it
- *                      must not exist afterwards when ward refused) */
+ *                      must not exist afterwards when ward refused)
+ *   cat FILE           copy FILE to stdout (exit 1 if it cannot be opened)
+ *   append FILE TEXT   append TEXT to FILE (created if missing)
+ *   delete FILE        DeleteFileW
+ *   rename FROM TO     MoveFileExW (replacing)
+ *   exists FILE        exit 0 if FILE exists, 1 if not
+ *   loaded NAME        exit 0 if module NAME is loaded in this process
+ *   ls DIR             the names in DIR (FindFirstFileW), one a line, to stdout
+ * Commands chain with "+" as an argument ("append F x + cat F"): each
+ * runs in turn in the same process, the first non-zero exit ends it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +81,51 @@ static int child_main(int argc, char **argv, wchar_t **wargv)
 		Sleep(INFINITE);
 		return 0;
 	}
+	if (strcmp(argv[1], "cat") == 0 && argc >= 3) {
+		FILE *f = fopen(argv[2], "rb");
+		int c;
+
+		if (!f)
+			return 1;
+		while ((c = fgetc(f)) != EOF)
+			putchar(c);
+		fclose(f);
+		return 0;
+	}
+	if (strcmp(argv[1], "append") == 0 && argc >= 4) {
+		FILE *f = fopen(argv[2], "ab");
+
+		if (!f)
+			return 1;
+		fputs(argv[3], f);
+		return fclose(f) == 0 ? 0 : 1;
+	}
+	if (strcmp(argv[1], "delete") == 0 && argc >= 3)
+		return DeleteFileW(wargv[2]) ? 0 : 1;
+	if (strcmp(argv[1], "rename") == 0 && argc >= 4)
+		return MoveFileExW(wargv[2], wargv[3], MOVEFILE_REPLACE_EXISTING) ? 0 : 1;
+	if (strcmp(argv[1], "exists") == 0 && argc >= 3)
+		return GetFileAttributesW(wargv[2]) != INVALID_FILE_ATTRIBUTES ? 0 : 1;
+	if (strcmp(argv[1], "ls") == 0 && argc >= 3) {
+		wchar_t pat[4096];
+		WIN32_FIND_DATAW fd;
+		HANDLE h;
+
+		_snwprintf(pat, 4096, L"%ls\\*", wargv[2]);
+		h = FindFirstFileW(pat, &fd);
+		if (h == INVALID_HANDLE_VALUE)
+			return 1;
+		do {
+			char u[1024] = "";
+
+			WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, u, sizeof(u), NULL, NULL);
+			printf("%s\n", u);
+		} while (FindNextFileW(h, &fd));
+		FindClose(h);
+		return 0;
+	}
+	if (strcmp(argv[1], "loaded") == 0 && argc >= 3)
+		return GetModuleHandleW(wargv[2]) ? 0 : 1;
 	if (strcmp(argv[1], "write") == 0 && argc >= 3) {
 		FILE *f = out(argv[2]);
 
@@ -130,5 +184,20 @@ int wmain(int argc, wchar_t **wargv)
 			return 92;
 		WideCharToMultiByte(CP_UTF8, 0, wargv[i], -1, argv[i], 4096, NULL, NULL);
 	}
-	return argv ? child_main(argc, argv, wargv) : 92;
+	if (!argv)
+		return 92;
+	for (int start = 0, i = 1;; i++) {
+		if (i == argc || strcmp(argv[i], "+") == 0) {
+			int n = i - start, r;
+
+			/* child_main sees [program, cmd, args...]. */
+			argv[start] = argv[0];
+			wargv[start] = wargv[0];
+			r = child_main(n, argv + start, wargv + start);
+			fflush(stdout);
+			if (r != 0 || i == argc)
+				return r;
+			start = i;
+		}
+	}
 }

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# A terminal through `ward exec` (docs/sessions.md, "Terminals"): the
+# command gets a pty of the sandbox's own as its controlling terminal, as
+# with `ward run` (test-terminal.sh); ^C reaches the foreground command
+# only (not the session, not a background command), ^Z stops it as a job
+# and fg continues it, the terminal's modes come back. Terminals come from
+# tmux (CI has none); the checks look at the pane's terminal from the host.
+. "$(dirname "$0")/lib.sh"
+require_t2
+
+PY=/usr/bin/python3
+[ -x "$PY" ] || skip_all "python3 not installed (make test-deps)"
+command -v tmux >/dev/null || skip_all "tmux not installed (make test-deps)"
+
+# Wait (bounded, not timed: the bound only keeps a broken run from hanging).
+wait_for() {
+	for _ in $(seq 1 300); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+TM=(tmux -S "$T/tmux.sock" -f /dev/null)
+at_exit '"${TM[@]}" kill-server >/dev/null 2>&1'
+pane() {
+	if "${TM[@]}" has-session 2>/dev/null; then
+		"${TM[@]}" new-window -d -n "$1" "bash $2"
+	else
+		"${TM[@]}" new-session -d -s w -n "$1" -x 80 -y 24 "bash $2"
+		"${TM[@]}" set -g status off
+		"${TM[@]}" set -g remain-on-exit off
+	fi
+}
+pane_tty() { "${TM[@]}" display-message -p -t "w:$1" '#{pane_tty}'; }
+keys() { "${TM[@]}" send-keys -t "w:$1" "${@:2}" 2>/dev/null; }
+pane_fg() { ps -o tpgid= -p "$("${TM[@]}" display-message -p -t "w:$1" '#{pane_pid}')" | tr -d ' '; }
+
+id=$("$WARD" session new --owner $$ 2>"$T/new.err") || { cat "$T/new.err" >&2; skip_all "no live session here"; }
+at_exit '"$WARD" session stop "$id" >/dev/null 2>&1'
+btag=$((6000000 + RANDOM))
+"$WARD" exec "$id" --background -- sleep "$btag"
+
+# --- 1. A terminal on stdio: a pty of the sandbox's own, relayed. ---
+cat >"$WS/inner.sh" <<'EOF'
+tty >tty.out
+stty size >size1.out
+for f in 0 1 2; do stat -L -c %d "/proc/self/fd/$f"; done >fds.out
+/usr/bin/python3 -c '
+import fcntl, os, termios
+fd = os.open("/dev/tty", os.O_RDWR)
+t = termios.tcgetattr(fd); t[3] &= ~(termios.ECHO | termios.ICANON)
+termios.tcsetattr(fd, termios.TCSANOW, t)
+try:
+    fcntl.ioctl(fd, termios.TIOCSTI, b"x"); print("sti-ok")
+except OSError as e: print("sti-refused")
+' >sti.out
+trap 'stty size >size2.out' WINCH
+trap 'echo INT >int.out; exit 3' INT
+touch ready
+while :; do sleep 0.1; done
+EOF
+cat >"$T/inter.sh" <<EOF
+cd "$WS"; mode0=\$(stty -g)
+"$WARD" exec "$id" -- sh inner.sh
+rc=\$?
+echo "\$mode0 \$(stty -g)" >"$T/inter.mode"
+echo \$rc >"$T/inter.rc"
+EOF
+pane inter "$T/inter.sh"
+wait_for "$WS/ready"
+tty_path=$(pane_tty inter)
+fg_during=$(pane_fg inter)
+exec_pid=$(pgrep -o -f -- "$WARD exec $id -- sh inner.sh")
+exec_pgid=$(ps -o pgid= -p "$exec_pid" | tr -d ' ')
+check_eq "exec tty: the real terminal's foreground stays ward exec's own group" "$exec_pgid" "$fg_during"
+check "exec tty: the command's terminal is a pty of the sandbox's devpts ($(cat "$WS/tty.out" 2>/dev/null))" \
+	grep -qx '/dev/pts/[0-9]*' "$WS/tty.out"
+check_not "exec tty: no fd of the command is on the caller's devpts" \
+	grep -qx "$(stat -c %d "$tty_path")" "$WS/fds.out"
+check_eq "exec tty: the window size passes" "24 80" "$(cat "$WS/size1.out")"
+check_eq "exec tty: TIOCSTI is refused even on its own pty" "sti-refused" "$(cat "$WS/sti.out")"
+"${TM[@]}" resize-window -t w:inter -x 100 -y 40
+wait_for "$WS/size2.out"
+check_eq "exec tty: a window-size change passes" "40 100" "$(cat "$WS/size2.out" 2>/dev/null)"
+keys inter C-c
+wait_for "$T/inter.rc"
+check_eq "exec tty: ^C reaches the command" "INT" "$(cat "$WS/int.out" 2>/dev/null)"
+check_eq "exec tty: ward exec exits with the command's status" "3" "$(cat "$T/inter.rc")"
+read -r m0 m1 <"$T/inter.mode"
+check_eq "exec tty: the terminal's modes are restored (the command changed its own)" "$m0" "$m1"
+check "exec tty: ^C did not reach the session's background command" sh -c "pgrep -f -x 'sleep $btag' >/dev/null"
+check_eq "exec tty: the session survives ^C" "alive" "$("$WARD" exec "$id" -- echo alive </dev/null)"
+
+# --- 2. ^C in a pipeline of the session's commands: the foreground one. ---
+cat >"$T/fg.sh" <<EOF
+cd "$WS"
+"$WARD" exec "$id" -- sh -c "trap 'echo INT >fgint.out; exit 4' INT; touch ready2; while :; do sleep 0.1; done"
+echo \$? >"$T/fg.rc"
+EOF
+rm -f "$WS/ready2"
+pane fg "$T/fg.sh"
+wait_for "$WS/ready2"
+keys fg C-c
+wait_for "$T/fg.rc"
+check_eq "exec ^C: the foreground command's trap ran, its status is ward exec's" "4 INT" \
+	"$(cat "$T/fg.rc" 2>/dev/null) $(cat "$WS/fgint.out" 2>/dev/null)"
+check "exec ^C: the background command still runs" sh -c "pgrep -f -x 'sleep $btag' >/dev/null"
+
+# --- 3. Job control: ^Z stops the job, fg continues it, modes restored. ---
+jtag=$((5000000 + RANDOM))
+cat >"$T/job.sh" <<EOF
+cd "$WS"; stty -g >"$T/job.mode0"
+set -m
+"$WARD" exec "$id" -- sh -c 'touch ready3; exec sleep $jtag'
+echo \$? >"$T/job.rc1"
+stty -g >"$T/job.mode1"
+ps -o stat= -p "\$(pgrep -f -x 'sleep $jtag')" >"$T/job.stat"
+touch "$T/job.stopped"
+fg
+echo \$? >"$T/job.rc2"
+EOF
+rm -f "$WS/ready3"
+pane job "$T/job.sh"
+wait_for "$WS/ready3"
+keys job C-z
+wait_for "$T/job.stopped"
+check_eq "exec ^Z: the job stops as a job does (148)" "148" "$(cat "$T/job.rc1" 2>/dev/null)"
+check_eq "exec ^Z: the terminal's modes are back while it is stopped" "$(cat "$T/job.mode0")" \
+	"$(cat "$T/job.mode1" 2>/dev/null)"
+check_eq "exec ^Z: the command is stopped too" "T" "$(cut -c1 "$T/job.stat")"
+sleep_pid=$(pgrep -f -x "sleep $jtag")
+for _ in $(seq 1 100); do
+	[ "$(ps -o stat= -p "$sleep_pid" 2>/dev/null | cut -c1)" = S ] && break
+	sleep 0.1
+done
+keys job C-c
+wait_for "$T/job.rc2"
+check_eq "exec fg: the job continued, and ^C ended it (130)" "130" "$(cat "$T/job.rc2" 2>/dev/null)"
+
+# --- 4. Piped stdio from a terminal: no pty, output as it was. ---
+cat >"$T/pipe.sh" <<EOF
+cd "$WS"
+"$WARD" exec "$id" -- sh -c 'tty; seq 1 1000' | cat >"$T/seq.out"
+echo "\${PIPESTATUS[*]}" >"$T/pipe.rc"
+EOF
+pane pipe "$T/pipe.sh"
+wait_for "$T/pipe.rc"
+check_eq "exec pipeline: ward exec | cat completes" "0 0" "$(cat "$T/pipe.rc" 2>/dev/null)"
+check_eq "exec pipeline: stdout is the pipe, all the output" "not a tty 1000" \
+	"$(head -1 "$T/seq.out") $(tail -1 "$T/seq.out")"
+
+done_testing

@@ -1,0 +1,402 @@
+/* win-cow-review.c on Linux: diff, apply, undo, discard and recovery of a
+ * Windows copy-on-write session, through a WinCowFs over a temporary
+ * directory ("C:\x\y" is <tmp>/x/y). The same portable code runs in
+ * ward.exe over win32-cow-fs.c (tests/windows/test-wine-cow.sh). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/strv.h"
+#include "windows/win-cow-review.h"
+
+static char root[256];
+
+static char *host(const char *win)
+{
+	char *s = NULL;
+
+	assert_int_equal(strncmp(win, "C:\\", 3), 0);
+	assert_true(asprintf(&s, "%s/%s", root, win + 3) > 0);
+	for (char *c = s; *c; c++)
+		if (*c == '\\')
+			*c = '/';
+	return s;
+}
+
+static WinFileKind p_stat(void *ctx, const char *path)
+{
+	char *h = host(path);
+	struct stat st;
+	int r = lstat(h, &st);
+
+	free(h);
+	if (r < 0)
+		return WIN_FILE_NONE;
+	return S_ISDIR(st.st_mode) ? WIN_FILE_DIRECTORY : S_ISREG(st.st_mode) ? WIN_FILE_REGULAR
+									      : WIN_FILE_NONE;
+}
+
+static int p_list(void *ctx, const char *dir, char ***ret)
+{
+	char *h = host(dir);
+	DIR *d = opendir(h);
+	struct dirent *e;
+
+	free(h);
+	*ret = NULL;
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			assert_int_equal(strv_extend(ret, e->d_name), 0);
+	closedir(d);
+	return 0;
+}
+
+static int p_mkdir(void *ctx, const char *path)
+{
+	char *h = host(path);
+	int r = mkdir(h, 0755) < 0 && errno != EEXIST ? -errno : 0;
+
+	free(h);
+	return r;
+}
+
+static int p_remove(void *ctx, const char *path)
+{
+	char *h = host(path);
+	int r = remove(h) < 0 && errno != ENOENT ? -errno : 0;
+
+	free(h);
+	return r;
+}
+
+static int slurp(const char *h, char **ret, size_t *n)
+{
+	FILE *f = fopen(h, "rb");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return -errno;
+	assert_int_equal(getdelim(&buf, &len, 0, f) >= 0 || feof(f), 1);
+	*n = buf ? strlen(buf) : 0;
+	fclose(f);
+	*ret = buf ? buf : strdup("");
+	return 0;
+}
+
+static int p_read(void *ctx, const char *path, char **ret)
+{
+	char *h = host(path);
+	size_t n;
+	int r = slurp(h, ret, &n);
+
+	free(h);
+	return r;
+}
+
+static int put(const char *h, const char *text, const char *mode)
+{
+	FILE *f = fopen(h, mode);
+
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+static int p_write(void *ctx, const char *path, const char *text)
+{
+	char *h = host(path);
+	int r = put(h, text, "wb");
+
+	free(h);
+	return r;
+}
+
+static int p_append(void *ctx, const char *path, const char *line)
+{
+	char *h = host(path);
+	int r = put(h, line, "ab");
+
+	free(h);
+	return r;
+}
+
+static int p_copy(void *ctx, const char *from, const char *to)
+{
+	char *text = NULL, *ht = host(to), *tmp = NULL;
+	int r = p_read(ctx, from, &text);
+
+	if (r >= 0) {
+		assert_true(asprintf(&tmp, "%s.tmp", ht) > 0);
+		r = put(tmp, text, "wb");
+		if (r >= 0 && rename(tmp, ht) < 0)
+			r = -errno;
+	}
+	free(text);
+	free(ht);
+	free(tmp);
+	return r;
+}
+
+static int p_same(void *ctx, const char *a, const char *b)
+{
+	char *x = NULL, *y = NULL;
+	int r = p_read(ctx, a, &x);
+
+	if (r >= 0)
+		r = p_read(ctx, b, &y);
+	if (r >= 0)
+		r = strcmp(x, y) == 0;
+	free(x);
+	free(y);
+	return r;
+}
+
+static int p_rename(void *ctx, const char *from, const char *to)
+{
+	char *a = host(from), *b = host(to);
+	int r = rename(a, b) < 0 ? -errno : 0;
+
+	free(a);
+	free(b);
+	return r;
+}
+
+static const WinCowFs fs = { .stat = p_stat, .list = p_list, .mkdir = p_mkdir,
+			     .remove = p_remove, .copy = p_copy, .same = p_same, .read = p_read,
+			     .write = p_write, .append = p_append, .rename = p_rename };
+
+#define ID "00112233445566aa"
+#define STATE "C:\\state"
+#define SES "C:\\state\\sessions\\" ID
+
+static void w(const char *win, const char *text)
+{
+	char *h = host(win);
+
+	assert_int_equal(put(h, text, "wb"), 0);
+	free(h);
+}
+
+static void md(const char *win)
+{
+	assert_int_equal(p_mkdir(NULL, win), 0);
+}
+
+static char *r_(const char *win)
+{
+	char *t = NULL;
+
+	if (p_read(NULL, win, &t) < 0)
+		return NULL;
+	return t;
+}
+
+static void assert_file(const char *win, const char *want)
+{
+	char *t = r_(win);
+
+	if (!want) {
+		assert_null(t);
+		return;
+	}
+	assert_non_null(t);
+	assert_string_equal(t, want);
+	free(t);
+}
+
+static int setup(void **state)
+{
+	char *protected_[] = { ".git", NULL };
+
+	snprintf(root, sizeof(root), "/tmp/ward-win-cow-review.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	md("C:\\ws");
+	md("C:\\ws\\sub");
+	md("C:\\ws\\gone");
+	md("C:\\ws\\.git");
+	md(STATE);
+	w("C:\\ws\\f.txt", "original\n");
+	w("C:\\ws\\g.txt", "keep\n");
+	w("C:\\ws\\sub\\x.txt", "x\n");
+	w("C:\\ws\\gone\\a", "a\n");
+	w("C:\\ws\\.git\\config", "[core]\n");
+	assert_int_equal(win_cow_session_create(&fs, STATE, ID, "C:\\ws", protected_), 0);
+	/* What the redirector would leave: a copied-up and changed file, a
+	 * copied-up unchanged one, a new file in a new directory, a deleted
+	 * file, a deleted directory, a protected change a bypass planted. */
+	w(SES "\\upper\\f.txt", "original\nadded\n");
+	md(SES "\\upper\\sub");
+	w(SES "\\upper\\sub\\x.txt", "x\n");
+	md(SES "\\upper\\new");
+	w(SES "\\upper\\new\\n.txt", "new\n");
+	w(SES "\\whiteout\\g.txt", "");
+	w(SES "\\whiteout\\gone", "");
+	md(SES "\\upper\\.git");
+	w(SES "\\upper\\.git\\config", "planted\n");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char *cmd = NULL;
+
+	assert_true(asprintf(&cmd, "rm -rf '%s'", root) > 0);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	return 0;
+}
+
+static void test_session_layout(void **state)
+{
+	WinCowLayout l;
+
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	assert_string_equal(l.workspace, "C:\\ws");
+	assert_string_equal(l.upper, SES "\\upper");
+	assert_string_equal(l.protected_[0], ".git");
+	win_cow_layout_done(&l);
+	assert_int_equal(win_cow_session_open(&fs, STATE, "../../x", &l), -EINVAL);
+	assert_int_equal(win_cow_session_open(&fs, STATE, "00112233445566ab", &l), -ENOENT);
+	/* An id that exists is never reused. */
+	assert_int_equal(win_cow_session_create(&fs, STATE, ID, "C:\\ws", NULL), -EEXIST);
+}
+
+static void test_changes(void **state)
+{
+	WinCowLayout l;
+	WinCowChange *c;
+	size_t n;
+	char *j;
+
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	assert_int_equal(win_cow_changes(&fs, &l, &c, &n), 0);
+	j = win_cow_changes_json(c, n);
+	assert_string_equal(j, "[{\"path\":\".git\\\\config\",\"kind\":\"modified\",\"type\":\"file\","
+			       "\"refused\":\"protected\"},"
+			       "{\"path\":\"f.txt\",\"kind\":\"modified\",\"type\":\"file\"},"
+			       "{\"path\":\"g.txt\",\"kind\":\"deleted\",\"type\":\"file\"},"
+			       "{\"path\":\"gone\",\"kind\":\"deleted\",\"type\":\"directory\"},"
+			       "{\"path\":\"new\",\"kind\":\"added\",\"type\":\"directory\"},"
+			       "{\"path\":\"new\\\\n.txt\",\"kind\":\"added\",\"type\":\"file\"}]");
+	free(j);
+	win_cow_changes_free(c, n);
+	win_cow_layout_done(&l);
+}
+
+static void test_apply_undo(void **state)
+{
+	WinCowLayout l;
+	WinCowChange *c;
+	size_t n;
+	char **out = NULL, *rec;
+
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	/* Everything but the protected change: applied; that one refused (1). */
+	assert_int_equal(win_cow_apply(&fs, &l, NULL, &out), 1);
+	assert_file("C:\\ws\\f.txt", "original\nadded\n");
+	assert_file("C:\\ws\\g.txt", NULL);
+	assert_file("C:\\ws\\gone\\a", NULL);
+	assert_int_equal(p_stat(NULL, "C:\\ws\\gone"), WIN_FILE_NONE);
+	assert_file("C:\\ws\\new\\n.txt", "new\n");
+	assert_file("C:\\ws\\.git\\config", "[core]\n");
+	assert_true(strv_contains(out, "applied f.txt"));
+	assert_true(strv_contains(out, "removed gone"));
+	assert_true(strv_contains(out, "refused .git\\config: a protected path (host tools trust "
+				       "it); to apply it anyway, name it"));
+	strv_free(out);
+	out = NULL;
+	/* Nothing pending but the refused one. */
+	assert_int_equal(win_cow_changes(&fs, &l, &c, &n), 0);
+	assert_int_equal(n, 1);
+	assert_true(c[0].refused);
+	win_cow_changes_free(c, n);
+	/* The record: Linux's line kinds, committed. */
+	rec = r_(SES "\\ops\\1.jsonl");
+	assert_non_null(rec);
+	assert_true(strncmp(rec, "{\"type\":\"apply\",\"seq\":1}\n", 25) == 0);
+	assert_non_null(strstr(rec, "{\"i\":0,\"op\":\"unlink\",\"p\":\"676f6e655c61\",\"ot\":\"f\"}"));
+	assert_non_null(strstr(rec, "\"op\":\"put\",\"p\":\"662e747874\",\"ot\":\"f\"}"));
+	assert_non_null(strstr(rec, "{\"commit\":true}\n"));
+	free(rec);
+	assert_file(SES "\\journal.jsonl", NULL);
+
+	/* Undo: byte for byte back, added entries gone. */
+	assert_int_equal(win_cow_undo(&fs, &l, &out), 0);
+	assert_file("C:\\ws\\f.txt", "original\n");
+	assert_file("C:\\ws\\g.txt", "keep\n");
+	assert_file("C:\\ws\\gone\\a", "a\n");
+	assert_int_equal(p_stat(NULL, "C:\\ws\\new"), WIN_FILE_NONE);
+	assert_true(strv_contains(out, "restored f.txt"));
+	assert_true(strv_contains(out, "removed new\\n.txt"));
+	strv_free(out);
+	out = NULL;
+	assert_int_equal(win_cow_undo(&fs, &l, &out), -ENOENT);
+
+	/* Named, the protected change is applied; a path selects a subtree. */
+	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ "new", NULL }, &out), 0);
+	assert_file("C:\\ws\\new\\n.txt", "new\n");
+	assert_file("C:\\ws\\f.txt", "original\n");
+	strv_free(out);
+	out = NULL;
+	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ ".git\\config", NULL }, &out), 0);
+	assert_file("C:\\ws\\.git\\config", "planted\n");
+	strv_free(out);
+
+	assert_int_equal(win_cow_discard(&fs, &l), 0);
+	assert_int_equal(p_stat(NULL, SES), WIN_FILE_NONE);
+	win_cow_layout_done(&l);
+}
+
+/* An apply killed after its second step: the next command rolls it back
+ * from the backups, and records it as rolled back (undo skips it). */
+static void test_recover_killed_apply(void **state)
+{
+	WinCowLayout l;
+	char **out = NULL;
+
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	md(SES "\\ops\\1.d");
+	w(SES "\\ops\\1.d\\0", "original\n");
+	w("C:\\ws\\f.txt", "original\nadded\n"); /* step 0 done */
+	w("C:\\ws\\brand-new", "x");            /* step 1 done, no result line */
+	w(SES "\\journal.jsonl",
+	  "{\"type\":\"apply\",\"seq\":1}\n"
+	  "{\"i\":0,\"op\":\"put\",\"p\":\"662e747874\",\"ot\":\"f\"}\n{\"d\":0,\"p\":\"662e747874\"}\n"
+	  "{\"i\":1,\"op\":\"put\",\"p\":\"6272616e642d6e6577\",\"ot\":\"n\"}\n{\"d\":1,");
+	assert_int_equal(win_cow_recover(&fs, &l), 1);
+	assert_file("C:\\ws\\f.txt", "original\n");
+	assert_file("C:\\ws\\brand-new", NULL);
+	assert_file(SES "\\journal.jsonl", NULL);
+	assert_int_equal(win_cow_undo(&fs, &l, &out), -ENOENT);
+	/* A journal whose step names a path out of the workspace is refused,
+	 * not followed. */
+	w(SES "\\journal.jsonl", "{\"type\":\"apply\",\"seq\":2}\n"
+				 "{\"i\":0,\"op\":\"put\",\"p\":\"2e2e5c78\",\"ot\":\"n\"}\n");
+	assert_int_equal(win_cow_recover(&fs, &l), -EBADMSG);
+	win_cow_layout_done(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_session_layout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_apply_undo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recover_killed_apply, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

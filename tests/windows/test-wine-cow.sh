@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Copy-on-write on Windows under Wine (`ward.exe run --cow`, diff, apply,
+# undo, discard): the PLUMBING of the launch sequence (suspended create ->
+# job -> inject ward-redirect.dll -> its hooks -> its readiness line on
+# ward's pipe -> resume), the redirect (a write lands in the upper, the
+# workspace file is unchanged, a read sees the upper copy), and every
+# fail-closed path (injection refused, DLL missing, no readiness line,
+# readiness too late): the run exits 125 and the command never ran.
+#
+# Wine enforces no ACL, so nothing here shows isolation: the workspace's
+# read-only ACL, which is the boundary on Windows, is only planned (the
+# --dry-run checks) and not verified until a real Windows machine runs
+# it. The runs use ward-test.exe --tier W0 with WARD_TEST_WIN_FAULT=job-echo
+# (Wine's QueryInformationJobObject reads zeros, see test-wine.sh).
+#
+# Needs WARD_WIN_BIN (ward.exe, ward-test.exe, ward-redirect.dll,
+# win-child.exe); skips when Wine cannot start.
+set -u
+bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
+check() { local d=$1; shift; if "$@" >&2; then ok "$d"; else not_ok "$d"; fi; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+[ -n "$bin" ] && [ -f "$bin/ward-test.exe" ] && [ -f "$bin/ward-redirect.dll" ] ||
+	skip_all "no ward-test.exe or ward-redirect.dll (make windows)"
+command -v wine >/dev/null || skip_all "wine is not installed"
+
+T=$(mktemp -d /tmp/ward-wine-cow.XXXXXX)
+export LANG=C.UTF-8 WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+cleanup() {
+	wineserver -k >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+if ! wineboot -i >"$T/boot.log" 2>&1; then
+	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
+fi
+
+ws=$T/ws
+mkdir -p "$ws/.git" "$ws/sub" "$T/bin" "$T/out" "$T/nodll"
+cp "$bin/ward.exe" "$bin/ward-test.exe" "$bin/ward-redirect.dll" "$bin/win-child.exe" "$T/bin/"
+cp "$bin/ward-test.exe" "$bin/win-child.exe" "$T/nodll/"
+winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
+WS=$(winpath "$ws")
+B=$(winpath "$T/bin")
+OUT=$(winpath "$T/out")
+cd "$ws" || exit 1
+strip_cr() { tr -d '\r'; }
+show() { strip_cr <"$1" | sed 's/^/# /'; }
+ward() { wine "$T/bin/ward.exe" "$@"; }
+cow() { WARD_TEST_WIN_FAULT=${FAULT:-job-echo} wine "${EXE:-$T/bin/ward-test.exe}" run --tier W0 --cow "$@"; }
+child() { printf '%s' "$B\\win-child.exe"; }
+# ward's state dir, once a run has made it.
+state=
+session_of() { grep -o 'session [0-9a-f]\{16\}' "$1" | head -1 | cut -d' ' -f2; }
+seed() {
+	printf 'original\n' >"$ws/f.txt"
+	printf 'keep\n' >"$ws/g.txt"
+	printf 'in sub\n' >"$ws/sub/x.txt"
+	printf '[core]\n' >"$ws/.git/config"
+}
+
+echo "1..24"
+
+# The plan: the workspace read-only (the boundary), the session's upper and
+# whiteout dirs the only writable place, the DLL readable, the pipe named
+# per run. Planned only: Wine enforces none of it.
+seed
+ward run --dry-run --cow -- "$(child)" exit 0 2>&1 | strip_cr >"$T/plan"
+check "plan (W2 --cow): the workspace is granted read+execute only, not modify" \
+	bash -c "grep -qF 'grant $WS read+execute (workspace (copy-on-write: read-only))' '$T/plan' &&
+		! grep -qF 'grant $WS modify' '$T/plan'"
+check "plan (W2 --cow): modify on the session's upper and whiteout dirs, read+execute on the DLL, the readiness pipe per run" \
+	bash -c "grep -q '^grant .*\\\\sessions\\\\[0-9a-f]*\\\\upper modify (cow upper)' '$T/plan' &&
+		grep -q '^grant .*\\\\sessions\\\\[0-9a-f]*\\\\whiteout modify (cow whiteouts)' '$T/plan' &&
+		grep -q '^grant .*ward-redirect.dll read+execute (cow redirector)' '$T/plan' &&
+		grep -q '^cow inject .*ward-redirect.dll ready [\\\\][\\\\][.][\\\\]pipe[\\\\]ward-cow-[0-9a-f]\\{16\\}$' '$T/plan'"
+show "$T/plan"
+
+# The whole sequence: the child sees the DLL loaded before its first
+# instruction ran, its append lands in the upper, its read sees the upper
+# copy, a new file is created in the upper; the workspace is unchanged.
+cow --result "$OUT\\r1.json" -- "$(child)" loaded ward-redirect.dll + append "$WS\\f.txt" "added" + \
+	cat "$WS\\f.txt" + write "$WS\\new.txt" + exists "$WS\\new.txt" >"$T/stdout" 2>"$T/err"
+rc=$?
+id=$(session_of "$T/err")
+state=$(echo "$T"/prefix/drive_c/users/*/AppData/Local/ward)
+up=$state/sessions/$id/upper
+check "launch: suspended -> inject -> hook -> ready -> resume; the command ran with the DLL loaded (exit $rc)" \
+	test "$rc" -eq 0 -a -n "$id"
+check "a write lands in the upper: the upper's f.txt is the workspace's plus the append" \
+	bash -c "printf 'original\nadded' | cmp -s - '$up/f.txt'"
+check "the workspace's f.txt is unchanged, and new.txt is not in the workspace" \
+	bash -c "printf 'original\n' | cmp -s - '$ws/f.txt' && [ ! -e '$ws/new.txt' ] && [ -e '$up/new.txt' ]"
+check "a read after the write sees the upper copy" \
+	bash -c "strip_cr() { tr -d '\r'; }; strip_cr <'$T/stdout' | grep -qx added"
+check "result: cow true, the session id" \
+	python3 -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r.get('cow') is True and r.get('session')==sys.argv[2] else 1)" \
+	"$T/out/r1.json" "$id"
+[ "$rc" -eq 0 ] || show "$T/err"
+
+# Delete and rename through the hooks: a whiteout, the new name in the
+# upper; the workspace keeps both files. Protected paths and moves out of
+# the workspace are refused, nothing reaches the host.
+cow -- "$(child)" delete "$WS\\g.txt" + rename "$WS\\sub\\x.txt" "$WS\\sub\\y.txt" + \
+	write "$WS\\made.txt" + ls "$WS" + ls "$WS\\sub" + exists "$WS\\g.txt" >"$T/ls" 2>"$T/err2"
+rc=$?
+id2=$(session_of "$T/err2")
+check "delete and rename: the command no longer sees g.txt (exit $rc: 'exists' says 1)" test "$rc" -eq 1
+check "delete and rename: the workspace keeps g.txt and sub/x.txt; the upper has sub/y.txt, whiteouts for both" \
+	bash -c "[ -e '$ws/g.txt' ] && [ -e '$ws/sub/x.txt' ] && [ ! -e '$ws/sub/y.txt' ] &&
+		[ -e '$state/sessions/$id2/upper/sub/y.txt' ] && [ -e '$state/sessions/$id2/whiteout/g.txt' ] &&
+		[ -e '$state/sessions/$id2/whiteout/sub/x.txt' ]"
+check "listings are merged: the workspace less the whiteouts plus the upper (g.txt, sub/x.txt gone; made.txt, sub/y.txt there)" \
+	bash -c "tr -d '\r' <'$T/ls' | sort | tr '\n' ' ' | grep -qx '. . .. .. .git f.txt made.txt sub y.txt '"
+tr -d '\r' <"$T/ls" | sed 's/^/# ls: /'
+cow -- "$(child)" append "$WS\\.git\\config" "evil" >/dev/null 2>"$T/err3"
+rc=$?
+id3=$(session_of "$T/err3")
+check "a write under .git is refused by the redirector (exit $rc), neither the workspace nor the upper has it" \
+	bash -c "[ $rc -ne 0 ] && printf '[core]\n' | cmp -s - '$ws/.git/config' && [ ! -e '$state/sessions/$id3/upper/.git' ]"
+cow -- "$(child)" rename "$WS\\f.txt" "$OUT\\stolen.txt" >/dev/null 2>&1
+rc=$?
+check "moving a workspace file out of the workspace is refused (exit $rc), the file stays" \
+	bash -c "[ $rc -ne 0 ] && [ ! -e '$T/out/stolen.txt' ] && printf 'original\n' | cmp -s - '$ws/f.txt'"
+
+# Review, with Linux's semantics and journal lines.
+ward diff "$id2" --json >"$T/diff.json" 2>&1
+check "diff --json: g.txt and sub/x.txt deleted, sub/y.txt and made.txt added" \
+	python3 -c "import json,sys; d={(c['path'],c['kind']) for c in json.load(open(sys.argv[1]))}; sys.exit(0 if d=={('g.txt','deleted'),('sub\\\\x.txt','deleted'),('sub\\\\y.txt','added'),('made.txt','added')} else 1)" \
+	"$T/diff.json"
+show "$T/diff.json"
+ward apply "$id" >"$T/apply" 2>&1
+check "apply: f.txt modified and new.txt added in the workspace; then nothing is pending" \
+	bash -c "printf 'original\nadded' | cmp -s - '$ws/f.txt' && [ -e '$ws/new.txt' ] &&
+		wine '$T/bin/ward.exe' diff '$id' 2>&1 | tr -d '\r' | grep -qx '0 changes (0 refused)'"
+check "apply's record is Linux's journal format: header, step, result, commit lines" \
+	python3 -c "
+import json,sys
+ls=[json.loads(l) for l in open(sys.argv[1])]
+ok=ls[0]=={'type':'apply','seq':1} and ls[-1]=={'commit':True} and any(l.get('op')=='put' and bytes.fromhex(l['p'])==b'f.txt' and l['ot']=='f' for l in ls) and any('d' in l for l in ls)
+sys.exit(0 if ok else 1)" "$state/sessions/$id/ops/1.jsonl"
+ward undo "$id" >"$T/undo" 2>&1
+check "undo: the workspace is back byte for byte (f.txt original, new.txt gone)" \
+	bash -c "printf 'original\n' | cmp -s - '$ws/f.txt' && [ ! -e '$ws/new.txt' ]"
+ward undo "$id" >"$T/undo2" 2>&1
+rc=$?
+check "undo again: nothing to undo (exit $rc)" bash -c "[ $rc -eq 1 ] && grep -q 'nothing to undo' '$T/undo2'"
+# A protected change in the upper (as a bypass could leave one): refused
+# unless named.
+mkdir -p "$state/sessions/$id/upper/.git"
+printf 'planted\n' >"$state/sessions/$id/upper/.git/config"
+ward apply "$id" >"$T/apply2" 2>&1
+rc=$?
+check "apply refuses a protected change (exit 3) and names it; .git/config unchanged" \
+	bash -c "[ $rc -eq 3 ] && grep -q 'refused .git.config: a protected path' '$T/apply2' && printf '[core]\n' | cmp -s - '$ws/.git/config'"
+ward discard "$id" >/dev/null 2>&1
+check "discard removes the session" test ! -e "$state/sessions/$id"
+
+# Fail closed: the command must never run. Its marker is written OUTSIDE
+# the workspace (not redirected), so a run that slipped through shows.
+refused() { # DESC PATTERN
+	local d=$1 pat=$2 rc
+	rm -f "$T/out/marker"
+	cow -- "$(child)" write "$OUT\\marker" >"$T/fout" 2>&1
+	rc=$?
+	if [ "$rc" -eq 125 ] && [ ! -e "$T/out/marker" ] && grep -q "cow-inject: .*$pat" "$T/fout"; then
+		ok "$d"
+	else
+		not_ok "$d (exit $rc)"
+		show "$T/fout"
+	fi
+}
+FAULT=job-echo,inject-fail refused "injection refused: the child is killed, exit 125" \
+	"CreateRemoteThread(LoadLibraryW): access denied (injected)"
+FAULT=job-echo,ready-missing refused "no readiness line (the DLL cannot reach ward's pipe): exit 125" \
+	"loader thread ended first"
+FAULT=job-echo,ready-timeout refused "readiness not in time: exit 125" \
+	"no readiness signal from the redirector within the time allowed"
+EXE=$T/nodll/ward-test.exe refused "the DLL missing beside ward.exe: exit 125" "ward-redirect.dll"
+check "audit: the refused runs are error events naming the step cow-inject" \
+	bash -c "[ \$(grep -c '\"cow-inject' '$state/audit.jsonl') -ge 4 ]"
+
+[ "$fails" -eq 0 ]

@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# ward-runner.exe (the sandbox-user tier's command runner), ward-helper.exe
+# (the privileged helper) and ward.exe's side of their pipes, under Wine. Wine has no second user to log on as and
+# hands out the unrestricted token whatever was asked: so the runner is
+# started by win-runner-peer.exe with plain CreateProcessW (the same
+# win32_runner_run() ward.exe uses, minus CreateProcessWithLogonW), and
+# what is shown is the protocol and that every hostile or broken step is
+# REFUSED (exit 125, the command never ran: its marker file is absent on
+# the host side). Nothing here claims isolation.
+#
+# Needs WARD_WIN_BIN (ward-runner.exe, ward-runner-test.exe,
+# win-runner-peer.exe, ward-helper.exe, ward-helper-test.exe,
+# win-helper-peer.exe, win-child.exe); skips when Wine cannot start.
+set -u
+bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+[ -n "$bin" ] && [ -f "$bin/ward-runner.exe" ] || skip_all "no ward-runner.exe (make windows)"
+command -v wine >/dev/null || skip_all "wine is not installed"
+
+T=$(mktemp -d /tmp/ward-wine-runner.XXXXXX)
+export LANG=C.UTF-8 WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+cleanup() {
+	wineserver -k >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+if ! wineboot -i >"$T/boot.log" 2>&1; then
+	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
+fi
+strip_cr() { tr -d '\r'; }
+show() { strip_cr <"$1" | sed 's/^/# /'; }
+winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
+
+SYN=S-1-15-3-1024-1111-2222-3333-4444-5555-6666-7777-8888
+RUN=00000000000000aa
+ws=$T/ws state=$T/state
+mkdir -p "$ws" "$state" "$T/bin"
+cp "$bin/ward-runner.exe" "$bin/ward-runner-test.exe" "$bin/win-runner-peer.exe" \
+	"$bin/ward-helper.exe" "$bin/ward-helper-test.exe" "$bin/win-helper-peer.exe" "$T/bin/"
+cp "$bin/win-child.exe" "$ws/"
+printf '%s\n' "$SYN" >"$state/sandbox-sid"
+WS=$(winpath "$ws")
+STATE=$(winpath "$state")
+# request FILE [SID] [APP] [CMDLINE]: the runner's request format
+# (win-runner-proto.h); the command writes the marker, then exits 7.
+request() {
+	printf 'ward-runner 1\nrun %s\nsid %s\napp %s\ncwd %s\ncmdline %s\nenv SYSTEMROOT=C:\\windows\nend\n' \
+		"$RUN" "${2:-$SYN}" "${3:-$WS\\win-child.exe}" "$WS" \
+		"${4:-win-child.exe write $WS\\marker}" >"$1"
+}
+# peer RUNNER REQUEST [OPTION]...: ward's side, output in $T/out.
+peer() {
+	local runner=$1 req=$2
+	shift 2
+	rm -f "$ws/marker"
+	(cd "$T" && wine "$T/bin/win-runner-peer.exe" "$(winpath "$T/bin/$runner")" "$STATE" "$RUN" \
+		"$(winpath "$req")" "$@") >"$T/out" 2>&1
+}
+# refused DESC EXPECTED RUNNER REQUEST [OPTION]...: exit 125, the command
+# never ran, EXPECTED in the output.
+refused() {
+	local d=$1 want=$2 rc
+	shift 2
+	FAULT=${FAULT:-token-echo}
+	WARD_TEST_WIN_FAULT=$FAULT peer "$@"
+	rc=$?
+	if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q -- "$want" "$T/out"; then
+		ok "$d"
+	else
+		not_ok "$d (exit $rc)"
+		show "$T/out"
+	fi
+}
+
+echo "1..28"
+
+request "$T/good"
+# Wine reports every token elevated. The real runner refuses to run
+# elevated (the sandbox user is a standard user), before it connects.
+WARD_TEST_WIN_FAULT='' peer ward-runner.exe "$T/good"
+rc=$?
+if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q "the runner's token is elevated" "$T/out" &&
+	grep -q "the runner ended before it connected" "$T/out"; then
+	ok "ward-runner.exe: an elevated runner refuses before it connects; ward refuses the run"
+else
+	not_ok "ward-runner.exe elevated under Wine was not refused (exit $rc)"
+	show "$T/out"
+fi
+# The test build, told to go on elevated (WARD_TEST_RUNNER_ELEVATED, set
+# for every run below): the token it made reads back unrestricted (Wine
+# ignores restricted tokens): refused, the command never resumed.
+export WARD_TEST_RUNNER_ELEVATED=1
+WARD_TEST_WIN_FAULT='' peer ward-runner-test.exe "$T/good"
+rc=$?
+if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] &&
+	grep -q "the runner refused: the command's token read back: " "$T/out"; then
+	ok "runner: Wine's unrestricted token is refused at the read-back, the command never ran"
+else
+	not_ok "runner under Wine was not refused at the token read-back (exit $rc)"
+	show "$T/out"
+fi
+
+# Plumbing, past the token check (ward-runner-test.exe, token-echo): the
+# request over the pipe, the command runs in the requested directory with
+# the requested environment, "started" then "exit 7", the exit code relayed.
+request "$T/env" "" "" "win-child.exe env $WS\\env.out"
+WARD_LEAK_CHECK=leaked WARD_TEST_WIN_FAULT=token-echo peer ward-runner-test.exe "$T/env"
+rc=$?
+# Wine adds its own WINE* variables to every process; ward's (the peer's
+# and the runner's) environment must not reach the command.
+if [ $rc -eq 0 ] && grep -q 'peer: exit 0' "$T/out" && strip_cr <"$ws/env.out" | grep -qix 'SYSTEMROOT=C:\\windows' &&
+	! grep -q WARD_LEAK_CHECK "$ws/env.out"; then
+	ok "plumbing: the command gets the request's environment, not the runner's; exit relayed"
+else
+	not_ok "plumbing: environment (exit $rc)"
+	show "$T/out"
+	[ -f "$ws/env.out" ] && show "$ws/env.out"
+fi
+request "$T/exit7" "" "" "win-child.exe exit 7"
+WARD_TEST_WIN_FAULT=token-echo peer ward-runner-test.exe "$T/exit7"
+rc=$?
+if [ $rc -eq 7 ] && grep -q 'peer: exit 7' "$T/out"; then
+	ok "plumbing: the command's exit code (7) comes back over the pipe and as the runner's"
+else
+	not_ok "plumbing: exit code (exit $rc)"
+	show "$T/out"
+fi
+
+# Hostile or malformed requests: the runner refuses before any token.
+request "$T/badsid" S-1-15-3-1024-9-9-9-9-9-9-9-9
+refused "a synthetic SID that is not the recorded one is refused" \
+	"is not the synthetic SID ward-setup.exe recorded" ward-runner-test.exe "$T/badsid"
+request "$T/everyone" S-1-1-0
+refused "a SID that is not synthetic (Everyone) is refused" \
+	"malformed request: line 3" ward-runner-test.exe "$T/everyone"
+request "$T/understate" "" "$STATE\\win-child.exe"
+cp "$ws/win-child.exe" "$state/"
+refused "a program under ward's state dir is refused" \
+	"the program or directory is under" ward-runner-test.exe "$T/understate"
+printf 'hello\n' >"$T/junk"
+refused "a request that is not the format is refused" \
+	"malformed request: not a ward-runner 1 request" ward-runner-test.exe "$T/junk"
+{ cat "$T/good"; printf 'env X=1\n'; } >"$T/trailing"
+refused "anything after 'end' is refused" "expected 'end' as the last line" \
+	ward-runner-test.exe "$T/trailing"
+head -c 70000 /dev/zero | tr '\0' a >"$T/big"
+refused "a request longer than 64 KiB is refused" "request longer than 65536 bytes" \
+	ward-runner-test.exe "$T/big"
+
+# The wrong peer: each side checks the other.
+refused "ward: a client on the pipe that is not the runner it started is refused" \
+	"the pipe's client is process .*, not the expected process" \
+	ward-runner-test.exe "$T/good" --decoy "$(winpath "$ws/win-child.exe")"
+refused "ward: a runner that runs as another user than the sandbox user is refused" \
+	"the runner runs as .*, not as S-1-5-21-1-2-3-1001" \
+	ward-runner-test.exe "$T/good" --expect-user S-1-5-21-1-2-3-1001
+refused "ward: a pipe name already taken (a squatter) refuses the run (FIRST_PIPE_INSTANCE)" \
+	"CreateNamedPipeW (FILE_FLAG_FIRST_PIPE_INSTANCE)" ward-runner-test.exe "$T/good" --squat
+refused "runner: a pipe server that is not the process named on its command line gets no word and a refusal" \
+	"the runner closed the pipe before .* (it exited 125)" ward-runner-test.exe "$T/good" --server-pid 4
+if grep -q "the pipe's server is process .*, not 4" "$T/out"; then
+	ok "runner: its refusal names the server it found and the one it was told"
+else
+	not_ok "runner: the wrong-server refusal does not say why"
+fi
+
+# Started by hand, without ward's arguments: refused, nothing read.
+(cd "$T" && wine "$T/bin/ward-runner.exe" --pipe 'Z:\x' --server-pid 1 --state 'C:\x') >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 125 ] && grep -q usage "$T/out"; then
+	ok "ward-runner.exe without a run pipe's name refuses (exit 125)"
+else
+	not_ok "ward-runner.exe with bad arguments (exit $rc)"
+	show "$T/out"
+fi
+
+# The privileged helper (ward-helper.exe), through win-helper-peer.exe
+# (ward's side: connects, checks the server is the helper it started).
+# What the run may ask is on the helper's command line: run $HRUN, the
+# package SID $PKG, read-exec on $PF, read on $PD.
+HRUN=00000000000000bb
+PKG=S-1-15-2-1-2-3-4-5-6-7
+mkdir -p "$T/prefix/drive_c/ProgramData/ward-pf" "$T/prefix/drive_c/ProgramData/ward-pd"
+PF='C:\ProgramData\ward-pf'
+PD='C:\ProgramData\ward-pd'
+hreq() { # FILE OP PATH [SID] [RUN]
+	printf 'ward-helper 1\nop %s\nrun %s\nsid %s\npath %s\nend\n' "$2" "${5:-$HRUN}" "${4:-$PKG}" "$3" >"$1"
+}
+hpeer() { # HELPER REQUEST-FILE...: replies in $T/out
+	local helper=$1
+	shift
+	local reqs=()
+	for f in "$@"; do reqs+=("$(winpath "$f")"); done
+	(cd "$T" && wine "$T/bin/win-helper-peer.exe" "$(winpath "$T/bin/$helper")" "$HRUN" \
+		"--sid $PKG --read-exec $PF --read $PD" "${reqs[@]}") >"$T/out" 2>&1
+}
+hreq "$T/h-grant" grant-read-exec "$PF"
+hreq "$T/h-revoke" revoke "$PF"
+hreq "$T/h-grant-pd" grant-read "$PD"
+# The real helper: Wine keeps no DACL, so the grant does not read back.
+WARD_TEST_WIN_FAULT='' hpeer ward-helper.exe "$T/h-grant"
+if grep -q '^reply: refused the allow ACE for S-1-15-2-1-2-3-4-5-6-7 (mask 0x1200a9) is missing' "$T/out" &&
+	grep -q '^helper exit 125' "$T/out"; then
+	ok "helper: a grant that does not read back (Wine keeps no DACL) is refused, exit 125"
+else
+	not_ok "helper: the grant was not refused at its read-back"
+	show "$T/out"
+fi
+# Plumbing past the read-back (ward-helper-test.exe, acl-echo).
+WARD_TEST_WIN_FAULT=acl-echo hpeer ward-helper-test.exe "$T/h-grant" "$T/h-revoke" "$T/h-grant" "$T/h-grant-pd"
+if [ "$(strip_cr <"$T/out" | grep -c '^reply: ok$')" -eq 4 ] && grep -q '^helper exit 0' "$T/out" &&
+	grep -q 'the client is gone: 2 standing grant(s) revoked and read back, 0 failed' "$T/out"; then
+	ok "helper plumbing: grant, revoke, grant each 'ok'; the grants still standing are revoked when the client goes"
+else
+	not_ok "helper plumbing"
+	show "$T/out"
+fi
+# hrefused DESC EXPECTED REQUEST...: the first request is refused, the
+# conversation ends there (a later request gets no reply), exit 125.
+hrefused() {
+	local d=$1 want=$2
+	shift 2
+	WARD_TEST_WIN_FAULT=acl-echo hpeer ward-helper-test.exe "$@" "$T/h-grant"
+	if grep -q -- "^reply: refused .*$want" "$T/out" && ! grep -q '^reply: ok' "$T/out" &&
+		grep -q '^helper exit 125' "$T/out"; then
+		ok "$d"
+	else
+		not_ok "$d"
+		show "$T/out"
+	fi
+}
+hreq "$T/h-parent" grant-read 'C:\ProgramData'
+hrefused "helper: a path the run's policy did not send (its parent) is refused" \
+	"is not a path the run's policy sends to the helper" "$T/h-parent"
+hreq "$T/h-wider" grant-read-exec "$PD"
+hrefused "helper: read-exec where the policy said read is refused" \
+	"the policy grants read, not read-exec" "$T/h-wider"
+hreq "$T/h-otherrun" grant-read "$PD" "" 00000000000000cc
+hrefused "helper: another run's id is refused" "is not the client's run" "$T/h-otherrun"
+hreq "$T/h-everyone" grant-read "$PD" S-1-1-0
+hrefused "helper: a SID that is not a run's (Everyone) is refused" "sid" "$T/h-everyone"
+hreq "$T/h-otherpkg" grant-read "$PD" S-1-15-2-9-9-9-9-9-9-9
+hrefused "helper: another package SID is refused" "is not one of the run's SIDs" "$T/h-otherpkg"
+printf 'ward-helper 1\nop grant-write\n' >"$T/h-junk"
+hrefused "helper: a malformed request (op grant-write) is refused" "" "$T/h-junk"
+head -c 5000 /dev/zero | tr '\0' a >"$T/h-big"
+hrefused "helper: a request over 4096 bytes is refused" "request longer than 4096 bytes" "$T/h-big"
+# The wrong client: a process that is not the one named, or another user.
+PEER_CLIENT_PID=decoy:$(winpath "$ws/win-child.exe") WARD_TEST_WIN_FAULT=acl-echo \
+	hpeer ward-helper-test.exe "$T/h-grant"
+if grep -q "the pipe's client is process .*, not the expected process" "$T/out" &&
+	! grep -q '^reply: ok' "$T/out" && grep -q '^helper exit 125' "$T/out"; then
+	ok "helper: a client that is not the process named on its command line is refused"
+else
+	not_ok "helper: wrong client pid"
+	show "$T/out"
+fi
+PEER_USER=S-1-5-21-1-2-3-1001 WARD_TEST_WIN_FAULT=acl-echo hpeer ward-helper-test.exe "$T/h-grant"
+if grep -q "runs as .*, not as S-1-5-21-1-2-3-1001" "$T/out" && ! grep -q '^reply: ok' "$T/out" &&
+	grep -q '^helper exit 125' "$T/out"; then
+	ok "helper: a client of another user than --user is refused"
+else
+	not_ok "helper: wrong client user"
+	show "$T/out"
+fi
+(cd "$T" && wine "$T/bin/ward-helper.exe" --pipe '\\.\pipe\ward-helper-00000000000000cc' \
+	--client-pid 1 --user S-1-5-21-1-2-3-1001 --run "$HRUN" --sid "$PKG" --read "$PD") >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 125 ] && grep -q usage "$T/out"; then
+	ok "helper: a pipe name that is not its run's is refused (usage, exit 125)"
+else
+	not_ok "helper: pipe name of another run (exit $rc)"
+	show "$T/out"
+fi
+
+[ "$fails" -eq 0 ]
