@@ -626,6 +626,10 @@ static int handle(MetaGuard *g, int listener, const struct seccomp_notif *req)
 		return -ENOMEM;
 	if ((r = decode(req, &c)) < 0)
 		return r;
+	/* No path: the descriptor itself, which must be one (the kernel's
+	 * EBADF for fchmod(AT_FDCWD), EFAULT for utimensat(AT_FDCWD, NULL)). */
+	if (!c.path_addr && c.dirfd < 0)
+		return c.op == OP_TIMES ? -EFAULT : -EBADF;
 	r = read_args(req->pid, &c, a);
 	if (r >= 0) {
 		self_fd = c.path_addr ? self_fd_form(a->path) : -1;
