@@ -58,23 +58,6 @@ typedef struct Helper {
 	Win32Ctx ctx;
 } Helper;
 
-static char **utf8_argv(int *ret_argc)
-{
-	int n = 0;
-	wchar_t **w = CommandLineToArgvW(GetCommandLineW(), &n);
-	char **l = calloc((size_t)n + 1, sizeof(char *));
-
-	for (int i = 0; w && l && i < n; i++)
-		if (!(l[i] = win32_utf8(w[i]))) {
-			strv_free(l);
-			l = NULL;
-		}
-	if (w)
-		LocalFree(w);
-	*ret_argc = n;
-	return l;
-}
-
 static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int die(const char *fmt, ...)
 {
@@ -288,7 +271,7 @@ static int revoke_all(Helper *h)
 int main(void)
 {
 	int argc = 0;
-	_cleanup_strv_ char **argv = utf8_argv(&argc);
+	_cleanup_strv_ char **argv = win32_utf8_argv(&argc);
 	const char *pipe = NULL, *user = NULL;
 	char why[512] = "", msg[WIN_HELPER_MAX + 1], reply[WIN_RUNNER_REPLY_MAX];
 	Win32Pipe p = { .h = INVALID_HANDLE_VALUE };

@@ -402,29 +402,10 @@ static int cmd_probe(int argc, char **argv)
 	return 0;
 }
 
-/* argv as UTF-8, from the UTF-16 command line (main's argv is in the ANSI
- * code page and loses what it cannot represent). */
-static char **utf8_argv(int *ret_argc)
-{
-	int n = 0;
-	wchar_t **w = CommandLineToArgvW(GetCommandLineW(), &n);
-	char **l = calloc((size_t)n + 1, sizeof(char *));
-
-	for (int i = 0; w && l && i < n; i++)
-		if (!(l[i] = win32_utf8(w[i]))) {
-			strv_free(l);
-			l = NULL;
-		}
-	if (w)
-		LocalFree(w);
-	*ret_argc = n;
-	return l;
-}
-
 int main(void)
 {
 	int argc = 0;
-	_cleanup_strv_ char **argv = utf8_argv(&argc);
+	_cleanup_strv_ char **argv = win32_utf8_argv(&argc);
 
 	if (!argv)
 		return die("cannot read the command line");

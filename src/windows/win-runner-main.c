@@ -69,23 +69,6 @@ static int refuse(Runner *rn, const char *fmt, ...)
 	return EXIT_REFUSED;
 }
 
-static char **utf8_argv(int *ret_argc)
-{
-	int n = 0;
-	wchar_t **w = CommandLineToArgvW(GetCommandLineW(), &n);
-	char **l = calloc((size_t)n + 1, sizeof(char *));
-
-	for (int i = 0; w && l && i < n; i++)
-		if (!(l[i] = win32_utf8(w[i]))) {
-			strv_free(l);
-			l = NULL;
-		}
-	if (w)
-		LocalFree(w);
-	*ret_argc = n;
-	return l;
-}
-
 /* The runner's own directory, normalized. */
 static char *own_dir(void)
 {
@@ -193,7 +176,7 @@ static int token_plan(const char *synthetic, WinTokenPlan *ret)
 int main(void)
 {
 	int argc = 0;
-	_cleanup_strv_ char **argv = utf8_argv(&argc);
+	_cleanup_strv_ char **argv = win32_utf8_argv(&argc);
 	_cleanup_free_ char *state = NULL, *self = NULL, *block = NULL;
 	_cleanup_free_ char *msg = NULL;
 	_cleanup_strv_ char **forbidden = NULL;

@@ -39,23 +39,6 @@ static void print_line(void *data, const char *line)
 	fflush(stdout);
 }
 
-static char **utf8_argv(int *ret_argc)
-{
-	int n = 0;
-	wchar_t **w = CommandLineToArgvW(GetCommandLineW(), &n);
-	char **l = calloc((size_t)n + 1, sizeof(char *));
-
-	for (int i = 0; w && l && i < n; i++)
-		if (!(l[i] = win32_utf8(w[i]))) {
-			strv_free(l);
-			l = NULL;
-		}
-	if (w)
-		LocalFree(w);
-	*ret_argc = n;
-	return l;
-}
-
 /* No elevation needed: which steps this host can carry out. */
 static int probe(WinSetupApi *api, WinNetApi *net)
 {
@@ -89,7 +72,7 @@ static int probe(WinSetupApi *api, WinNetApi *net)
 int main(void)
 {
 	int argc = 0;
-	_cleanup_(strv_freep) char **argv = utf8_argv(&argc);
+	_cleanup_(strv_freep) char **argv = win32_utf8_argv(&argc);
 	_cleanup_free_ char *local = env(L"LOCALAPPDATA"), *state = NULL;
 	_cleanup_(strv_freep) char **dirs = NULL;
 	static const wchar_t *const dir_vars[] = { L"USERPROFILE", L"SystemRoot", L"ProgramFiles",

@@ -6,6 +6,8 @@
 #include "common/strv.h"
 #include "windows/win32-util.h"
 
+#include <shellapi.h> /* after windows.h */
+
 wchar_t *win32_wide(const char *s)
 {
 	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
@@ -34,6 +36,23 @@ char *win32_utf8(const wchar_t *w)
 		return NULL;
 	}
 	return s;
+}
+
+char **win32_utf8_argv(int *ret_argc)
+{
+	int n = 0;
+	wchar_t **w = CommandLineToArgvW(GetCommandLineW(), &n);
+	char **l = calloc((size_t)n + 1, sizeof(char *));
+
+	for (int i = 0; w && l && i < n; i++)
+		if (!(l[i] = win32_utf8(w[i]))) {
+			strv_free(l);
+			l = NULL;
+		}
+	if (w)
+		LocalFree(w);
+	*ret_argc = n;
+	return l;
 }
 
 wchar_t *win32_wide_block(const char *s, size_t len)

@@ -10,6 +10,9 @@
 wchar_t *win32_wide(const char *s);
 /* New UTF-8 string (caller frees), NULL on OOM. */
 char *win32_utf8(const wchar_t *s);
+/* argv as UTF-8 from the UTF-16 command line (main's argv is in the ANSI
+ * code page and loses what it cannot represent); strv_free, NULL on OOM. */
+char **win32_utf8_argv(int *ret_argc);
 /* UTF-16 of a UTF-8 block of @len bytes holding NULs (an environment). */
 wchar_t *win32_wide_block(const char *s, size_t len);
 /* -errno for a Win32 error code (ERROR_ACCESS_DENIED -> -EACCES, ...). */
