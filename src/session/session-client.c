@@ -60,32 +60,6 @@ int session_client_send(int fd, const SessionRequest *rq, const int *fds, size_t
 	return RETRY_EINTR(sendmsg(fd, &mh, MSG_NOSIGNAL)) < 0 ? -errno : 0;
 }
 
-int session_client_reply(int fd, SessionReplyHead *ret, char **ret_text)
-{
-	size_t cap = sizeof(*ret) + SESSION_REPLY_MAX;
-	_cleanup_free_ char *buf = malloc(cap + 1);
-	ssize_t n;
-	char *text;
-
-	if (!buf)
-		return -ENOMEM;
-	n = RETRY_EINTR(recv(fd, buf, cap, 0));
-	if (n < 0)
-		return errno == ECONNRESET ? -EPIPE : -errno;
-	if (n == 0)
-		return -EPIPE;
-	if ((size_t)n < sizeof(*ret))
-		return -EBADMSG;
-	memcpy(ret, buf, sizeof(*ret));
-	if (ret->magic != SESSION_REPLY_MAGIC || ret->len != (size_t)n - sizeof(*ret))
-		return -EBADMSG;
-	text = strndup(buf + sizeof(*ret), ret->len);
-	if (!text)
-		return -ENOMEM;
-	*ret_text = text;
-	return 0;
-}
-
 int session_client_reply_fd(int fd, SessionReplyHead *ret, char **ret_text, int *ret_fd)
 {
 	size_t cap = sizeof(*ret) + SESSION_REPLY_MAX;
@@ -134,4 +108,11 @@ int session_client_reply_fd(int fd, SessionReplyHead *ret, char **ret_text, int 
 	if (ret->kind == SESSION_REP_PTY)
 		*ret_fd = TAKE_FD(got);
 	return 0;
+}
+
+int session_client_reply(int fd, SessionReplyHead *ret, char **ret_text)
+{
+	_cleanup_close_ int passed = -EBADF; /* a pty master no caller of this wants */
+
+	return session_client_reply_fd(fd, ret, ret_text, &passed);
 }
