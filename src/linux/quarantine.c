@@ -369,24 +369,30 @@ int quarantine_check(const QuarantineInput *in)
  *   ward-pending 1
  *   <len> <workspace>
  *   <kind> <dev> <ino> <mode> <len> <rel>     (one per item of the walk before)
- * Lengths, because a name may hold a newline. */
+ * Lengths, because a name may hold a newline. Written locked under a dot
+ * name (which quarantine_recover() skips) and renamed into place: another
+ * run's recovery never sees it unlocked or half written. (It did: a run
+ * could take the lock between this one's create and its flock, which then
+ * failed with EAGAIN, or unlink a record it found still empty.) */
 static int pending_write(const QuarantineInput *in, char **ret_path)
 {
-	_cleanup_free_ char *dir = NULL, *path = NULL;
+	_cleanup_free_ char *dir = NULL, *path = NULL, *tmp = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
 	int fd, r;
 
 	if (asprintf(&dir, "%s/pending", in->state_dir) < 0 ||
-	    asprintf(&path, "%s/%s", dir, in->run_id) < 0)
+	    asprintf(&path, "%s/%s", dir, in->run_id) < 0 ||
+	    asprintf(&tmp, "%s/.%s.new", dir, in->run_id) < 0)
 		return -ENOMEM;
 	if ((r = mkdir_p(dir, 0700)) < 0)
 		return r;
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || !(f = fdopen(dup(fd), "we"))) {
 		r = -errno;
 		close(fd);
+		(void)unlink(tmp);
 		return r;
 	}
 	fprintf(f, "ward-pending 1\n%zu %s\n", strlen(in->workspace), in->workspace);
@@ -395,10 +401,10 @@ static int pending_write(const QuarantineInput *in, char **ret_path)
 		fprintf(f, "%d %llu %llu %u %zu %s\n", (int)it->kind, (unsigned long long)it->dev,
 			(unsigned long long)it->ino, (unsigned)it->mode, strlen(it->rel), it->rel);
 	}
-	if (fflush(f) != 0) {
+	if (fflush(f) != 0 || rename(tmp, path) < 0) {
 		r = -errno;
 		close(fd);
-		(void)unlink(path);
+		(void)unlink(tmp);
 		return r;
 	}
 	*ret_path = TAKE_PTR(path);
