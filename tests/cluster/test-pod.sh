@@ -80,13 +80,30 @@ configmaps() {
 	/usr/bin/python3 -c '
 import sys, yaml
 for d in yaml.safe_load_all(open(sys.argv[1])):
-    if d and d.get("kind") == "ConfigMap":
-        print(d["metadata"]["name"])' "$1"
+    if not d:
+        continue
+    if d.get("kind") == "ConfigMap":
+        print(d["metadata"]["name"])
+    if d.get("kind") == "Pod":
+        for v in d["spec"].get("volumes", []):
+            if "emptyDir" in v:
+                print(v["name"])' "$1"
 }
-# down MANIFEST: its pod, then its ConfigMaps' volumes.
+# down MANIFEST: its pod, then the volumes kube play made for its
+# ConfigMaps and emptyDirs. kube down can return before the pod is gone
+# (seen in CI): wait for it (10 s at most) before removing the volumes.
 down() {
-	local v
+	local v name
+	name=$(/usr/bin/python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d.get("kind") == "Pod":
+        print(d["metadata"]["name"])' "$1")
 	podman kube down "$1" >/dev/null 2>&1
+	for _ in $(seq 50); do
+		[ -z "$(podman pod ls -q --filter "name=^${name}\$")" ] && break
+		sleep 0.2
+	done
 	for v in $(configmaps "$1"); do podman volume rm -f "$v" >/dev/null 2>&1; done
 }
 # play MANIFEST: start its pod; down MANIFEST at exit.
@@ -95,8 +112,8 @@ play() {
 	podman --runtime runc kube play --seccomp-profile-root "$T/seccomp" "$1" >"$T/play.log" 2>&1 ||
 		{ sed 's/^/# /' "$T/play.log"; return 1; }
 }
-# The volumes there before, but for the ConfigMaps' of the manifests
-# (left by an earlier run's kube down before it removed them).
+# The volumes there before, but for the ConfigMaps' and emptyDirs' of the
+# manifests (left by an earlier run's kube down before it removed them).
 ours=$(for m in "$SRC"/deploy/kubernetes/pod*.yaml; do configmaps "$m"; done)
 volumes_before=$(podman volume ls -q | grep -vxF "$ours" | sort)
 # readiness MANIFEST CONTAINER: run the readinessProbe's command of MANIFEST
