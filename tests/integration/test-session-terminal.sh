@@ -5,35 +5,10 @@
 # only (not the session, not a background command), ^Z stops it as a job
 # and fg continues it, the terminal's modes come back. Terminals come from
 # tmux (CI has none); the checks look at the pane's terminal from the host.
-. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 require_t2
-
-PY=/usr/bin/python3
-[ -x "$PY" ] || skip_all "python3 not installed (make test-deps)"
-command -v tmux >/dev/null || skip_all "tmux not installed (make test-deps)"
-
-# Wait (bounded, not timed: the bound only keeps a broken run from hanging).
-wait_for() {
-	for _ in $(seq 1 300); do
-		[ -e "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-TM=(tmux -S "$T/tmux.sock" -f /dev/null)
-at_exit '"${TM[@]}" kill-server >/dev/null 2>&1'
-pane() {
-	if "${TM[@]}" has-session 2>/dev/null; then
-		"${TM[@]}" new-window -d -n "$1" "bash $2"
-	else
-		"${TM[@]}" new-session -d -s w -n "$1" -x 80 -y 24 "bash $2"
-		"${TM[@]}" set -g status off
-		"${TM[@]}" set -g remain-on-exit off
-	fi
-}
-pane_tty() { "${TM[@]}" display-message -p -t "w:$1" '#{pane_tty}'; }
-keys() { "${TM[@]}" send-keys -t "w:$1" "${@:2}" 2>/dev/null; }
-pane_fg() { ps -o tpgid= -p "$("${TM[@]}" display-message -p -t "w:$1" '#{pane_pid}')" | tr -d ' '; }
+. "$HERE/tmux-lib.sh"
 
 id=$("$WARD" session new --owner $$ 2>"$T/new.err") || { cat "$T/new.err" >&2; skip_all "no live session here"; }
 at_exit '"$WARD" session stop "$id" >/dev/null 2>&1'
