@@ -8,6 +8,8 @@
 set -u
 
 : "${WARD:?WARD must point at the ward binary}"
+# This directory (the helper files beside lib.sh), before the cd below.
+_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 T=$(mktemp -d /tmp/ward-it.XXXXXX)
 chmod 755 "$T"
 export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_STATE_HOME="$T/home/.local/state"
@@ -112,4 +114,24 @@ status_of() {
 done_testing() {
 	echo "1..$_tap_n"
 	[ "$_tap_fail" -eq 0 ]
+}
+
+# start_http_servers SAN [--sni]: a self-signed certificate for SAN (e.g.
+# "DNS:secure.test") in $T/cert.pem and $T/key.pem, and http-servers.py's
+# plain, TLS and echo servers on the host's loopback, stopped at exit.
+# Sets HP, SP and EP to their ports; skips the test where they cannot
+# start.
+start_http_servers() {
+	local san=$1
+	shift
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=secure.test \
+		-addext "subjectAltName=$san" -keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1 ||
+		skip_all "openssl cannot make a certificate"
+	python3 "$_lib_dir/http-servers.py" "$T" "$@" &
+	at_exit "kill_id TERM $(proc_id "$!")"
+	for _ in $(seq 100); do [ -e "$T/ports" ] && break; sleep 0.1; done
+	[ -e "$T/ports" ] || skip_all "test servers did not start"
+	# shellcheck disable=SC2034 # used by the scripts that call this
+	read -r HP SP EP <"$T/ports"
+	touch "$T/requests.log"
 }

@@ -17,59 +17,7 @@ if ! wout=$("$WARD" run --net proxy -- /bin/true 2>&1); then
 fi
 
 # --- servers the test owns on the host's loopback: HTTP, HTTPS, echo -------
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=secure.test \
-	-addext "subjectAltName=DNS:secure.test,DNS:site.test" -keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1 ||
-	skip_all "openssl cannot make a certificate"
-cat >"$T/servers.py" <<'EOF'
-import http.server, socket, socketserver, ssl, sys, threading, os
-d = sys.argv[1]
-log = open(d + "/requests.log", "a", buffering=1)
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_GET(self):
-        log.write("%s %s %s\n" % (self.server.name, self.headers.get("Host"), self.path))
-        body = b"hello-ward " + self.server.name.encode() + b"\n"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-plain = S(("127.0.0.1", 0), H); plain.name = "plain"
-tls = S(("127.0.0.1", 0), H); tls.name = "tls"
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(d + "/cert.pem", d + "/key.pem")
-def sni(sock, name, c):
-    log.write("sni %s\n" % name)
-ctx.sni_callback = sni
-tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
-class E(socketserver.BaseRequestHandler):
-    def handle(self):
-        log.write("echo connect\n")
-        while True:
-            b = self.request.recv(65536)
-            if not b:
-                break
-            self.request.sendall(b)
-class ES(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-echo = ES(("127.0.0.1", 0), E)
-for s in (plain, tls, echo):
-    threading.Thread(target=s.serve_forever, daemon=True).start()
-with open(d + "/ports.tmp", "w") as f:
-    f.write("%d %d %d\n" % (plain.server_address[1], tls.server_address[1], echo.server_address[1]))
-os.rename(d + "/ports.tmp", d + "/ports")
-threading.Event().wait()
-EOF
-python3 "$T/servers.py" "$T" &
-at_exit "kill_id TERM $(proc_id "$!")"
-for _ in $(seq 100); do [ -e "$T/ports" ] && break; sleep 0.1; done
-[ -e "$T/ports" ] || skip_all "test servers did not start"
-read -r HP SP EP <"$T/ports"
-touch "$T/requests.log"
+start_http_servers "DNS:secure.test,DNS:site.test" --sni
 served() { wc -l <"$T/requests.log"; }
 
 # Sentinels on the host: a UDP and a TCP listener on every address, and
