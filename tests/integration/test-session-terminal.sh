@@ -16,53 +16,7 @@ btag=$((6000000 + RANDOM))
 "$WARD" exec "$id" --background -- sleep "$btag"
 
 # --- 1. A terminal on stdio: a pty of the sandbox's own, relayed. ---
-cat >"$WS/inner.sh" <<'EOF'
-tty >tty.out
-stty size >size1.out
-for f in 0 1 2; do stat -L -c %d "/proc/self/fd/$f"; done >fds.out
-/usr/bin/python3 -c '
-import fcntl, os, termios
-fd = os.open("/dev/tty", os.O_RDWR)
-t = termios.tcgetattr(fd); t[3] &= ~(termios.ECHO | termios.ICANON)
-termios.tcsetattr(fd, termios.TCSANOW, t)
-try:
-    fcntl.ioctl(fd, termios.TIOCSTI, b"x"); print("sti-ok")
-except OSError as e: print("sti-refused")
-' >sti.out
-trap 'stty size >size2.out' WINCH
-trap 'echo INT >int.out; exit 3' INT
-touch ready
-while :; do sleep 0.1; done
-EOF
-cat >"$T/inter.sh" <<EOF
-cd "$WS"; mode0=\$(stty -g)
-"$WARD" exec "$id" -- sh inner.sh
-rc=\$?
-echo "\$mode0 \$(stty -g)" >"$T/inter.mode"
-echo \$rc >"$T/inter.rc"
-EOF
-pane inter "$T/inter.sh"
-wait_for "$WS/ready"
-tty_path=$(pane_tty inter)
-fg_during=$(pane_fg inter)
-exec_pid=$(pgrep -o -f -- "$WARD exec $id -- sh inner.sh")
-exec_pgid=$(ps -o pgid= -p "$exec_pid" | tr -d ' ')
-check_eq "exec tty: the real terminal's foreground stays ward exec's own group" "$exec_pgid" "$fg_during"
-check "exec tty: the command's terminal is a pty of the sandbox's devpts ($(cat "$WS/tty.out" 2>/dev/null))" \
-	grep -qx '/dev/pts/[0-9]*' "$WS/tty.out"
-check_not "exec tty: no fd of the command is on the caller's devpts" \
-	grep -qx "$(stat -c %d "$tty_path")" "$WS/fds.out"
-check_eq "exec tty: the window size passes" "24 80" "$(cat "$WS/size1.out")"
-check_eq "exec tty: TIOCSTI is refused even on its own pty" "sti-refused" "$(cat "$WS/sti.out")"
-"${TM[@]}" resize-window -t w:inter -x 100 -y 40
-wait_for "$WS/size2.out"
-check_eq "exec tty: a window-size change passes" "40 100" "$(cat "$WS/size2.out" 2>/dev/null)"
-keys inter C-c
-wait_for "$T/inter.rc"
-check_eq "exec tty: ^C reaches the command" "INT" "$(cat "$WS/int.out" 2>/dev/null)"
-check_eq "exec tty: ward exec exits with the command's status" "3" "$(cat "$T/inter.rc")"
-read -r m0 m1 <"$T/inter.mode"
-check_eq "exec tty: the terminal's modes are restored (the command changed its own)" "$m0" "$m1"
+tty_relay_checks "exec tty" '/dev/pts/[0-9]*' "$WARD" exec "$id"
 check "exec tty: ^C did not reach the session's background command" sh -c "pgrep -f -x 'sleep $btag' >/dev/null"
 check_eq "exec tty: the session survives ^C" "alive" "$("$WARD" exec "$id" -- echo alive </dev/null)"
 
