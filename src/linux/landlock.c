@@ -572,6 +572,11 @@ bool landlock_plan_prebuilt_serves(const LandlockPlan *plan, int prebuilt, const
 	return prebuilt >= 0 && !stdio_needs_own_rules(plan, fds);
 }
 
+bool landlock_plan_null_stdio_serves(const LandlockPlan *plan, const int fds[3])
+{
+	return !plan || plan->abi == 0 || !stdio_needs_own_rules(plan, fds);
+}
+
 int landlock_plan_apply_prebuilt(const LandlockPlan *plan, int prebuilt)
 {
 	static const int stdio_fds[3] = { 0, 1, 2 };

@@ -117,3 +117,6 @@ int landlock_plan_apply_prebuilt(const LandlockPlan *plan, int prebuilt);
  * restricted while its fds 0-2 were /dev/null holds what it would (a live
  * session's spare, sandbox-serve.c). Syscalls only. */
 bool landlock_plan_prebuilt_serves(const LandlockPlan *plan, int prebuilt, const int fds[3]);
+/* The same, for a ruleset prebuilt elsewhere (a warm session's spare,
+ * with /dev/null on its fds 0-2): @fds would get exactly its rules. */
+bool landlock_plan_null_stdio_serves(const LandlockPlan *plan, const int fds[3]);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
@@ -361,4 +362,41 @@ int mount_setup_finish(void)
 	if (set_attr("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false) < 0)
 		return -errno;
 	return set_attr("/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false);
+}
+
+int mount_setup_own_proc(const MountPlan *plan, const char **reterr_path)
+{
+	_cleanup_close_ int empty = -EBADF;
+	const MountSpec *proc = NULL;
+	int r;
+
+	for (size_t i = 0; i < plan->n_specs && !proc; i++)
+		if (plan->specs[i].kind == MOUNT_PROC)
+			proc = &plan->specs[i];
+	if (!proc)
+		return 0; /* no /proc in the view */
+	*reterr_path = proc->view;
+	if (unshare(CLONE_NEWNS) < 0)
+		return -errno;
+	/* The view's mounts are private already (nothing propagates to the
+	 * session's namespace); this makes sure of the one we mount on. */
+	if (mount(NULL, proc->view, NULL, MS_PRIVATE, NULL) < 0)
+		return -errno;
+	/* The masks' source, taken before the fresh proc covers them. */
+	empty = root_view_mask_source(plan, proc->view);
+	if (mount("proc", proc->view, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+	for (size_t i = 0; i < plan->n_specs; i++) {
+		const MountSpec *s = &plan->specs[i];
+		struct stat st;
+
+		if (s->kind != MOUNT_PROC_RO || lstat(s->view, &st) < 0)
+			continue; /* as run_spec(): not every kernel has every entry */
+		*reterr_path = s->view;
+		r = bind(s->view, s->view,
+			 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+		if (r < 0)
+			return r;
+	}
+	return root_view_masks_again(plan, proc->view, empty, reterr_path);
 }

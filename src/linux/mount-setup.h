@@ -10,3 +10,10 @@ int mount_setup_base(const MountPlan *plan);
  * mask of a uid-0 caller's view (root-view.c). */
 int mount_setup_view(const MountPlan *plan, size_t *reterr_index, const char **reterr_path);
 int mount_setup_finish(void);
+/* A warm session's command (sandbox-serve.c), pid 1 of a pid namespace of
+ * its own: a mount namespace of its own (a copy of the session's) where a
+ * fresh /proc of that pid namespace covers the session's, with a cold
+ * run's read-only entries (MOUNT_PROC_RO) and a uid-0 caller's masks
+ * beneath it. Before the ruleset is built (its /proc rule is this proc's).
+ * On failure @reterr_path names the path. */
+int mount_setup_own_proc(const MountPlan *plan, const char **reterr_path);

@@ -654,3 +654,75 @@ int root_view_masks(const MountPlan *plan, const char **reterr_path)
 	}
 	return 0;
 }
+
+/* The masks' paths are the view's after the pivot: MP_NEWROOT off. */
+static const char *mask_view(const char *p)
+{
+	return strncmp(p, MP_NEWROOT "/", sizeof(MP_NEWROOT)) == 0 ? p + sizeof(MP_NEWROOT) - 1 : p;
+}
+
+static bool beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+int root_view_mask_source(const MountPlan *plan, const char *view)
+{
+	if (!plan->root)
+		return -ENOENT;
+	STRV_FOREACH(p, plan->root->file_masks)
+	{
+		const char *v = mask_view(*p);
+		struct statfs sf;
+		int fd;
+
+		if (!beneath(v, view))
+			continue;
+		fd = open_tree(AT_FDCWD, v, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+		if (fd < 0)
+			continue; /* not in the sandbox's own procfs: not masked */
+		/* The mask (a bind of the empty file), not the entry itself. */
+		if (fstatfs(fd, &sf) == 0 && sf.f_type != PROC_SUPER_MAGIC &&
+		    sf.f_type != SYSFS_MAGIC)
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+int root_view_masks_again(const MountPlan *plan, const char *view, int empty_fd,
+			  const char **reterr_path)
+{
+	struct stat st;
+
+	if (!plan->root)
+		return 0;
+	STRV_FOREACH(p, plan->root->file_masks)
+	{
+		const char *v = mask_view(*p);
+		_cleanup_close_ int t = -EBADF;
+
+		if (!beneath(v, view) || lstat(v, &st) < 0 || S_ISDIR(st.st_mode))
+			continue; /* as root_view_masks() */
+		*reterr_path = v;
+		if (empty_fd < 0)
+			return -ENOENT;
+		t = open_tree(empty_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (t < 0 || move_mount(t, "", AT_FDCWD, v, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return -errno;
+	}
+	STRV_FOREACH(p, plan->root->dir_masks)
+	{
+		const char *v = mask_view(*p);
+
+		if (!beneath(v, view) || lstat(v, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		*reterr_path = v;
+		if (mount("tmpfs", v, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+			  "mode=000,size=4k,nr_inodes=1") < 0)
+			return -errno;
+	}
+	return 0;
+}

@@ -53,3 +53,11 @@ int root_view_sysfs(const struct MountPlan *plan, const struct MountSpec *s);
 /* Child, after every spec: the masks over root-only /sys and /proc entries.
  * On failure @reterr_path is the mask that failed. */
 int root_view_masks(const struct MountPlan *plan, const char **reterr_path);
+/* A warm session's command, which mounts a /proc of its own over the
+ * session's (mount_setup_own_proc): root_view_mask_source() clones one
+ * file mask beneath @view as it is before (a detached mount of the empty
+ * file, or -ENOENT), root_view_masks_again() then puts every mask beneath
+ * @view back on what covers it, file masks cloned from @empty_fd. */
+int root_view_mask_source(const struct MountPlan *plan, const char *view);
+int root_view_masks_again(const struct MountPlan *plan, const char *view, int empty_fd,
+			  const char **reterr_path);

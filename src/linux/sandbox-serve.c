@@ -44,6 +44,7 @@
 
 #include "common/cleanup.h"
 #include "common/macro.h"
+#include "linux/mount-setup.h"
 #include "linux/sandbox-internal.h"
 #include "net/tls-ca.h"
 #include "ward/ward.h"
@@ -400,6 +401,8 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(WARD_EXIT_SETUP);
 	(void)setsid();
+	if ((r = mount_setup_own_proc(&plan->mounts, &detail)) < 0)
+		FAIL(sock, id, SANDBOX_STEP_MOUNT_VIEW, detail, r);
 	/* A terminal: the command's own pty, this init's controlling one
 	 * (a session leader without one), its master to the `ward exec`
 	 * that relays it (pty-relay.h), as a cold run's pty step. */
@@ -422,7 +425,7 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
  * waits, which takes the same steps as exec_init() ahead of its request,
  * with fds 0-2 /dev/null (pid 1's). It serves a request only when the
  * request's descriptors would get no Landlock rule of their own (pipes,
- * sockets, /dev/null: landlock_plan_prebuilt_serves()), so the command
+ * sockets, /dev/null: landlock_plan_null_stdio_serves()), so the command
  * runs under exactly the walls exec_init() would give it; chdir comes
  * after the walls, as the command's own would. A step that failed is
  * reported for the request it gets. @req: its end of pid 1's socket. */
@@ -431,7 +434,7 @@ _noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *sa
 	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
 	PtyPlan spty;
 	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
-	const int keep[] = { plan->session_sock, req, plan->landlock_fd };
+	const int keep[] = { plan->session_sock, req };
 	int sock = plan->session_sock, fds[3], r;
 	SandboxStep step = SANDBOX_STEP_NONE;
 	const char *detail = NULL, *cwd;
@@ -442,7 +445,16 @@ _noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *sa
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
 		_exit(WARD_EXIT_SETUP);
 	(void)setsid();
-	r = exec_walls(plan, &step, &detail);
+	/* Its own /proc, then its own ruleset, whose /proc rule is that
+	 * proc's (a rule names an inode: the session's /proc is not it). */
+	r = mount_setup_own_proc(&plan->mounts, &detail);
+	if (r < 0)
+		step = SANDBOX_STEP_MOUNT_VIEW;
+	else if (plan->landlock &&
+		 landlock_plan_prebuild(plan->landlock, &plan->landlock_fd) < 0)
+		plan->landlock_fd = -EBADF; /* exec_walls() builds it, or says why not */
+	if (r >= 0)
+		r = exec_walls(plan, &step, &detail);
 	n = recv_with_fds(req, buf, sizeof(buf), fds, 3, &nfd, 0);
 	if (n <= 0)
 		_exit(0); /* pid 1 is gone, or let this spare go */
@@ -512,8 +524,7 @@ static bool spare_take(SandboxPlan *plan, Spare *sp, const ExecHead *h, const ch
 	const uint32_t id = h->id;
 
 	/* A terminal needs its pty opened before the walls: exec_init(). */
-	if (sp->sock < 0 || h->pty ||
-	    !landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, fds))
+	if (sp->sock < 0 || h->pty || !landlock_plan_null_stdio_serves(plan->landlock, fds))
 		return false;
 	if (send_with_fds(sp->sock, buf, n, fds, 3) < 0) {
 		spare_drop(sp, true); /* it died: a new one, and exec_init() for this */
@@ -542,11 +553,10 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 	sandbox_forwarded_signals(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	/* Each command's Landlock ruleset, built once here (in the view):
-	 * a command then only restricts itself with it (landlock.h). */
-	if (plan->landlock && landlock_plan_prebuild(plan->landlock, &plan->landlock_fd) < 0)
-		plan->landlock_fd = -EBADF;
-	const int keep[] = { sock, sfd, plan->landlock_fd };
+	/* No ruleset here: each command's is built in its own init, after
+	 * its own /proc (mount_setup_own_proc()), in a spare ahead of time. */
+	plan->landlock_fd = -EBADF;
+	const int keep[] = { sock, sfd };
 	if (sfd < 0 || sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
 		_exit(WARD_EXIT_SETUP);
 	for (int sig = 1; sig < NSIG; sig++)
