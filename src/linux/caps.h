@@ -3,4 +3,10 @@
  * the effective, permitted and inheritable sets. Child side, no allocation. */
 #pragma once
 
+#include <stdint.h>
+
 int caps_drop_all(void);
+/* Keep only the capabilities of the mask @keep (bit N: capability N) in
+ * the bounding, effective and permitted sets; none inheritable or
+ * ambient. A live session's pid 1 (sandbox-serve.c). */
+int caps_keep_only(uint64_t keep);

@@ -32,6 +32,7 @@ struct SandboxPlan {
 	RootScan *root_scan; /* uid 0: the /sys and /proc scan, until joined */
 	LandlockPlan *landlock;
 	SeccompProgram *seccomp;
+	SeccompProgram *serve_seccomp; /* a live session's pid 1 (sandbox-serve.c); NULL */
 	LimitsPlan *limits;
 	char *const *argv;
 	char *const *envp;

@@ -321,6 +321,12 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 		r = seccomp_program_new(&so, &plan->seccomp);
 		if (r < 0)
 			FAIL(r, SANDBOX_STEP_SECCOMP, "compiling the seccomp filter");
+		/* A live session's pid 1: the same filter, with the namespace
+		 * and mount calls it needs for each command's init allowed
+		 * (sandbox-serve.c; every command adds its own on top). */
+		so.allow_nested_userns = true;
+		if (plan->serve && (r = seccomp_program_new(&so, &plan->serve_seccomp)) < 0)
+			FAIL(r, SANDBOX_STEP_SECCOMP, "compiling the seccomp filter");
 	}
 	if (sandbox_plan_list_protections(plan) < 0)
 		FAIL(-ENOMEM, SANDBOX_STEP_PLAN, "out of memory");
@@ -341,6 +347,7 @@ SandboxPlan *sandbox_plan_free(SandboxPlan *plan)
 	mount_plan_done(&plan->mounts);
 	landlock_plan_free(plan->landlock);
 	seccomp_program_free(plan->seccomp);
+	seccomp_program_free(plan->serve_seccomp);
 	limits_plan_free(plan->limits);
 	free(plan->workspace);
 	free(plan->program);

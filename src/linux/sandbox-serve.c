@@ -29,6 +29,7 @@
  * before the clone; exec inits inherit pid 1's end to report on. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
@@ -44,6 +45,7 @@
 
 #include "common/cleanup.h"
 #include "common/macro.h"
+#include "linux/caps.h"
 #include "linux/mount-setup.h"
 #include "linux/sandbox-internal.h"
 #include "net/tls-ca.h"
@@ -537,6 +539,33 @@ static bool spare_take(SandboxPlan *plan, Spare *sp, const ExecHead *h, const ch
 	return true;
 }
 
+/* pid 1's own walls, once its setup is done (docs/sessions.md, "The
+ * session's pid 1"). It keeps two capabilities of the session's user
+ * namespace (never the host's): CAP_SYS_ADMIN, for each command's pid and
+ * mount namespace and its /proc (clone3(CLONE_NEWPID), unshare(CLONE_NEWNS),
+ * mount), and CAP_SETPCAP, with which each command's init empties its
+ * bounding set (caps_drop_all()); every other one goes, from its bounding
+ * set too. Then no_new_privs and a seccomp filter of its own: the
+ * commands' filter with the namespace and mount calls those two steps use
+ * allowed (seccomp.md). It is inherited by everything pid 1 starts, so it
+ * cannot be an allow list of what pid 1 does: it denies what neither pid 1
+ * nor any command may do, and each command's init adds the command's
+ * filter on top. */
+static int serve_confine(SandboxPlan *plan, SandboxStep *ret_step)
+{
+	const uint64_t keep = (UINT64_C(1) << CAP_SYS_ADMIN) | (UINT64_C(1) << CAP_SETPCAP);
+	int r;
+
+	*ret_step = SANDBOX_STEP_DROP_CAPS;
+	if ((r = caps_keep_only(keep)) < 0)
+		return r;
+	*ret_step = SANDBOX_STEP_NO_NEW_PRIVS;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	*ret_step = SANDBOX_STEP_SECCOMP;
+	return plan->serve_seccomp ? seccomp_program_load(plan->serve_seccomp) : 0;
+}
+
 _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 {
 	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
@@ -562,6 +591,13 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 	for (int sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			(void)signal(sig, SIG_DFL);
+	SandboxStep step;
+	int r = serve_confine(plan, &step);
+	if (r < 0) {
+		/* A session whose pid 1 cannot be confined does not start. */
+		send_event(sock, SANDBOX_EV_FAILED, 0, 0, step, r, "the session's pid 1", -1);
+		_exit(WARD_EXIT_SETUP);
+	}
 	send_event(sock, SANDBOX_EV_READY, 0, 0, SANDBOX_STEP_NONE, 0, NULL, -1);
 	/* After READY (`session new` returns): a request that comes first
 	 * waits on the spare's socket until it is ready for it. */
