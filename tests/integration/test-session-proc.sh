@@ -52,8 +52,8 @@ for way in spare own; do
 	out=$(ex "$way" sh -c 'tr "\0" " " </proc/$$/cmdline; echo' 2>&1)
 	check "$way: /proc/\$\$ is the command's own shell" grep -q "cmdline" <<<"$out"
 	# shellcheck disable=SC2016
-	check_eq "$way: /proc/self is the reader's pid in its own namespace" "same" \
-		"$(ex "$way" sh -c 'p=$(sed -n "s/^NSpid:.*[[:space:]]//p" /proc/self/status); test "$p" = "$(cut -d" " -f1 /proc/self/stat)" && echo same' 2>&1)"
+	check_eq "$way: /proc/self is the shell's own pid (\$\$)" "same" \
+		"$(ex "$way" sh -c 'read -r p _ </proc/self/stat; test "$p" = $$ && echo same' 2>&1)"
 	out=$(ex "$way" ps -e -o pid=,args= 2>&1)
 	st=$?
 	check_eq "$way: ps works" 0 "$st"
@@ -117,5 +117,6 @@ check_eq "a command still runs under pid 1's filter" "ok" "$(ex spare sh -c 'ech
 check_eq "and one with its own init" "ok" "$(ex own sh -c 'echo ok')"
 
 "$WARD" session stop "$id" >/dev/null 2>&1
-check "stop: the background command is gone (host)" wait_until bash -c "! pgrep -f 'bg-$TAG'"
+gone() { ! pgrep -f "$1" >/dev/null; }
+check "stop: the background command is gone (host)" wait_until gone "bg-$TAG"
 done_testing
