@@ -34,7 +34,8 @@
  * - Threads: objects are independent; different objects may be used from
  *   different threads at once. One object must not be used by two threads
  *   at the same time, except: ward_run_kill() on a run another thread is
- *   executing, and ward_run_new() on one configured ward_policy from many
+ *   executing, ward_live_kill() on a live session whose ward_live_exec
+ *   another thread is waiting in, and ward_run_new() on one configured ward_policy from many
  *   threads (it only reads and copies it).
  * - Strings returned as `char **ret` are the caller's, freed with free();
  *   strings returned as `const char *` belong to the object and live until
@@ -357,10 +358,42 @@ WARD_PUBLIC const char *ward_live_id(const ward_live *l);
  * ward_live_last_error for a refused request), or a negative errno when
  * the session could not be asked (-EPIPE: it is gone). *@ret_result_json
  * (may be NULL; caller frees) gets the result object of docs/result.md
- * with its exec_id, also for a refused request. */
+ * with its exec_id, also for a refused request. ward_live_kill() from
+ * another thread signals the command while this waits. */
 WARD_PUBLIC int ward_live_exec(ward_live *l, const char *const *argv, const char *const *env,
 			       const char *cwd, unsigned timeout_s, int stdin_fd, int stdout_fd,
 			       int stderr_fd, char **ret_result_json);
+/* Start @argv in the session as `ward exec --background` does, with
+ * ward_live_exec's arguments, and return once it runs: a dev server, a
+ * watcher. It runs until its main process exits, its @timeout_s (0: the
+ * session's limits.timeout_s) passes, or the session stops
+ * (ward_live_close); ward_live_ps() lists it; its start and exit are in
+ * the audit log (`start`/`exit` events with its exec_id). A writable file
+ * as its stdout or stderr gets a copier process forked here (as for
+ * ward_live_exec), which lives as long as the command writes and is
+ * reaped by a later call on @l or by ward_live_close. Returns the
+ * command's id in the session (>= 1, ward_live_ps's "id"), or a negative
+ * errno: -EINVAL for a refused request (the reason in
+ * ward_live_last_error), -EPIPE when the session is gone. */
+WARD_PUBLIC int ward_live_start(ward_live *l, const char *const *argv, const char *const *env,
+				const char *cwd, unsigned timeout_s, int stdin_fd, int stdout_fd,
+				int stderr_fd);
+/* ward_live_kill's flag: to the command's foreground process group, as a
+ * terminal's ^C reaches it (`ward exec` under a terminal), rather than to
+ * the command's main process alone (a `kill` of `ward exec`). */
+#define WARD_KILL_GROUP 1
+/* Send @sig to the command a ward_live_exec on @l is running: the one
+ * call that may be made on @l from another thread meanwhile. SIGINT,
+ * SIGTERM, SIGHUP, SIGQUIT and SIGCONT, as `ward exec` passes them on:
+ * to that command only, never to the session, another command or a
+ * background one. @flags: 0 or WARD_KILL_GROUP. 0 once sent (the command
+ * decides what it does with it; its end is ward_live_exec's return),
+ * -ESRCH when no ward_live_exec is running, -EINVAL for another signal. */
+WARD_PUBLIC int ward_live_kill(ward_live *l, int sig, int flags);
+/* The session's background commands, as `ward session ps --json`: a JSON
+ * array of {"id", "age_s", "argv", "cwd"} objects (docs/sessions.md);
+ * *@ret_json is the caller's to free. -EPIPE when the session is gone. */
+WARD_PUBLIC int ward_live_ps(ward_live *l, char **ret_json);
 /* Stop the session (every command in it ends), wait for its supervisor,
  * and free @l. Accepts NULL; returns NULL. No ward_live_exec may be
  * running on @l meanwhile (one object, one thread at a time). */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,14 @@ struct ward_live {
 	char id[32];
 	pid_t pid;   /* the supervisor, our child */
 	int pidfd;
+	/* The connection of the ward_live_exec running now (-1: none), for
+	 * ward_live_kill() from another thread. */
+	pthread_mutex_t lock;
+	int exec_sock;
+	/* The output copiers of background commands (stdio-relay.h): they
+	 * live as long as their command writes; reaped when they are done. */
+	pid_t *copiers;
+	size_t n_copiers;
 	char error[LIB_ERROR_MAX];
 };
 
@@ -176,6 +185,8 @@ WARD_PUBLIC int ward_live_open(ward_run *c, ward_live **ret)
 	if (!l)
 		return lib_error(c->error, -ENOMEM, "Out of memory");
 	l->pidfd = -1;
+	l->exec_sock = -1;
+	(void)pthread_mutex_init(&l->lock, NULL);
 	if (run_resolve_workspace(c->workspace, &ws, &we) < 0) {
 		r = lib_error(c->error, we.error ? -abs(we.error) : -EINVAL, "%s", we.detail);
 		goto fail;
@@ -259,9 +270,79 @@ WARD_PUBLIC const char *ward_live_last_error(const ward_live *l)
 	return l ? l->error : "";
 }
 
-WARD_PUBLIC int ward_live_exec(ward_live *l, const char *const *argv, const char *const *env,
-			       const char *cwd, unsigned timeout_s, int stdin_fd, int stdout_fd,
-			       int stderr_fd, char **ret_result_json)
+/* Reap the background commands' copiers that are done (@wait: all). */
+static void reap_copiers(ward_live *l, bool wait)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->n_copiers; i++) {
+		pid_t p;
+		do
+			p = waitpid(l->copiers[i], NULL, wait ? 0 : WNOHANG);
+		while (p < 0 && errno == EINTR);
+		if (p == 0)
+			l->copiers[k++] = l->copiers[i];
+	}
+	l->n_copiers = k;
+}
+
+static int check_exec_args(ward_live *l, const char *const *argv, const char *const *env,
+			   unsigned timeout_s)
+{
+	if (!argv || !argv[0] || !argv[0][0])
+		return lib_error(l->error, -EINVAL, "No command given");
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strchr(env[i], '=') || env[i][0] == '=')
+			return lib_error(l->error, -EINVAL, "An env entry is NAME=VALUE: %s", env[i]);
+	if (timeout_s > 2592000)
+		return lib_error(l->error, -EINVAL, "A timeout is at most 2592000 seconds");
+	return 0;
+}
+
+/* The replies to an exec request on @sock, until its end (or, for a
+ * background command, until it started: *@ret_code its id). */
+static int exec_replies(ward_live *l, int sock, bool background, int *ret_code,
+			char **ret_result)
+{
+	int code = -EPIPE, r;
+
+	for (;;) {
+		SessionReplyHead h;
+		_cleanup_free_ char *text = NULL;
+		r = session_client_reply(sock, &h, &text);
+		if (r < 0) {
+			if (code >= 0)
+				break; /* refused, and no result followed */
+			return lib_error(l->error, r, "The session ended without a result: %s",
+					 strerror(-r));
+		}
+		if (h.kind == SESSION_REP_ERROR) {
+			/* A refused request: the result object follows (not for
+			 * a background one, which asks for none). */
+			code = h.code;
+			(void)lib_error(l->error, -EINVAL, "%s", text);
+			if (background)
+				return -EINVAL;
+			continue;
+		}
+		if (h.kind == SESSION_REP_STARTED && background) {
+			code = h.code;
+			break;
+		}
+		if (h.kind == SESSION_REP_EXIT) {
+			code = h.code;
+			if (*text && ret_result)
+				*ret_result = TAKE_PTR(text);
+			break;
+		}
+	}
+	*ret_code = code;
+	return 0;
+}
+
+static int live_exec(ward_live *l, const char *const *argv, const char *const *env,
+		     const char *cwd, unsigned timeout_s, const int stdio[3], bool background,
+		     char **ret_result_json)
 {
 	extern char **environ;
 	SessionRequest rq = { .kind = SESSION_REQ_EXEC, .value = timeout_s, .cwd = cwd,
@@ -276,22 +357,17 @@ WARD_PUBLIC int ward_live_exec(ward_live *l, const char *const *argv, const char
 	l->error[0] = 0;
 	if (ret_result_json)
 		*ret_result_json = NULL;
-	if (!argv || !argv[0] || !argv[0][0])
-		return lib_error(l->error, -EINVAL, "No command given");
-	for (size_t i = 0; env && env[i]; i++)
-		if (!strchr(env[i], '=') || env[i][0] == '=')
-			return lib_error(l->error, -EINVAL, "An env entry is NAME=VALUE: %s", env[i]);
-	if (timeout_s > 2592000)
-		return lib_error(l->error, -EINVAL, "A timeout is at most 2592000 seconds");
-	rq.flags = SESSION_EXEC_RESULT;
+	if ((r = check_exec_args(l, argv, env, timeout_s)) < 0)
+		return r;
+	reap_copiers(l, false);
+	rq.flags = background ? SESSION_EXEC_BACKGROUND : SESSION_EXEC_RESULT;
 	if ((r = session_client_connect(l->state, l->id, &sock)) < 0)
 		return lib_error(l->error, r == -ENOENT || r == -ECONNREFUSED ? -EPIPE : r,
 				 "Session %s has no live sandbox: %s", l->id, strerror(-r));
 	/* The rules of a cold run's stdio (stdio-relay.h), as `ward exec`
 	 * applies them: a writable file on 1 or 2 gets a pipe and a copier. */
-	relay.src[0] = stdin_fd >= 0 ? stdin_fd : 0;
-	relay.src[1] = stdout_fd >= 0 ? stdout_fd : 1;
-	relay.src[2] = stderr_fd >= 0 ? stderr_fd : 2;
+	for (int i = 0; i < 3; i++)
+		relay.src[i] = stdio[i] >= 0 ? stdio[i] : i;
 	if ((r = stdio_relay_prepare(&relay)) < 0)
 		return lib_error(l->error, r, "Preparing the standard descriptors: %s", strerror(-r));
 	for (int i = 0; i < 3; i++)
@@ -300,32 +376,93 @@ WARD_PUBLIC int ward_live_exec(ward_live *l, const char *const *argv, const char
 		return lib_error(l->error, r, "Sending the request: %s", strerror(-r));
 	if ((r = stdio_relay_start(&relay)) < 0)
 		return lib_error(l->error, r, "Starting the output copier: %s", strerror(-r));
-	for (;;) {
-		SessionReplyHead h;
-		_cleanup_free_ char *text = NULL;
-		r = session_client_reply(sock, &h, &text);
-		if (r < 0) {
-			if (code >= 0)
-				break; /* refused, and no result followed */
-			return lib_error(l->error, r, "The session ended without a result: %s",
-					 strerror(-r));
-		}
-		if (h.kind == SESSION_REP_ERROR) {
-			/* A refused request: the result object follows. */
-			code = h.code;
-			(void)lib_error(l->error, -EINVAL, "%s", text);
-			continue;
-		}
-		if (h.kind == SESSION_REP_EXIT) {
-			code = h.code;
-			if (*text)
-				result = TAKE_PTR(text);
-			break;
+	if (!background) {
+		(void)pthread_mutex_lock(&l->lock);
+		l->exec_sock = sock;
+		(void)pthread_mutex_unlock(&l->lock);
+	}
+	r = exec_replies(l, sock, background, &code, &result);
+	if (!background) {
+		(void)pthread_mutex_lock(&l->lock);
+		l->exec_sock = -1;
+		(void)pthread_mutex_unlock(&l->lock);
+	}
+	/* A background command's copier lives as long as it writes. */
+	if (background && relay.copier > 0) {
+		pid_t *n = realloc(l->copiers, (l->n_copiers + 1) * sizeof(*n));
+		if (n) {
+			l->copiers = n;
+			l->copiers[l->n_copiers++] = relay.copier;
+			relay.copier = 0;
 		}
 	}
+	if (r < 0)
+		return r;
 	if (ret_result_json)
 		*ret_result_json = TAKE_PTR(result);
 	return code;
+}
+
+WARD_PUBLIC int ward_live_exec(ward_live *l, const char *const *argv, const char *const *env,
+			       const char *cwd, unsigned timeout_s, int stdin_fd, int stdout_fd,
+			       int stderr_fd, char **ret_result_json)
+{
+	const int stdio[3] = { stdin_fd, stdout_fd, stderr_fd };
+
+	return live_exec(l, argv, env, cwd, timeout_s, stdio, false, ret_result_json);
+}
+
+WARD_PUBLIC int ward_live_start(ward_live *l, const char *const *argv, const char *const *env,
+				const char *cwd, unsigned timeout_s, int stdin_fd, int stdout_fd,
+				int stderr_fd)
+{
+	const int stdio[3] = { stdin_fd, stdout_fd, stderr_fd };
+	int r = live_exec(l, argv, env, cwd, timeout_s, stdio, true, NULL);
+
+	if (r >= 0 && r < 1) /* no id: cannot happen */
+		return lib_error(l->error, -EPROTO, "The session gave no id for the command");
+	return r;
+}
+
+WARD_PUBLIC int ward_live_kill(ward_live *l, int sig, int flags)
+{
+	SessionRequest rq = { .kind = SESSION_REQ_SIGNAL, .value = (uint32_t)sig };
+	int r;
+
+	if (!l || (flags & ~WARD_KILL_GROUP) || !session_signal_allowed(sig))
+		return -EINVAL;
+	if (flags & WARD_KILL_GROUP)
+		rq.flags = SESSION_SIGNAL_GROUP;
+	(void)pthread_mutex_lock(&l->lock);
+	r = l->exec_sock < 0 ? -ESRCH : session_client_send(l->exec_sock, &rq, NULL, 0);
+	(void)pthread_mutex_unlock(&l->lock);
+	/* No message in l->error: the exec's thread may be writing it. */
+	return r;
+}
+
+WARD_PUBLIC int ward_live_ps(ward_live *l, char **ret_json)
+{
+	SessionRequest rq = { .kind = SESSION_REQ_PS, .flags = SESSION_PS_JSON };
+	_cleanup_close_ int sock = -EBADF;
+	_cleanup_free_ char *text = NULL;
+	SessionReplyHead h;
+	int r;
+
+	if (!l || !ret_json)
+		return -EINVAL;
+	l->error[0] = 0;
+	*ret_json = NULL;
+	reap_copiers(l, false);
+	if ((r = session_client_connect(l->state, l->id, &sock)) < 0)
+		return lib_error(l->error, r == -ENOENT || r == -ECONNREFUSED ? -EPIPE : r,
+				 "Session %s has no live sandbox: %s", l->id, strerror(-r));
+	if ((r = session_client_send(sock, &rq, NULL, 0)) < 0 ||
+	    (r = session_client_reply(sock, &h, &text)) < 0)
+		return lib_error(l->error, r, "Asking the session: %s", strerror(-r));
+	if (h.kind != SESSION_REP_OK)
+		return lib_error(l->error, -EPROTO, "The session refused: %s", text);
+	*ret_json = TAKE_PTR(text);
+	return 0;
 }
 
 WARD_PUBLIC ward_live *ward_live_close(ward_live *l)
@@ -350,6 +487,10 @@ WARD_PUBLIC ward_live *ward_live_close(ward_live *l)
 			;
 		session_live_remove(l->state, l->id);
 	}
+	/* The session stopped: its commands' pipes are closed. */
+	reap_copiers(l, true);
+	free(l->copiers);
+	(void)pthread_mutex_destroy(&l->lock);
 	if (l->pidfd >= 0)
 		(void)close(l->pidfd);
 	free(l->state);

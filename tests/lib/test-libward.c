@@ -621,6 +621,120 @@ static void test_live(void)
 	ok(ward_live_close(NULL) == NULL, "ward_live_close(NULL)");
 }
 
+typedef struct LiveExecArg {
+	ward_live *l;
+	const char *const *argv;
+	int code;
+} LiveExecArg;
+
+static void *live_exec_thread(void *arg)
+{
+	LiveExecArg *a = arg;
+
+	a->code = ward_live_exec(a->l, a->argv, NULL, NULL, 0, -1, -1, -1, NULL);
+	return NULL;
+}
+
+/* Wait (bounded) until a process with @arg runs on the host, or is gone. */
+static bool wait_proc(const char *arg, bool present)
+{
+	for (int i = 0; i < 300; i++) {
+		if (proc_with_arg(arg) == present)
+			return true;
+		usleep(100000);
+	}
+	return false;
+}
+
+/* Background commands and signals (ward_live_start, ward_live_ps,
+ * ward_live_kill), as `ward exec --background` and a `ward exec`'s
+ * signals: checked on the host. */
+static void test_live_background(void)
+{
+	ward_run *c = ward_run_new(NULL);
+	ward_live *l = NULL;
+	char bg[64], fg[64], fg2[64], path[4096], *json = NULL, *out = NULL;
+	int id, k, fd;
+	pthread_t t;
+
+	snprintf(bg, sizeof(bg), "4343.%d", (int)getpid());
+	snprintf(fg, sizeof(fg), "4444.%d", (int)getpid());
+	snprintf(fg2, sizeof(fg2), "4545.%d", (int)getpid());
+	ward_run_set_workspace(c, ws);
+	k = ward_live_open(c, &l);
+	ok(k == 0 && l, "a second live session (%d, '%s')", k, ward_run_last_error(c));
+	ward_run_free(c);
+	if (!l)
+		return;
+
+	/* A background command, its output appended to a file by a copier. */
+	snprintf(path, sizeof(path), "%s/bg-out.txt", ws);
+	write_file(path, "first\n");
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	char script[128];
+	snprintf(script, sizeof(script), "echo bg-said; exec sleep %s", bg);
+	id = ward_live_start(l, (const char *const[]){ "sh", "-c", script, NULL }, NULL, NULL, 0,
+			     -1, fd, -1);
+	close(fd);
+	ok(id >= 1, "ward_live_start returns the command's id (%d, '%s')", id,
+	   ward_live_last_error(l));
+	ok(wait_proc(bg, true), "the background command runs (host)");
+	for (int i = 0; i < 300 && !strstr(read_file(path), "bg-said"); i++)
+		usleep(100000);
+	ok(strcmp(read_file(path), "first\nbg-said\n") == 0,
+	   "its output is appended to the file ('%s')", read_file(path));
+	k = ward_live_ps(l, &json);
+	char want[64];
+	snprintf(want, sizeof(want), "\"id\":%d,", id);
+	ok(k == 0 && json && strstr(json, bg) && strstr(json, want), "ward_live_ps lists it (%s)",
+	   json ? json : ward_live_last_error(l));
+	free(json);
+	k = live_sh(l, "cat /proc/[0-9]*/cmdline | tr '\\0' ' '", NULL, 0, &out, NULL);
+	ok(k == 0 && !strstr(out, bg), "a later command does not see it in its /proc (%d)", k);
+	ok(proc_with_arg(bg), "and it outlived that command (host)");
+
+	/* A refused background request: no id, the command does not run. */
+	snprintf(path, sizeof(path), "%s/bg-widen", ws);
+	unlink(path);
+	k = ward_live_start(l, (const char *const[]){ "touch", "bg-widen", NULL },
+			    (const char *const[]){ "LD_PRELOAD=/tmp/x.so", NULL }, NULL, 0, -1, -1,
+			    -1);
+	ok(k == -EINVAL && ward_live_last_error(l)[0],
+	   "a background request that widens is refused (%d, '%s')", k, ward_live_last_error(l));
+	usleep(200000);
+	ok(access(path, F_OK) != 0, "and it did not run");
+
+	/* Signals to the running command, from another thread. */
+	ok(ward_live_kill(l, SIGTERM, 0) == -ESRCH, "ward_live_kill with no command: -ESRCH");
+	ok(ward_live_kill(l, SIGKILL, 0) == -EINVAL, "ward_live_kill SIGKILL: -EINVAL");
+	ok(ward_live_kill(l, SIGTERM, 4) == -EINVAL, "ward_live_kill, an unknown flag: -EINVAL");
+	LiveExecArg a = { .l = l, .argv = (const char *const[]){ "sleep", fg, NULL } };
+	pthread_create(&t, NULL, live_exec_thread, &a);
+	ok(wait_proc(fg, true), "a foreground command runs (host)");
+	k = ward_live_kill(l, SIGTERM, 0);
+	pthread_join(t, NULL);
+	ok(k == 0 && a.code == 128 + SIGTERM, "ward_live_kill SIGTERM ends it: 143 (%d, %d)", k,
+	   a.code);
+	ok(wait_proc(fg, false), "it is gone (host)");
+	snprintf(script, sizeof(script), "sleep %s; echo not-reached", fg2);
+	a = (LiveExecArg){ .l = l, .argv = (const char *const[]){ "sh", "-c", script, NULL } };
+	pthread_create(&t, NULL, live_exec_thread, &a);
+	ok(wait_proc(fg2, true), "a shell's foreground child runs (host)");
+	k = ward_live_kill(l, SIGINT, WARD_KILL_GROUP);
+	pthread_join(t, NULL);
+	ok(k == 0 && a.code == 128 + SIGINT, "ward_live_kill SIGINT to the group (^C): 130 (%d, %d)",
+	   k, a.code);
+	ok(wait_proc(fg2, false), "its whole group is gone (host)");
+	ok(proc_with_arg(bg), "the background command was not signalled (host)");
+
+	l = ward_live_close(l);
+	ok(wait_proc(bg, false), "ward_live_close ends the background command (host)");
+	ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+	   "no child of the caller is left (supervisor and copier reaped)");
+	snprintf(path, sizeof(path), "%s/bg-out.txt", ws);
+	unlink(path);
+}
+
 /* The caller dies mid-run: the command dies too. */
 static void test_dies_with_caller(void)
 {
@@ -680,6 +794,7 @@ int main(int argc, char **argv)
 	test_kill();
 	test_cow();
 	test_live();
+	test_live_background();
 	test_dies_with_caller();
 	printf("1..%d\n", n_test);
 	return n_fail ? 1 : 0;
