@@ -209,7 +209,18 @@ static int plan_live_run(McpExec *e, const char *tmpdir, char **reterr)
 		return -ENOMEM;
 	if (ws && (push(l, "-C") < 0 || push(l, ws) < 0))
 		return -ENOMEM;
-	if (push(l, "--") < 0 || strv_extend_strv(l, c->argv) < 0)
+	if (c->background && push(l, "--background") < 0)
+		return -ENOMEM;
+	if (push(l, "--") < 0)
+		return -ENOMEM;
+	/* A background command gets /dev/null on 0-2 inside: the pipes this
+	 * call reads would otherwise stay open as long as it runs, and the
+	 * call would never end. */
+	if (c->background && (push(l, "sh") < 0 || push(l, "-c") < 0 ||
+			      push(l, "exec \"$@\" </dev/null >/dev/null 2>&1") < 0 ||
+			      push(l, "sh") < 0))
+		return -ENOMEM;
+	if (strv_extend_strv(l, c->argv) < 0)
 		return -ENOMEM;
 	e->n_steps = 1;
 	return 0;

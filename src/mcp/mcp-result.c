@@ -115,6 +115,8 @@ static cJSON *run_result(const McpCall *call, const McpOutcome *o)
 	if (!s)
 		return NULL;
 	cJSON_AddNumberToObject(s, "exit_code", st->exit_code);
+	if (call->background)
+		cJSON_AddBoolToObject(s, "background", true);
 	cJSON_AddBoolToObject(s, "timed_out", st->exit_code == 124 &&
 			      cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(st->result, "timed_out")));
 	if ((call->cow || call->session) && cJSON_IsString(sess))
@@ -132,8 +134,12 @@ static cJSON *run_result(const McpCall *call, const McpOutcome *o)
 	if (!f)
 		return NULL;
 	fprintf(f, "exit status %d\n", st->exit_code);
+	if (call->background && st->exit_code == 0)
+		fputs("started in the background: it runs until it exits, its timeout passes or "
+		      "this connection ends; its output goes to /dev/null\n",
+		      f);
 	describe_run(f, call, st->result);
-	if (!st->result)
+	if (!st->result && !(call->background && st->exit_code == 0))
 		fputs("ward left no result summary (see stderr)\n", f);
 	fprintf(f, "--- stdout ---\n%s%s--- stderr ---\n%s", out,
 		out[0] && out[strlen(out) - 1] != '\n' ? "\n" : "", err);

@@ -146,6 +146,14 @@ cJSON *mcp_tools_list(const McpConfig *cfg)
 	     "Write to a new copy-on-write session instead of the workspace; the result "
 	     "names the session. Review it with session_diff, then session_apply or "
 	     "session_discard.");
+	if (cfg->live)
+		prop(props, "background", "boolean",
+		     "Start the command and return once it runs, without waiting for it (a dev "
+		     "server, a watcher): it keeps running while later commands run, until it "
+		     "exits, its timeout passes or this connection ends. Its stdin, stdout and "
+		     "stderr are /dev/null: redirect its output to a file in the workspace "
+		     "(e.g. 'npm run dev > dev.log 2>&1') to read it later. Later commands do "
+		     "not see its processes (each command has its own process namespace).");
 	prop(props, "session", "string",
 	     "Run in this existing session (its id, from an earlier result): the command "
 	     "sees the session's pending changes and adds to them.");
@@ -240,7 +248,7 @@ static int string_list(const cJSON *a, size_t max, const char *what, char ***ret
 }
 
 static const char *const run_args[] = { "command", "argv", "workspace", "timeout", "cow",
-					"session", NULL };
+					"session", "background", NULL };
 static const char *const session_args[] = { "session", "paths", NULL };
 static const char *const discard_args[] = { "session", NULL };
 
@@ -283,8 +291,18 @@ static int parse_run(const McpConfig *cfg, const cJSON *args, McpCall *c, char *
 	const cJSON *ws = cJSON_GetObjectItemCaseSensitive(args, "workspace");
 	const cJSON *to = cJSON_GetObjectItemCaseSensitive(args, "timeout");
 	const cJSON *cow = cJSON_GetObjectItemCaseSensitive(args, "cow");
+	const cJSON *bg = cJSON_GetObjectItemCaseSensitive(args, "background");
 	int r;
 
+	if (bg) {
+		if (!cJSON_IsBool(bg))
+			return fail(reterr, -EINVAL, "%s", "'background' must be true or false");
+		c->background = cJSON_IsTrue(bg);
+		if (c->background && !cfg->live)
+			return fail(reterr, -EPERM, "%s",
+				    "Refused: a background command needs the server's live session "
+				    "(ward mcp --session); each command here is a run of its own");
+	}
 	if (!!cmd == !!argv)
 		return fail(reterr, -EINVAL, "%s", "give exactly one of 'command' and 'argv'");
 	if (cmd) {

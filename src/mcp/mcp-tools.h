@@ -36,6 +36,7 @@ typedef struct McpCall {
 	char *workspace;    /* as given (relative to the root, or absolute); NULL: the root */
 	uint64_t timeout_s; /* the run's timeout (the server's when not given) */
 	bool cow;           /* a new copy-on-write session */
+	bool background;    /* --session: `ward exec --background`, returns once it runs */
 	char *session;      /* an existing session (checked: 16 hex digits) */
 	char **paths;       /* session_diff / session_apply: PATHs, may be NULL */
 } McpCall;

@@ -711,6 +711,31 @@ def scenario_live(root, outside):
                "refused: %s (%s)" % (desc, text(r)[:200] or (r or {}).get("error")))
     report(not os.path.exists(marker), "the refused commands did not run")
 
+    # A background command: the call returns once it runs; it outlives
+    # its call, later commands do not see it, a cancelled call's command
+    # ends without it, and EOF ends it.
+    bgsleep = "86398.%s" % tok
+    r = s.call("run_command", {"command": "exec sleep %s" % bgsleep, "background": True})
+    st = structured(r)
+    report(st.get("exit_code") == 0 and st.get("background") is True,
+           "background: the call returns once it runs (%r)" % text(r)[:200])
+    report(wait_until(lambda: len(procs_with(bgsleep)) >= 1), "background: it runs (host)")
+    r = s.call("run_command", {"command": "cat /proc/[0-9]*/cmdline | tr '\\0' ' '"})
+    st = structured(r)
+    report(st.get("exit_code") == 0 and bgsleep not in st.get("stdout", "x" + bgsleep),
+           "background: a later command does not see it in its /proc")
+    report(len(procs_with(bgsleep)) >= 1, "background: it outlived that command (host)")
+    r = s.call("run_command", {"command": "true", "background": "yes"})
+    report(error_code(r) is not None, "background: a non-boolean is refused")
+    cancelled = "86396.%s" % tok
+    s.send({"jsonrpc": "2.0", "id": "to-cancel", "method": "tools/call",
+            "params": {"name": "run_command", "arguments": {"command": "sleep %s" % cancelled}}})
+    report(wait_until(lambda: len(procs_with(cancelled)) >= 1), "cancel in a session: the command runs")
+    s.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": "to-cancel", "reason": "test"}})
+    report(wait_until(lambda: not procs_with(cancelled)), "cancel in a session: the command is ended")
+    report(len(procs_with(bgsleep)) >= 1, "cancel in a session: the background command is not")
+
     # A command still running when the connection ends: EOF stops the
     # session and everything in it.
     sleeper = "86397.%s" % tok
@@ -725,6 +750,7 @@ def scenario_live(root, outside):
     if not gone:
         diag("left: %s" % procs_with(sleeper))
     report(gone, "EOF: no process of the command remains on the host")
+    report(wait_until(lambda: not procs_with(bgsleep)), "EOF: the background command is gone (host)")
     if sid:
         report(sup is not None and wait_until(lambda: pid_gone(sup)),
                "EOF: the session's supervisor is gone")
@@ -760,6 +786,16 @@ def scenario_live(root, outside):
     report(structured(r).get("stdout") == "x\n", "--cow: and by the next command")
     report(not os.path.exists(cowfile), "--cow: but not on the host")
     report(s.close() == 0, "--cow: the server exits 0")
+
+    # Without --session there is no background command.
+    s = Server(root)
+    s.initialize()
+    bgmark = os.path.join(root, "bg-cold-" + tok)
+    r = s.call("run_command", {"command": "touch %s" % bgmark, "background": True})
+    report(result(r).get("isError") is True or error_code(r) is not None,
+           "background without --session is refused (%s)" % (text(r)[:200] or (r or {}).get("error")))
+    report(not os.path.exists(bgmark), "and it did not run")
+    s.close()
 
     # --session takes no --env and no other tier.
     for flags in (["--env", "A=1"], ["--tier", "1"]):
