@@ -555,6 +555,24 @@ int landlock_plan_prebuild(const LandlockPlan *plan, int *ret_fd)
 	return build_ruleset(plan, plan->stdio_rules, ret_fd);
 }
 
+int landlock_plan_add_rules_beneath(const LandlockPlan *plan, int ruleset_fd, const char *path)
+{
+	DirCache cache = { .fd = -1 };
+	size_t n = strlen(path);
+	int r = 0;
+
+	if (!plan || plan->abi == 0 || ruleset_fd < 0)
+		return 0;
+	for (size_t i = 0; i < plan->n_rules && r >= 0; i++) {
+		const char *p = plan->rules[i].path;
+		if (strncmp(p, path, n) == 0 && (p[n] == 0 || p[n] == '/'))
+			r = add_path_rule(ruleset_fd, &cache, &plan->rules[i]);
+	}
+	if (cache.fd >= 0)
+		(void)close(cache.fd);
+	return r;
+}
+
 /* The prebuilt ruleset has every rule but those for fds 0-2, and
  * /dev/null's: it serves exactly when they would add no other. */
 static bool stdio_needs_own_rules(const LandlockPlan *plan, const int fds[3])
@@ -570,11 +588,6 @@ bool landlock_plan_prebuilt_serves(const LandlockPlan *plan, int prebuilt, const
 	if (!plan || plan->abi == 0)
 		return true;
 	return prebuilt >= 0 && !stdio_needs_own_rules(plan, fds);
-}
-
-bool landlock_plan_null_stdio_serves(const LandlockPlan *plan, const int fds[3])
-{
-	return !plan || plan->abi == 0 || !stdio_needs_own_rules(plan, fds);
 }
 
 int landlock_plan_apply_prebuilt(const LandlockPlan *plan, int prebuilt)

@@ -117,6 +117,7 @@ int landlock_plan_apply_prebuilt(const LandlockPlan *plan, int prebuilt);
  * restricted while its fds 0-2 were /dev/null holds what it would (a live
  * session's spare, sandbox-serve.c). Syscalls only. */
 bool landlock_plan_prebuilt_serves(const LandlockPlan *plan, int prebuilt, const int fds[3]);
-/* The same, for a ruleset prebuilt elsewhere (a warm session's spare,
- * with /dev/null on its fds 0-2): @fds would get exactly its rules. */
-bool landlock_plan_null_stdio_serves(const LandlockPlan *plan, const int fds[3]);
+/* Add to @ruleset_fd the rules of @plan for @path and beneath it, as the
+ * paths are now: a warm session's command mounted a /proc of its own over
+ * the one the prebuilt ruleset's rule names (a rule names an inode). */
+int landlock_plan_add_rules_beneath(const LandlockPlan *plan, int ruleset_fd, const char *path);

@@ -366,6 +366,50 @@ _noreturn_ static void exec_run(int sock, uint32_t id, char **argv, char **envp,
 	}
 }
 
+/* The command's own /proc (mount_setup_own_proc()), and its rule in the
+ * prebuilt ruleset: a rule names an inode, and the one there is the
+ * session's /proc, which this one covers. The ruleset is pid 1's, shared
+ * by the inits it makes: each adds the rule of its own /proc, which no
+ * other command can reach (it is in this init's mount namespace, and
+ * shows only this pid namespace), and pid 1 builds a fresh ruleset every
+ * RULESET_REBUILD inits so that it does not grow for ever. */
+static int exec_own_proc(SandboxPlan *plan, SandboxStep *ret_step, const char **ret_detail)
+{
+	int r = mount_setup_own_proc(&plan->mounts, ret_detail);
+
+	if (r < 0) {
+		*ret_step = SANDBOX_STEP_MOUNT_VIEW;
+		return r;
+	}
+	r = landlock_plan_add_rules_beneath(plan->landlock, plan->landlock_fd, "/proc");
+	if (r < 0) {
+		*ret_step = SANDBOX_STEP_LANDLOCK;
+		*ret_detail = "/proc";
+	}
+	return r;
+}
+
+#define RULESET_REBUILD 256
+
+static void prebuild_ruleset(SandboxPlan *plan)
+{
+	if (plan->landlock_fd >= 0)
+		close(plan->landlock_fd);
+	plan->landlock_fd = -EBADF;
+	/* Without one, each init builds its own (landlock.h). */
+	if (plan->landlock && landlock_plan_prebuild(plan->landlock, &plan->landlock_fd) < 0)
+		plan->landlock_fd = -EBADF;
+}
+
+/* pid 1, before each init it makes (a spare or one for a request). */
+static void ruleset_count(SandboxPlan *plan)
+{
+	static unsigned made;
+
+	if (++made % RULESET_REBUILD == 0)
+		prebuild_ruleset(plan);
+}
+
 /* The per-process steps of a cold run, in its order: drop-caps,
  * no_new_privs, Landlock, seccomp, the walls' self-check, non-dumpable.
  * 0, or -errno with the failed step. */
@@ -403,8 +447,8 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(WARD_EXIT_SETUP);
 	(void)setsid();
-	if ((r = mount_setup_own_proc(&plan->mounts, &detail)) < 0)
-		FAIL(sock, id, SANDBOX_STEP_MOUNT_VIEW, detail, r);
+	if ((r = exec_own_proc(plan, &step, &detail)) < 0)
+		FAIL(sock, id, step, detail, r);
 	/* A terminal: the command's own pty, this init's controlling one
 	 * (a session leader without one), its master to the `ward exec`
 	 * that relays it (pty-relay.h), as a cold run's pty step. */
@@ -427,7 +471,7 @@ _noreturn_ static void exec_init(SandboxPlan *plan, uint32_t id, const char *cwd
  * waits, which takes the same steps as exec_init() ahead of its request,
  * with fds 0-2 /dev/null (pid 1's). It serves a request only when the
  * request's descriptors would get no Landlock rule of their own (pipes,
- * sockets, /dev/null: landlock_plan_null_stdio_serves()), so the command
+ * sockets, /dev/null: landlock_plan_prebuilt_serves()), so the command
  * runs under exactly the walls exec_init() would give it; chdir comes
  * after the walls, as the command's own would. A step that failed is
  * reported for the request it gets. @req: its end of pid 1's socket. */
@@ -436,7 +480,7 @@ _noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *sa
 	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
 	PtyPlan spty;
 	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
-	const int keep[] = { plan->session_sock, req };
+	const int keep[] = { plan->session_sock, req, plan->landlock_fd };
 	int sock = plan->session_sock, fds[3], r;
 	SandboxStep step = SANDBOX_STEP_NONE;
 	const char *detail = NULL, *cwd;
@@ -447,14 +491,7 @@ _noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *sa
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
 		_exit(WARD_EXIT_SETUP);
 	(void)setsid();
-	/* Its own /proc, then its own ruleset, whose /proc rule is that
-	 * proc's (a rule names an inode: the session's /proc is not it). */
-	r = mount_setup_own_proc(&plan->mounts, &detail);
-	if (r < 0)
-		step = SANDBOX_STEP_MOUNT_VIEW;
-	else if (plan->landlock &&
-		 landlock_plan_prebuild(plan->landlock, &plan->landlock_fd) < 0)
-		plan->landlock_fd = -EBADF; /* exec_walls() builds it, or says why not */
+	r = exec_own_proc(plan, &step, &detail);
 	if (r >= 0)
 		r = exec_walls(plan, &step, &detail);
 	n = recv_with_fds(req, buf, sizeof(buf), fds, 3, &nfd, 0);
@@ -499,6 +536,7 @@ static void spare_start(SandboxPlan *plan, int sfd, const sigset_t *saved, Spare
 	int pair[2], pidfd = -EBADF;
 	pid_t p;
 
+	ruleset_count(plan);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		return;
 	p = clone_newpid(&pidfd);
@@ -526,7 +564,8 @@ static bool spare_take(SandboxPlan *plan, Spare *sp, const ExecHead *h, const ch
 	const uint32_t id = h->id;
 
 	/* A terminal needs its pty opened before the walls: exec_init(). */
-	if (sp->sock < 0 || h->pty || !landlock_plan_null_stdio_serves(plan->landlock, fds))
+	if (sp->sock < 0 || h->pty ||
+	    !landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, fds))
 		return false;
 	if (send_with_fds(sp->sock, buf, n, fds, 3) < 0) {
 		spare_drop(sp, true); /* it died: a new one, and exec_init() for this */
@@ -582,10 +621,11 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 	sandbox_forwarded_signals(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	/* No ruleset here: each command's is built in its own init, after
-	 * its own /proc (mount_setup_own_proc()), in a spare ahead of time. */
-	plan->landlock_fd = -EBADF;
-	const int keep[] = { sock, sfd };
+	/* Each command's Landlock ruleset, built once here (in the view):
+	 * a command then adds the rule of its own /proc (exec_own_proc())
+	 * and restricts itself with it (landlock.h). */
+	prebuild_ruleset(plan);
+	const int keep[] = { sock, sfd, plan->landlock_fd };
 	if (sfd < 0 || sandbox_close_all_but(keep, ELEMENTSOF(keep)) < 0)
 		_exit(WARD_EXIT_SETUP);
 	for (int sig = 1; sig < NSIG; sig++)
@@ -646,6 +686,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 			continue;
 		}
 		int pidfd = -EBADF;
+		ruleset_count(plan);
 		pid_t c = clone_newpid(&pidfd);
 		if (c == 0) {
 			close(sfd);

@@ -96,6 +96,20 @@ else
 	ok_skip "not root: no root masks"
 fi
 
+# Past the point where pid 1 builds its shared ruleset afresh (every 256
+# inits, sandbox-serve.c): commands still get their /proc, both ways.
+for _ in $(seq 1 130); do
+	ex spare true
+	ex own true
+done 2>/dev/null
+for way in spare own; do
+	# shellcheck disable=SC2016
+	check_eq "$way, after 260 commands: /proc/self is the shell's own" "same" \
+		"$(ex "$way" sh -c 'read -r p _ </proc/self/stat; test "$p" = $$ && echo same' 2>&1)"
+	check_eq "$way, after 260 commands: ps lists pid 1 and itself" "2" \
+		"$(ex "$way" ps -e -o pid= 2>&1 | grep -c .)"
+done
+
 # --- the session's pid 1, from the host ---
 pid1=""
 for p in $(pgrep -P "$sup"); do
