@@ -2,11 +2,14 @@
  * steps (uid map ... rlimits, sandbox-init.c) it stays up and starts each
  * command the supervisor sends. Per command:
  *
- *   pid 1 (sandbox pid namespace, keeps the namespace's capabilities)
+ *   pid 1 (sandbox pid namespace; CAP_SYS_ADMIN and CAP_SETPCAP of the
+ *   │      session's user namespace, no_new_privs, a seccomp filter:
+ *   │      serve_confine())
  *     └─ clone(CLONE_NEWPID) -> "exec init": pid 1 of a pid namespace of
- *        the command's own: fds 0-2, chdir, drop-caps, no_new_privs,
- *        Landlock, seccomp, the walls, non-dumpable — the steps of a cold
- *        run, in the same order, from the same plan
+ *        the command's own: a mount namespace with a /proc of that pid
+ *        namespace (exec_own_proc()), fds 0-2, chdir, drop-caps,
+ *        no_new_privs, Landlock, seccomp, the walls, non-dumpable — the
+ *        steps of a cold run, in the same order, from the same plan
  *          └─ vfork -> the command: its process group, execvpe
  *
  * So that the clone and those steps are not on a command's path, pid 1
