@@ -163,12 +163,8 @@ int cmd_exec(int argc, char **argv)
 
 	if ((r = ward_state_dir(&state)) < 0)
 		return fprintf(stderr, "ward exec: no state directory: %s\n", strerror(-r)), code;
-	r = session_client_connect(state, id, &sock);
-	if (r < 0) {
-		fprintf(stderr, "ward exec: session %s has no live sandbox (%s); start one with 'ward session new'\n",
-			id, strerror(-r));
-		return code;
-	}
+	/* Everything before the connection, then the request right after
+	 * it: the supervisor wakes once, to a request already there. */
 	r = stdio_relay_prepare(&relay);
 	if (r < 0) {
 		fprintf(stderr, "ward exec: preparing the standard descriptors: %s\n", strerror(-r));
@@ -194,6 +190,13 @@ int cmd_exec(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
+	r = session_client_connect(state, id, &sock);
+	if (r < 0) {
+		fprintf(stderr, "ward exec: session %s has no live sandbox (%s); start one with 'ward session new'\n",
+			id, strerror(-r));
+		stdio_relay_done(&relay);
+		return code;
+	}
 	r = session_client_send(sock, &rq, fds, 3);
 	if (r < 0) {
 		fprintf(stderr, "ward exec: sending the request: %s\n", strerror(-r));

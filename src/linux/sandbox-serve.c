@@ -16,9 +16,12 @@
  * keeps one exec init made ahead of the request, a spare (spare_main()):
  * its walls are up while its fds 0-2 are /dev/null, so it serves a request
  * whose descriptors need no Landlock rule of their own (pipes, sockets,
- * /dev/null); it then puts them on 0-2 and changes directory. pid 1 makes
- * the next spare once it handed one a request. Any other request gets an
- * exec init made for it (exec_init()).
+ * /dev/null); it then puts them on 0-2 and changes directory. pid 1
+ * offers each spare to the supervisor (SANDBOX_EV_SPARE: its socket and
+ * pidfd), which sends such a request to it directly, without a hop
+ * through pid 1, and makes the next spare once one got its request. Any
+ * other request comes to pid 1 and gets an exec init made for it
+ * (exec_init()).
  *
  * When the command exits, exec init reports its status and exits: the
  * kernel kills whatever else the command left in its pid namespace, so
@@ -29,7 +32,10 @@
  * its Landlock domain).
  *
  * The supervisor <-> pid 1 messages travel on a SOCK_SEQPACKET pair made
- * before the clone; exec inits inherit pid 1's end to report on. */
+ * before the clone; exec inits inherit pid 1's end to report on. A
+ * spare's request socket is a pair of its own, whose other end the
+ * supervisor (and pid 1, to see it hang up) holds; the spare closes its
+ * end before it starts the command. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -164,32 +170,46 @@ int sandbox_session_send_tty(int sock, uint32_t id, const char *cwd, char *const
 	return send_with_fds(sock, buf, off, fds, 3);
 }
 
-int sandbox_session_recv(int sock, SandboxEvent *ret, int *ret_pidfd)
+int sandbox_session_recv2(int sock, SandboxEvent *ret, int *ret_pidfd, int *ret_fd)
 {
-	int fd = -EBADF;
+	int fd[2] = { -EBADF, -EBADF };
 	size_t nfd;
-	ssize_t n = recv_with_fds(sock, ret, sizeof(*ret), &fd, 1, &nfd, MSG_DONTWAIT);
+	ssize_t n = recv_with_fds(sock, ret, sizeof(*ret), fd, 2, &nfd, MSG_DONTWAIT);
+	bool one = false, two = false;
 
-	*ret_pidfd = -EBADF;
+	*ret_pidfd = *ret_fd = -EBADF;
 	if (n == -EAGAIN)
 		return -EAGAIN;
 	if (n == 0 || n == -ECONNRESET)
 		return -EPIPE;
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n != sizeof(*ret)) {
-		if (nfd)
-			close(fd);
-		return -EBADMSG;
+	if ((size_t)n == sizeof(*ret)) {
+		ret->detail[sizeof(ret->detail) - 1] = 0;
+		one = (ret->kind == SANDBOX_EV_STARTED || ret->kind == SANDBOX_EV_PTY) && nfd == 1;
+		two = ret->kind == SANDBOX_EV_SPARE && nfd == 2;
 	}
-	ret->detail[sizeof(ret->detail) - 1] = 0;
-	if ((ret->kind == SANDBOX_EV_STARTED || ret->kind == SANDBOX_EV_PTY) && nfd == 1)
-		*ret_pidfd = fd;
-	else if (nfd)
-		close(fd);
-	if ((ret->kind == SANDBOX_EV_STARTED || ret->kind == SANDBOX_EV_PTY) && *ret_pidfd < 0)
-		return -EBADMSG;
+	if (!one && !two) {
+		for (size_t i = 0; i < nfd; i++)
+			close(fd[i]);
+		return (size_t)n == sizeof(*ret) && ret->kind != SANDBOX_EV_STARTED &&
+				       ret->kind != SANDBOX_EV_PTY && ret->kind != SANDBOX_EV_SPARE
+			       ? 0
+			       : -EBADMSG;
+	}
+	if (two) /* the order spare_offer() sends them in */
+		*ret_fd = fd[0];
+	*ret_pidfd = fd[nfd - 1];
 	return 0;
+}
+
+int sandbox_session_recv(int sock, SandboxEvent *ret, int *ret_pidfd)
+{
+	int fd = -EBADF, r = sandbox_session_recv2(sock, ret, ret_pidfd, &fd);
+
+	if (fd >= 0)
+		close(fd);
+	return r;
 }
 
 static void send_event(int sock, uint32_t kind, uint32_t id, int value, SandboxStep step, int error,
@@ -502,10 +522,16 @@ _noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *sa
 		_exit(0); /* pid 1 is gone, or let this spare go */
 	close(req);
 	cwd = parse_exec(buf, (size_t)n, &h, argv, envp, &spty);
-	if (!cwd || nfd != 3 || h.pty) /* pid 1 checked it: cannot happen */
+	if (!cwd || nfd != 3 || h.pty) /* the supervisor checked it: cannot happen */
 		FAIL(sock, h.id, SANDBOX_STEP_INIT, detail, EBADMSG);
 	if (r < 0)
 		FAIL(sock, h.id, step, detail, r);
+	/* Descriptors the walls up have no rule for: refused, never run
+	 * under walls other than exec_init()'s (the supervisor sends only
+	 * pipes, sockets and /dev/null here: cannot happen either). */
+	if (!landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, fds))
+		FAIL(sock, h.id, SANDBOX_STEP_STDIO, "descriptors the spare has no Landlock rule for",
+		     EBADMSG);
 	for (int i = 0; i < 3; i++)
 		if (dup2(fds[i], i) < 0)
 			FAIL(sock, h.id, SANDBOX_STEP_STDIO, NULL, -errno);
@@ -517,15 +543,14 @@ _noreturn_ static void spare_main(SandboxPlan *plan, int req, const sigset_t *sa
 }
 #undef FAIL
 
-/* pid 1's spare (spare_main()): its pidfd and pid 1's end of its socket. */
+/* pid 1's spare (spare_main()): its pidfd and pid 1's end of its socket,
+ * which hangs up once the spare got its request (or died). */
 typedef struct Spare {
 	int pidfd, sock;
 } Spare;
 
-static void spare_drop(Spare *sp, bool kill)
+static void spare_drop(Spare *sp)
 {
-	if (sp->pidfd >= 0 && kill)
-		(void)pidfd_send_signal(sp->pidfd, SIGKILL, NULL, 0);
 	if (sp->pidfd >= 0)
 		close(sp->pidfd);
 	if (sp->sock >= 0)
@@ -533,13 +558,23 @@ static void spare_drop(Spare *sp, bool kill)
 	*sp = (Spare){ .pidfd = -EBADF, .sock = -EBADF };
 }
 
-/* Make the next spare; without one, requests take exec_init(). */
+/* Make the next spare and offer it to the supervisor (SANDBOX_EV_SPARE:
+ * its socket and pidfd), which sends it a request itself: the request
+ * and the command's start take no hop through this process. pid 1 keeps
+ * its own end only to see it hang up, then makes the next one (not
+ * before: it would hold up the spare on this CPU); it never sends the
+ * spare a request itself, so a spare gets at most one. No spare when the
+ * Landlock ruleset could not be built ahead (it would serve nothing):
+ * every request then takes exec_init(). */
 static void spare_start(SandboxPlan *plan, int sfd, const sigset_t *saved, Spare *sp)
 {
+	static const int null3[3] = { 0, 1, 2 }; /* /dev/null, as a spare's */
 	int pair[2], pidfd = -EBADF;
 	pid_t p;
 
 	ruleset_count(plan);
+	if (!landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, null3))
+		return;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) < 0)
 		return;
 	p = clone_newpid(&pidfd);
@@ -554,31 +589,12 @@ static void spare_start(SandboxPlan *plan, int sfd, const sigset_t *saved, Spare
 		return;
 	}
 	*sp = (Spare){ .pidfd = pidfd, .sock = pair[0] };
-}
-
-/* Hand the request in @buf to the spare, which becomes the command's
- * init (STARTED with its pidfd, as for one exec_init() made). *@ret_taken:
- * pid 1's end of its socket, which hangs up once the spare starts the
- * command (or fails): the time to make the next one, not before (now, it
- * would hold up the spare on this CPU). */
-static bool spare_take(SandboxPlan *plan, Spare *sp, const ExecHead *h, const char *buf, size_t n,
-		       const int fds[3], int *ret_taken)
-{
-	const uint32_t id = h->id;
-
-	/* A terminal needs its pty opened before the walls: exec_init(). */
-	if (sp->sock < 0 || h->pty ||
-	    !landlock_plan_prebuilt_serves(plan->landlock, plan->landlock_fd, fds))
-		return false;
-	if (send_with_fds(sp->sock, buf, n, fds, 3) < 0) {
-		spare_drop(sp, true); /* it died: a new one, and exec_init() for this */
-		return false;
+	SandboxEvent ev = { .kind = SANDBOX_EV_SPARE };
+	const int fds[2] = { pair[0], pidfd };
+	if (send_with_fds(plan->session_sock, &ev, sizeof(ev), fds, 2) < 0) {
+		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+		spare_drop(sp);
 	}
-	send_event(plan->session_sock, SANDBOX_EV_STARTED, id, 0, SANDBOX_STEP_NONE, 0, NULL,
-		   sp->pidfd);
-	*ret_taken = TAKE_FD(sp->sock);
-	spare_drop(sp, false);
-	return true;
 }
 
 /* pid 1's own walls, once its setup is done (docs/sessions.md, "The
@@ -612,7 +628,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 {
 	static char buf[sizeof(ExecHead) + sizeof(PtyPlan) + SANDBOX_EXEC_MAX];
 	static char *argv[SANDBOX_EXEC_STRINGS_MAX + 1], *envp[SANDBOX_EXEC_STRINGS_MAX + 1];
-	int sock = plan->session_sock, sfd, taken = -EBADF;
+	int sock = plan->session_sock, sfd;
 	Spare spare = { .pidfd = -EBADF, .sock = -EBADF };
 	sigset_t mask;
 
@@ -649,13 +665,13 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 	for (;;) {
 		struct pollfd p[3] = { { .fd = sock, .events = POLLIN },
 				       { .fd = sfd, .events = POLLIN },
-				       { .fd = taken, .events = POLLIN } };
-		if (poll(p, taken >= 0 ? 3 : 2, -1) < 0)
+				       { .fd = spare.sock, .events = POLLIN } };
+		if (poll(p, spare.sock >= 0 ? 3 : 2, -1) < 0)
 			continue;
-		if (taken >= 0 && p[2].revents) {
-			close(TAKE_FD(taken));
-			if (spare.sock < 0)
-				spare_start(plan, sfd, saved, &spare);
+		if (spare.sock >= 0 && p[2].revents) {
+			/* The supervisor gave it a request (or it died). */
+			spare_drop(&spare);
+			spare_start(plan, sfd, saved, &spare);
 		}
 		if (p[1].revents) {
 			struct signalfd_siginfo si;
@@ -683,11 +699,6 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 				   "malformed request", -1);
 			continue;
 		}
-		if (spare_take(plan, &spare, &h, buf, (size_t)n, fds, &taken)) {
-			for (int i = 0; i < 3; i++)
-				close(fds[i]);
-			continue;
-		}
 		int pidfd = -EBADF;
 		ruleset_count(plan);
 		pid_t c = clone_newpid(&pidfd);
@@ -706,7 +717,7 @@ _noreturn_ void sandbox_serve_init(SandboxPlan *plan, const sigset_t *saved)
 			send_event(sock, SANDBOX_EV_STARTED, h.id, 0, SANDBOX_STEP_NONE, 0, NULL, pidfd);
 			close(pidfd);
 		}
-		if (spare.sock < 0 && taken < 0)
+		if (spare.sock < 0)
 			spare_start(plan, sfd, saved, &spare);
 	}
 }

@@ -186,6 +186,15 @@ typedef enum SandboxEventKind {
 	SANDBOX_EV_FAILED = 4,  /* step, error, detail: it did not run */
 	SANDBOX_EV_PTY = 5,     /* the command's pty master is passed (before it starts) */
 	SANDBOX_EV_STOPPED = 6, /* value: the signal that stopped the command (job control) */
+	/* A spare exec init (sandbox-serve.c), offered to the supervisor:
+	 * its request socket and its pidfd are passed. A request sent there
+	 * (sandbox_session_send() on that socket) runs without a hop through
+	 * pid 1, for fds 0-2 that are pipes, sockets or /dev/null only (the
+	 * spare's Landlock ruleset has no rule of theirs: it refuses any
+	 * other) and no pty; the pidfd is then the command's, as STARTED's.
+	 * A spare is used once; the next one comes in a new SPARE event,
+	 * which replaces any the supervisor still holds. */
+	SANDBOX_EV_SPARE = 7,
 } SandboxEventKind;
 
 typedef struct SandboxEvent {
@@ -200,3 +209,6 @@ typedef struct SandboxEvent {
  * with SANDBOX_EV_PTY its pty's master (caller closes), else -EBADF. 0, -EAGAIN (non-blocking, none), -EPIPE
  * (pid 1 is gone), -EBADMSG. */
 int sandbox_session_recv(int sock, SandboxEvent *ret, int *ret_pidfd);
+/* The same, with SANDBOX_EV_SPARE's two: *@ret_fd its request socket,
+ * *@ret_pidfd its pidfd (caller closes both). */
+int sandbox_session_recv2(int sock, SandboxEvent *ret, int *ret_pidfd, int *ret_fd);

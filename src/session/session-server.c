@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,7 @@ typedef struct Server {
 	uint64_t pending_since[PENDING_MAX];
 	uint64_t pending_seq[PENDING_MAX], next_seq; /* the order they came in */
 	char **not_held, **partly_held; /* the tier table's gaps, as a cold run's result */
+	int spare_sock, spare_pidfd; /* pid 1's spare, offered (SANDBOX_EV_SPARE); -1: none */
 	char see[PATH_MAX + 64];        /* where every connection is (the refusals' line) */
 } Server;
 
@@ -299,22 +301,29 @@ static void cmd_fail(Server *srv, Cmd *c, const char *step, int error, int exit_
 
 /* Anything a directory or an O_PATH descriptor reaches, or a writable
  * file on fd 1 or 2 (truncate, F_SETFL): the `ward exec` client replaces
- * these (stdio-relay.h) before it sends; refuse what was not. */
-static const char *stdio_refused(const int fds[3])
+ * these (stdio-relay.h) before it sends; refuse what was not. *@ret_plain:
+ * each is a pipe, a socket or /dev/null (the spare serves only those). */
+static const char *stdio_refused(const int fds[3], bool *ret_plain)
 {
 	static char why[96];
 
+	*ret_plain = true;
 	for (int i = 0; i < 3; i++) {
 		struct stat st;
 		int fl = fcntl(fds[i], F_GETFL);
 		if (fl < 0 || fstat(fds[i], &st) < 0 || (fl & O_PATH) || S_ISDIR(st.st_mode)) {
+			*ret_plain = false;
 			snprintf(why, sizeof(why), "fd %d is a directory or an O_PATH descriptor", i);
 			return why;
 		}
 		if (S_ISREG(st.st_mode) && (fl & O_ACCMODE) != O_RDONLY) {
+			*ret_plain = false;
 			snprintf(why, sizeof(why), "fd %d is a writable regular file (send a pipe)", i);
 			return why;
 		}
+		if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode) &&
+		    !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
+			*ret_plain = false;
 	}
 	return NULL;
 }
@@ -379,15 +388,46 @@ static void refuse(Server *srv, int conn, const SessionRequest *rq, const char *
 	reply(conn, SESSION_REP_EXIT, WARD_EXIT_SETUP, text);
 }
 
-/* Pass the command to pid 1. A client that relays a terminal
+/* The command runs, in the pid namespace whose pid 1 @pidfd is. */
+static void cmd_started(Server *srv, Cmd *c, int pidfd)
+{
+	(void)srv;
+	c->started = true;
+	c->pidfd = pidfd;
+	if (c->background) {
+		char id[16];
+		snprintf(id, sizeof(id), "%u", c->id);
+		reply(c->conn, SESSION_REP_STARTED, (int)c->id, id);
+		close(c->conn);
+		c->conn = -1;
+	} else if (c->client_gone)
+		(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+}
+
+static void spare_forget(Server *srv)
+{
+	if (srv->spare_sock >= 0)
+		close(srv->spare_sock);
+	if (srv->spare_pidfd >= 0)
+		close(srv->spare_pidfd);
+	srv->spare_sock = srv->spare_pidfd = -1;
+}
+
+/* Pass the command to pid 1, or when it can take it (@plain: fds 0-2
+ * pipes, sockets or /dev/null; no pty) to pid 1's spare directly: then
+ * *@ret_pidfd is the command's (as a STARTED event's), which
+ * cmd_started() takes. A client that relays a terminal
  * (SESSION_EXEC_PTY, a foreground command): the command gets a pty of the
  * sandbox's own, as in a cold run; the terminal itself never enters the
  * sandbox (/dev/null in its place). */
-static int exec_send(Server *srv, Cmd *c, char **env, const int fds[3], bool want_pty)
+static int exec_send(Server *srv, Cmd *c, char **env, const int fds[3], bool want_pty, bool plain,
+		     int *ret_pidfd)
 {
 	PtyPlan pty = { .term_fd = -1 };
 	_cleanup_close_ int null = -EBADF;
 	int sent[3] = { fds[0], fds[1], fds[2] };
+
+	*ret_pidfd = -1;
 
 	if (want_pty && !c->background)
 		pty_plan_init_fds(&pty, fds);
@@ -398,6 +438,18 @@ static int exec_send(Server *srv, Cmd *c, char **env, const int fds[3], bool wan
 		for (int i = 0; i < 3; i++)
 			if (isatty(fds[i]))
 				sent[i] = null;
+	}
+	if (plain && !pty.enabled && srv->spare_sock >= 0) {
+		int r = sandbox_session_send(srv->spare_sock, c->id, c->cwd, c->argv, env, sent);
+		if (r == -E2BIG) /* not sent: pid 1 would say the same */
+			return r;
+		if (r == 0)
+			*ret_pidfd = TAKE_FD(srv->spare_pidfd);
+		else /* never half-used: pid 1 makes the next when this one is gone */
+			(void)pidfd_send_signal(srv->spare_pidfd, SIGKILL, NULL, 0);
+		spare_forget(srv);
+		if (r == 0)
+			return 0;
 	}
 	return sandbox_session_send_tty(srv->s->init_sock, c->id, c->cwd, c->argv, env, sent,
 					pty.enabled ? &pty : NULL);
@@ -412,7 +464,8 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	_cleanup_strv_ char **env = NULL;
 	_cleanup_free_ char *cwd = NULL;
 	Cmd *c = NULL;
-	int r;
+	bool plain;
+	int r, pidfd;
 
 	if (max && timeout > max) {
 		snprintf(why, sizeof(why),
@@ -424,7 +477,7 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	}
 	if (!timeout)
 		timeout = max;
-	if ((bad = stdio_refused(fds))) {
+	if ((bad = stdio_refused(fds, &plain))) {
 		snprintf(why, sizeof(why), "refused: %s", bad);
 		refuse(srv, conn, rq, why);
 		return;
@@ -465,7 +518,7 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	/* The command first, its `start` event while it starts: this loop
 	 * handles nothing of the command (its end, a signal) before the event
 	 * is written, and the event records what the request asked. */
-	r = exec_send(srv, c, env, fds, rq->flags & SESSION_EXEC_PTY);
+	r = exec_send(srv, c, env, fds, rq->flags & SESSION_EXEC_PTY, plain, &pidfd);
 	/* The `start` event of a cold run, for this command (the session's
 	 * own start event has the sandbox's enforced and degraded lists). */
 	if (!srv->policy_hash[0] && policy_hash(pol, srv->policy_hash) < 0)
@@ -485,6 +538,8 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 		cJSON_AddNumberToObject(ev, "timeout_s", (double)timeout);
 	}
 	audit(srv, "start", ev);
+	if (pidfd >= 0) /* the spare took it: as pid 1's STARTED */
+		cmd_started(srv, c, pidfd);
 	if (r < 0)
 		cmd_fail(srv, c, "session", -r, WARD_EXIT_SETUP,
 			 r == -E2BIG ? "the command and its environment are too large"
@@ -700,9 +755,17 @@ static void handle_conn(Server *srv, Cmd *c)
 	session_request_done(&rq);
 }
 
-static void handle_event(Server *srv, const SandboxEvent *ev, int pidfd)
+static void handle_event(Server *srv, const SandboxEvent *ev, int pidfd, int sock)
 {
-	Cmd *c = cmd_find(srv, ev->id);
+	Cmd *c;
+
+	if (ev->kind == SANDBOX_EV_SPARE) { /* the next spare: any older one is gone */
+		spare_forget(srv);
+		srv->spare_sock = sock;
+		srv->spare_pidfd = pidfd;
+		return;
+	}
+	c = cmd_find(srv, ev->id);
 
 	if (!c) {
 		if (pidfd >= 0)
@@ -711,16 +774,7 @@ static void handle_event(Server *srv, const SandboxEvent *ev, int pidfd)
 	}
 	switch (ev->kind) {
 	case SANDBOX_EV_STARTED:
-		c->started = true;
-		c->pidfd = pidfd;
-		if (c->background) {
-			char id[16];
-			snprintf(id, sizeof(id), "%u", c->id);
-			reply(c->conn, SESSION_REP_STARTED, (int)c->id, id);
-			close(c->conn);
-			c->conn = -1;
-		} else if (c->client_gone)
-			(void)pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+		cmd_started(srv, c, pidfd);
 		break;
 	case SANDBOX_EV_EXIT:
 		cmd_finish(srv, c, ev->value, NULL, 0);
@@ -755,14 +809,14 @@ static int drain_events(Server *srv)
 {
 	for (;;) {
 		SandboxEvent ev;
-		int pidfd, r = sandbox_session_recv(srv->s->init_sock, &ev, &pidfd);
+		int pidfd, sock, r = sandbox_session_recv2(srv->s->init_sock, &ev, &pidfd, &sock);
 		if (r == -EAGAIN)
 			return 0;
 		if (r == -EPIPE)
 			return r;
 		if (r < 0)
 			continue;
-		handle_event(srv, &ev, pidfd);
+		handle_event(srv, &ev, pidfd, sock);
 	}
 }
 
@@ -821,6 +875,7 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 	for (size_t i = 0; i < PENDING_MAX; i++)
 		srv.pending[i] = -1;
 	srv.idle_ms = idle_s * 1000;
+	srv.spare_sock = srv.spare_pidfd = -1;
 	if (wait_ready(&srv) < 0)
 		return 0;
 	_cleanup_free_ char *state = NULL;
@@ -948,6 +1003,7 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 			handle_accept(&srv);
 	}
 	finish_all(&srv);
+	spare_forget(&srv);
 	for (size_t i = 0; i < PENDING_MAX; i++)
 		if (srv.pending[i] >= 0)
 			close(srv.pending[i]);
