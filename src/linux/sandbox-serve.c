@@ -197,7 +197,7 @@ int sandbox_session_recv2(int sock, SandboxEvent *ret, int *ret_pidfd, int *ret_
 			       ? 0
 			       : -EBADMSG;
 	}
-	if (two) /* the order spare_offer() sends them in */
+	if (two) /* the order spare_start() sends them in */
 		*ret_fd = fd[0];
 	*ret_pidfd = fd[nfd - 1];
 	return 0;

@@ -116,6 +116,23 @@ done
 for _ in $(seq 1 20); do "$WARD" exec "$id" -- true </dev/null >/dev/null 2>&1; done
 children_of_pid1() { test "$(pgrep -P "$pid1" | wc -l)" = "$1"; }
 check "after 20 commands the session's pid 1 holds one spare" wait_until children_of_pid1 1
+# The supervisor sends a request to the spare itself (pid 1 offered it).
+# A spare killed from outside while pid 1 is stopped (so it cannot offer
+# the next one yet): the supervisor still holds the dead spare; the
+# command goes to pid 1 instead (its `start` event is written once it
+# was passed on) and runs when pid 1 continues, with its own status.
+spare=$(pgrep -P "$pid1" | head -n 1)
+kill -STOP "$pid1"
+kill -KILL "$spare" 2>/dev/null
+"$WARD" exec "$id" -- sh -c "echo after-kill-$TAG; exit 5" </dev/null >"$T/after-kill.out" 2>&1 &
+ex=$!
+started() { grep -q "echo after-kill-$TAG; exit 5\"" "$XDG_STATE_HOME/ward/audit.jsonl"; }
+check "a command sent while the spare is dead is passed on" wait_until started
+kill -CONT "$pid1"
+wait "$ex"
+check_eq "...and runs, with its own exit status" 5 "$?"
+check_eq "...and its output" "after-kill-$TAG" "$(cat "$T/after-kill.out")"
+check "...and pid 1 holds a new spare" wait_until children_of_pid1 1
 
 # --- result and audit, as ward run's ---
 "$WARD" exec "$id" --result "$T/r.json" -- sh -c 'exit 3'
