@@ -181,13 +181,19 @@ void conn_close(Conn *c)
 
 int conn_set_pending(Flow *f, const void *data, size_t n)
 {
-	char *b = malloc(n ? n : 1);
+	/* After what is still unsent: a SOCKS5 method reply waits for the
+	 * request's reply when the client sent both at once. */
+	size_t keep = f->pend ? f->pend_len - f->pend_off : 0;
+	char *b = malloc(keep + n ? keep + n : 1);
+
 	if (!b)
 		return -ENOMEM;
-	memcpy(b, data, n);
+	if (keep)
+		memcpy(b, f->pend + f->pend_off, keep);
+	memcpy(b + keep, data, n);
 	free(f->pend);
 	f->pend = b;
-	f->pend_len = n;
+	f->pend_len = keep + n;
 	f->pend_off = 0;
 	return 0;
 }
@@ -264,6 +270,7 @@ void conn_overflow(Conn *c)
 }
 
 static void connect_next(Conn *c);
+static void check_connected(Conn *c);
 
 /* Refuse by policy. The audit's "rule" is the pattern that decided when one
  * did (@rule), else the reason; the answer always says why. */
@@ -449,11 +456,17 @@ static bool maybe_inspect(Conn *c)
 		j->reply = strdup(established);
 		j->reply_len = sizeof(established) - 1;
 	} else if (c->kind == CONN_KIND_SOCKS5) {
+		/* The method reply may still be waiting (sent with this one). */
 		uint8_t rep[SOCKS5_REPLY_MAX];
-		j->reply_len = socks5_format_reply(SOCKS5_REP_SUCCEEDED, NULL, rep);
+		size_t held = c->down.pend ? c->down.pend_len - c->down.pend_off : 0;
+		size_t rn = socks5_format_reply(SOCKS5_REP_SUCCEEDED, NULL, rep);
+		j->reply_len = held + rn;
 		j->reply = malloc(j->reply_len);
-		if (j->reply)
-			memcpy(j->reply, rep, j->reply_len);
+		if (j->reply) {
+			if (held)
+				memcpy(j->reply, c->down.pend + c->down.pend_off, held);
+			memcpy(j->reply + held, rep, rn);
+		}
 	}
 	if (!j->prefix || (j->reply_len && !j->reply) || inspect_start(j) < 0) {
 		free(j->prefix);
@@ -554,6 +567,9 @@ static void connect_next(Conn *c)
 		}
 		c->state = CONN_CONNECTING;
 		c->deadline_ms = p->now_ms + p->connect_ms;
+		/* On loopback the handshake is over by the time connect()
+		 * returns: go on now rather than after another epoll_wait. */
+		check_connected(c);
 		return;
 	}
 	char why[128];
@@ -600,6 +616,9 @@ static void check_connected(Conn *c)
 	/* SO_ERROR is 0 while the handshake is still running as well. */
 	if (getpeername(c->upstream.fd, (struct sockaddr *)&peer, &len) < 0)
 		return;
+	/* A socket just connected has room to send; EAGAIN says otherwise
+	 * and the edge-triggered EPOLLOUT follows. */
+	c->upstream.can_write = true;
 	connected(c);
 }
 

