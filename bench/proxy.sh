@@ -3,7 +3,9 @@
 #   1. throughput of a BYTES transfer (default 1 GiB) through SOCKS5 and HTTP
 #      CONNECT vs the same transfer direct (best of RUNS each; target >= 0.9),
 #      and the same through the copy relay (ProxyConfig.relay_copy) that the
-#      splice relay replaced
+#      splice relay replaced, and through reference relays without any policy
+#      (proxy-bench relay splice|copy, and sockmap as root): the bound on
+#      this machine
 #   2. connection setup latency (connect + handshake + 1-byte echo) through
 #      the proxy vs direct
 #   3. CONNS (default 1000) concurrent connections held through the proxy,
@@ -58,6 +60,23 @@ pids+=($!)
 for _ in $(seq 50); do [ -s "$T/proxy-copy" ] && break; sleep 0.1; done
 PC=$(sed -n 's/.*socks=\([0-9]*\).*/\1/p' "$T/proxy-copy")
 DIRECT="direct:$BP"
+# Reference relays with no policy (proxy-bench relay): one blocking thread
+# per direction, splice through a 1 MiB pipe or read/write with a 1 MiB
+# buffer: the best a user-space hop does here (three busy processes on
+# this machine's CPUs instead of two); and, as root, the kernel moving the
+# bytes itself (a BPF sockmap, bpf_sk_redirect_map): no hop in user space.
+refs=(splice copy)
+[ "$(id -u)" = 0 ] && refs+=(sockmap)
+declare -A REF
+for m in "${refs[@]}"; do
+	"$H/proxy-bench" relay "$m" "$BP" >"$T/ref-$m" 2>/dev/null &
+	pids+=($!)
+done
+for m in "${refs[@]}"; do
+	for _ in $(seq 50); do [ -s "$T/ref-$m" ] && break; sleep 0.1; done
+	[ -s "$T/ref-$m" ] && REF[$m]=$(cat "$T/ref-$m")
+	: >"$T/r-$m"
+done
 SOCKS="socks:$PS:src.test:$BP"
 HTTPC="http:$PH:src.test:$BP"
 
@@ -79,6 +98,9 @@ for _ in $(seq "$RUNS"); do
 	pcpu=$(awk -v a="$pcpu" -v x="$c0" -v y="$(cpu "$HAR")" 'BEGIN { printf "%.3f", a + y - x }')
 	"$H/proxy-bench" fetch "$HTTPC" "$BYTES" >>"$T/h"
 	"$H/proxy-bench" fetch "socks:$PC:src.test:$BP" "$BYTES" >>"$T/c"
+	for m in "${!REF[@]}"; do
+		timeout 120 "$H/proxy-bench" fetch "direct:${REF[$m]}" "$BYTES" >>"$T/r-$m" || true
+	done
 done
 td=$(best <"$T/d"); ts=$(best <"$T/s"); th=$(best <"$T/h"); tc=$(best <"$T/c")
 gbs() { awk -v b="$BYTES" -v t="$1" 'BEGIN { printf "%.2f", b / t / 1e9 }'; }
@@ -86,29 +108,17 @@ echo "throughput ($BYTES bytes, best of $RUNS): direct $(gbs "$td") GB/s," \
 	"socks5 $(gbs "$ts") GB/s, http-connect $(gbs "$th") GB/s"
 echo "throughput ratio (proxy/direct): socks5 $(ratio "$td" "$ts"), http-connect $(ratio "$td" "$th")  (target >= 0.9)"
 echo "copy relay (socks5, relay_copy): $(gbs "$tc") GB/s, ratio $(ratio "$td" "$tc")"
+for m in "${refs[@]}"; do
+	if [ -n "${REF[$m]:-}" ] && [ -s "$T/r-$m" ]; then
+		t=$(best <"$T/r-$m")
+		echo "reference relay ($m, no policy): $(gbs "$t") GB/s, ratio $(ratio "$td" "$t")"
+	else
+		echo "reference relay ($m): not available here"
+	fi
+done
 echo "proxy CPU per GiB relayed (socks5, splice): $(awk -v c="$pcpu" -v n="$RUNS" -v b="$BYTES" \
 	'BEGIN { printf "%.2f", c / n * 1073741824 / b }') s; the direct transfer takes $(awk -v t="$td" -v b="$BYTES" \
 	'BEGIN { printf "%.2f", t * 1073741824 / b }') s per GiB (best)"
-# A reference relay: socat with 1 MiB buffers (read/write), the same path
-# minus policy, to tell the cost of any user-space hop on this machine
-# (three busy processes instead of two) from the proxy's own.
-if command -v socat >/dev/null; then
-	socat -b 1048576 TCP-LISTEN:0,bind=127.0.0.1,fork TCP:127.0.0.1:"$BP" 2>/dev/null &
-	pids+=($!)
-	sp=""
-	for _ in $(seq 50); do
-		sp=$(ss -Hltnp 2>/dev/null | awk -v p="pid=$!," '$0 ~ p { n = split($4, a, ":"); print a[n]; exit }')
-		[ -n "$sp" ] && break
-		sleep 0.1
-	done
-	if [ -n "$sp" ]; then
-		: >"$T/r"
-		for _ in $(seq "$RUNS"); do "$H/proxy-bench" fetch "direct:$sp" "$BYTES" >>"$T/r"; done
-		tr_=$(best <"$T/r")
-		echo "reference relay (socat -b 1MiB): $(gbs "$tr_") GB/s, ratio $(ratio "$td" "$tr_")"
-	fi
-fi
-
 # 2. connection setup latency
 ld=$("$H/proxy-bench" latency "$DIRECT" "$LAT_N")
 ls_=$("$H/proxy-bench" latency "$SOCKS" "$LAT_N")

@@ -12,20 +12,39 @@
  *                                          print microseconds per connection
  *   proxy-bench hold VIA COUNT             COUNT concurrent echo connections, all
  *                                          established, then closed; print errors
+ *   proxy-bench relay MODE PORT [PIPE]     a minimal relay, no policy: listen on
+ *                                          127.0.0.1:0, print the port; per
+ *                                          connection connect to 127.0.0.1:PORT and
+ *                                          move bytes both ways, one blocking
+ *                                          thread per direction; MODE splice
+ *                                          (socket -> pipe of PIPE bytes, default
+ *                                          1 MiB -> socket) or copy (read/write,
+ *                                          1 MiB buffer): the best a user-space hop
+ *                                          does on this machine, for bench/proxy.sh;
+ *                                          MODE sockmap (root): the kernel moves
+ *                                          the bytes (BPF sk_skb verdict program,
+ *                                          bpf_sk_redirect_map), the relay only
+ *                                          passes the 8-byte request of `fetch`
  *
  * VIA is direct:PORT, socks:PROXYPORT:NAME:PORT or http:PROXYPORT:NAME:PORT. */
 #include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <poll.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -212,6 +231,201 @@ static int cmd_serve(void)
 	}
 }
 
+typedef struct Hop {
+	int from, to;
+	bool splice;
+	int pipe_size;
+} Hop;
+
+/* One direction of a minimal relay: blocking calls, nothing else. */
+static void *hop_thread(void *arg)
+{
+	Hop *h = arg;
+	int p[2] = { -1, -1 };
+	char *b = NULL;
+
+	if (h->splice) {
+		if (pipe2(p, O_CLOEXEC) < 0)
+			goto out;
+		(void)fcntl(p[1], F_SETPIPE_SZ, h->pipe_size);
+		for (;;) {
+			ssize_t n = splice(h->from, NULL, p[1], NULL, (size_t)h->pipe_size, SPLICE_F_MOVE);
+			if (n <= 0)
+				break;
+			while (n > 0) {
+				ssize_t w = splice(p[0], NULL, h->to, NULL, (size_t)n, SPLICE_F_MOVE);
+				if (w <= 0)
+					goto out;
+				n -= w;
+			}
+		}
+	} else {
+		if (!(b = malloc(BUF)))
+			goto out;
+		for (;;) {
+			ssize_t n = read(h->from, b, BUF);
+			if (n <= 0 || write_full(h->to, b, (size_t)n) < 0)
+				break;
+		}
+	}
+out:
+	(void)shutdown(h->to, SHUT_WR);
+	if (p[0] >= 0) {
+		close(p[0]);
+		close(p[1]);
+	}
+	free(b);
+	return NULL;
+}
+
+/* The sockmap relay: a BPF_MAP_TYPE_SOCKMAP of two sockets (0: the
+ * client's, 1: upstream) whose verdict program sends each packet that
+ * arrives on one out of the other, all in the kernel. One connection at a
+ * time; the program tells the sides apart by the local port (the client's
+ * side has the relay's listening port). */
+static long bpf_call(int cmd, union bpf_attr *a)
+{
+	return syscall(SYS_bpf, cmd, a, sizeof(*a));
+}
+
+static int sockmap_setup(int lport, int *ret_map)
+{
+	struct bpf_insn prog[] = {
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1,
+		  .off = offsetof(struct __sk_buff, local_port) },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 1 },
+		{ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = BPF_REG_2, .off = 1, .imm = lport },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 0 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_2, .src_reg = BPF_PSEUDO_MAP_FD },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_4, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_sk_redirect_map },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	static char log[4096];
+	union bpf_attr a;
+	int map, pfd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_SOCKMAP;
+	a.key_size = 4;
+	a.value_size = 4;
+	a.max_entries = 2;
+	if ((map = (int)bpf_call(BPF_MAP_CREATE, &a)) < 0)
+		return -1;
+	prog[4].imm = map;
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SK_SKB;
+	a.insns = (uintptr_t)prog;
+	a.insn_cnt = sizeof(prog) / sizeof(prog[0]);
+	a.license = (uintptr_t)"GPL";
+	a.log_buf = (uintptr_t)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	if ((pfd = (int)bpf_call(BPF_PROG_LOAD, &a)) < 0) {
+		fprintf(stderr, "proxy-bench: BPF_PROG_LOAD: %s\n%s\n", strerror(errno), log);
+		return -1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.target_fd = (uint32_t)map;
+	a.attach_bpf_fd = (uint32_t)pfd;
+	a.attach_type = BPF_SK_SKB_VERDICT;
+	if (bpf_call(BPF_PROG_ATTACH, &a) < 0) {
+		fprintf(stderr, "proxy-bench: BPF_PROG_ATTACH: %s\n", strerror(errno));
+		return -1;
+	}
+	*ret_map = map;
+	return 0;
+}
+
+static int sockmap_put(int map, uint32_t key, int fd, bool del)
+{
+	union bpf_attr a;
+	uint32_t v = (uint32_t)fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)map;
+	a.key = (uintptr_t)&key;
+	if (del)
+		return (int)bpf_call(BPF_MAP_DELETE_ELEM, &a);
+	a.value = (uintptr_t)&v;
+	a.flags = BPF_ANY;
+	return (int)bpf_call(BPF_MAP_UPDATE_ELEM, &a);
+}
+
+/* Pass fetch's 8-byte request on by hand (nothing comes back before it),
+ * then let the kernel move the rest and wait for the client to close. */
+static void sockmap_conn(int map, int c, int u)
+{
+	char req[8];
+	/* Upstream's FIN is not passed on (upstream closes as soon as its
+	 * last byte is queued, before the kernel moved it): wait for the
+	 * client, which closes once it has all its bytes. */
+	struct pollfd p[1] = { { .fd = c, .events = POLLRDHUP } };
+
+	if (read_full(c, req, 8) < 0)
+		return;
+	/* Both in the map before upstream is asked: bytes queued on a socket
+	 * before it joins are not redirected. */
+	if (sockmap_put(map, 0, c, false) < 0 || sockmap_put(map, 1, u, false) < 0) {
+		fprintf(stderr, "proxy-bench: sockmap update: %s\n", strerror(errno));
+		return;
+	}
+	if (write_full(u, req, 8) < 0)
+		return;
+	while (poll(p, 1, -1) >= 0 && !p[0].revents)
+		;
+	(void)sockmap_put(map, 0, 0, true);
+	(void)sockmap_put(map, 1, 0, true);
+}
+
+static int cmd_relay(const char *mode, int port, int pipe_size)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool sp = strcmp(mode, "splice") == 0, sm = strcmp(mode, "sockmap") == 0;
+	int map = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(lfd, 4096) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&a, &len) < 0)
+		return 1;
+	if (sm && sockmap_setup(ntohs(a.sin_port), &map) < 0)
+		return 1;
+	printf("%d\n", ntohs(a.sin_port));
+	fflush(stdout);
+	for (;;) {
+		int one = 1, c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), u;
+		pthread_t t1, t2;
+		Hop h[2];
+
+		if (c < 0)
+			continue;
+		if ((u = tcp_connect(port)) < 0) {
+			close(c);
+			continue;
+		}
+		(void)setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (sm) {
+			sockmap_conn(map, c, u);
+			close(c);
+			close(u);
+			continue;
+		}
+		h[0] = (Hop){ .from = c, .to = u, .splice = sp, .pipe_size = pipe_size };
+		h[1] = (Hop){ .from = u, .to = c, .splice = sp, .pipe_size = pipe_size };
+		/* One connection at a time: the bench runs them one by one. */
+		if (pthread_create(&t1, NULL, hop_thread, &h[0]) == 0) {
+			if (pthread_create(&t2, NULL, hop_thread, &h[1]) == 0)
+				pthread_join(t2, NULL);
+			pthread_join(t1, NULL);
+		}
+		close(c);
+		close(u);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	Via v;
@@ -219,6 +433,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
 		return cmd_serve();
+	if (argc >= 4 && strcmp(argv[1], "relay") == 0)
+		return cmd_relay(argv[2], atoi(argv[3]), argc > 4 ? atoi(argv[4]) : BUF);
 	if (argc < 4 || parse_via(argv[2], &v) < 0) {
 		fprintf(stderr, "usage: see the comment in proxy-bench.c\n");
 		return 2;
