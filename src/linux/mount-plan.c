@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/path-real.h"
 #include "common/dirs.h"
 #include "common/macro.h"
 #include "common/strv.h"
@@ -188,7 +189,7 @@ static char *planned_real_path(const char *path)
 		anc[1] = '\0';
 	if (stat(anc, &st) < 0 || !S_ISDIR(st.st_mode) || access(anc, W_OK | X_OK) < 0)
 		return NULL;
-	_cleanup_free_ char *real = realpath(anc, NULL);
+	_cleanup_free_ char *real = path_real(anc);
 	char *ret = NULL;
 	if (!real || asprintf(&ret, "%s%s", strcmp(real, "/") == 0 ? "" : real,
 			      path + strlen(strcmp(anc, "/") == 0 ? "" : anc)) < 0)
@@ -239,7 +240,7 @@ static int add_policy_path(Builder *b, const char *path, MountKind kind, Landloc
 		target[n] = '\0';
 		return add_spec(b, MOUNT_SYMLINK, target, path, NULL, false);
 	}
-	real = realpath(path, NULL);
+	real = path_real(path);
 	if (!real)
 		return -errno;
 	if (path_in_list(real, b->hidden))
@@ -314,7 +315,7 @@ static int plan_ll_hidden(Builder *b)
 /* Mask a hidden path wherever a bind would show it. */
 static int add_mask(Builder *b, const char *path)
 {
-	_cleanup_free_ char *real = realpath(path, NULL);
+	_cleanup_free_ char *real = path_real(path);
 	struct stat st;
 
 	if (!real)
@@ -417,7 +418,7 @@ static int add_protected(Builder *b, const MountPlanInput *in, char **reterr_pat
 			 * that is in the workspace (outside, the policy decides
 			 * what is writable). A dangling one could be made to
 			 * point at anything the command creates: refuse. */
-			real = realpath(view, NULL);
+			real = path_real(view);
 			if (!real) {
 				*reterr_path = TAKE_PTR(view);
 				return -ELOOP;
@@ -474,7 +475,7 @@ static int add_sanitized(Builder *b, const WardPolicy *pol)
 
 		if (path_in_list(*p, b->hidden) || !shown_by_policy(pol, *p))
 			continue;
-		real = realpath(*p, NULL);
+		real = path_real(*p);
 		fd = real ? open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK) : -EBADF;
 		if (fd < 0 || path_in_list(real, b->hidden) || fstat(fd, &st) < 0 ||
 		    !S_ISREG(st.st_mode))
@@ -511,7 +512,7 @@ static int add_capture_files(Builder *b, const WardPolicy *pol)
 
 	if (pol->net_mode != NET_MODE_PROXY || pol->net_no_capture)
 		return 0;
-	real = realpath("/etc/resolv.conf", NULL);
+	real = path_real("/etc/resolv.conf");
 	r = add_spec(b, MOUNT_FILE_DATA, NULL, real ? real : "/etc/resolv.conf", resolv, true);
 	/* Readable wherever the link led (/run/systemd/resolve/...), not
 	 * only under an /etc the policy shows. */
@@ -534,7 +535,7 @@ static int add_ca_bundle(Builder *b)
 
 	if (!nr || !nr->bundle)
 		return 0;
-	real = realpath(NET_CA_BUNDLE_PATH, NULL);
+	real = path_real(NET_CA_BUNDLE_PATH);
 	return add_spec(b, MOUNT_FILE_DATA, NULL, real ? real : NET_CA_BUNDLE_PATH, nr->bundle, true);
 }
 
@@ -558,7 +559,7 @@ static int add_caches(Builder *b, const MountPlanInput *in)
 
 		if (path_in_list(*p, b->hidden) || lstat(*p, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		real = realpath(*p, NULL);
+		real = path_real(*p);
 		if (!real || path_in_list(real, b->hidden) || strpbrk(real, ",:\\"))
 			continue;
 		if (asprintf(&src, MP_OLDROOT "%s", real) < 0)
@@ -680,7 +681,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	/* What must never be visible, by real path. */
 	STRV_FOREACH(d, pol->fs_deny)
 	{
-		_cleanup_free_ char *real = realpath(*d, NULL);
+		_cleanup_free_ char *real = path_real(*d);
 		r = strv_extend(&b.hidden, *d);
 		if (r >= 0 && real && strcmp(real, *d) != 0)
 			r = strv_extend(&b.hidden, real);
@@ -695,7 +696,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 	}
 	STRV_FOREACH(o, own)
 	{
-		_cleanup_free_ char *real = realpath(*o, NULL);
+		_cleanup_free_ char *real = path_real(*o);
 		if ((r = strv_extend(&b.hidden, *o)) < 0 ||
 		    (real && (r = strv_extend(&b.hidden, real)) < 0))
 			goto fail;
@@ -746,7 +747,7 @@ int mount_plan_build(const MountPlanInput *in, MountPlan *ret, char **reterr_pat
 		goto fail_path;
 
 	if (in->test_leak_dir) {
-		_cleanup_free_ char *real = realpath(in->test_leak_dir, NULL);
+		_cleanup_free_ char *real = path_real(in->test_leak_dir);
 		_cleanup_free_ char *src = NULL;
 		if (!real || asprintf(&src, MP_OLDROOT "%s", real) < 0) {
 			r = -errno;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/path-real.h"
 #include "common/macro.h"
 #include "common/strv.h"
 #include "linux/deny-split.h"
@@ -81,7 +82,7 @@ static int add_policy_path(Tier1Rules *ret, const char *path, LandlockClass cls,
 
 	if (in_list(path, hidden))
 		return 0; /* deny wins */
-	real = realpath(path, NULL);
+	real = path_real(path);
 	if (!real)
 		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : -errno;
 	if (in_list(real, hidden))
@@ -177,7 +178,7 @@ static int hidden_paths(const Tier1RulesInput *in, char ***ret)
 		return r;
 	STRV_FOREACH(p, all)
 	{
-		_cleanup_free_ char *real = realpath(*p, NULL);
+		_cleanup_free_ char *real = path_real(*p);
 
 		struct stat st;
 

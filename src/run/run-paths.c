@@ -10,6 +10,7 @@
 
 #include "run/run-paths.h"
 #include "common/cleanup.h"
+#include "common/path-real.h"
 #include "common/log.h"
 #include "common/path-util.h"
 #include "common/safe-path.h"
@@ -77,7 +78,7 @@ int run_check_workspace(const char *ws, const char *home, const WardPolicy *pol,
 			const char *state_dir, const char *config_dir, bool allow_unsafe,
 			WardError *reterr)
 {
-	_cleanup_free_ char *home_real = realpath(home, NULL), *state_real = NULL,
+	_cleanup_free_ char *home_real = path_real(home), *state_real = NULL,
 			    *config_real = NULL, *why = NULL;
 	_cleanup_strv_ char **deny = NULL;
 	int r;
@@ -86,12 +87,12 @@ int run_check_workspace(const char *ws, const char *home, const WardPolicy *pol,
 	 * path spelled another way. */
 	STRV_FOREACH(d, pol->fs_deny)
 	{
-		_cleanup_free_ char *real = realpath(*d, NULL);
+		_cleanup_free_ char *real = path_real(*d);
 		if (strv_extend(&deny, *d) < 0 || (real && strv_extend(&deny, real) < 0))
 			return ward_error_set(reterr, "workspace", ENOMEM, "Out of memory");
 	}
-	state_real = state_dir ? realpath(state_dir, NULL) : NULL;
-	config_real = config_dir ? realpath(config_dir, NULL) : NULL;
+	state_real = state_dir ? path_real(state_dir) : NULL;
+	config_real = config_dir ? path_real(config_dir) : NULL;
 	WorkspaceCheck c = {
 		.workspace = ws,
 		.home = home_real ? home_real : home,

@@ -12,6 +12,7 @@
 
 #include "common/cleanup.h"
 #include "common/dirs.h"
+#include "common/path-real.h"
 #include "common/json-util.h"
 #include "common/strv.h"
 #include "common/time-util.h"
@@ -330,7 +331,7 @@ static int tier_gaps(Run *run)
 	return 0;
 }
 
-int run_do_prepare(Run *run)
+static int do_prepare(Run *run)
 {
 	WardError e = {};
 	int r;
@@ -425,6 +426,18 @@ int run_do_prepare(Run *run)
 	if (r < 0)
 		return run_fail_with(run, &e, r);
 	return 0;
+}
+
+/* The planning resolves many paths that share their leading components:
+ * each component is looked up once for the whole phase (path-real.h). */
+int run_do_prepare(Run *run)
+{
+	int r;
+
+	path_real_begin();
+	r = do_prepare(run);
+	path_real_end();
+	return r;
 }
 
 /* The session: a new copy-on-write one, or the one asked for (locked now,
