@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/cleanup.h"
+#include "common/path-real.h"
 #include "common/json-util.h"
 #include "common/log.h"
 #include "common/strv.h"
@@ -84,7 +85,7 @@ int sandbox_plan_list_protections(SandboxPlan *plan)
 	return 0;
 }
 
-int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError *reterr)
+static int plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError *reterr)
 {
 	_cleanup_free_ char *errpath = NULL;
 	SandboxPlan *plan;
@@ -333,6 +334,18 @@ int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError 
 #undef FAIL
 	*ret = plan;
 	return 0;
+}
+
+/* The plan resolves every denied, masked and granted path, most of them
+ * under the same few directories: one lookup per component (path-real.h). */
+int sandbox_plan_new(const SandboxOptions *opt, SandboxPlan **ret, SandboxError *reterr)
+{
+	int r;
+
+	path_real_begin();
+	r = plan_new(opt, ret, reterr);
+	path_real_end();
+	return r;
 }
 
 SandboxPlan *sandbox_plan_free(SandboxPlan *plan)

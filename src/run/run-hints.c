@@ -8,6 +8,7 @@
 
 #include "run/run-hints.h"
 #include "common/cleanup.h"
+#include "common/path-real.h"
 #include "common/path-util.h"
 #include "common/strv.h"
 #include "net/proxy-report.h"
@@ -97,7 +98,7 @@ cJSON *run_hints_path(const WardPolicy *pol, char *const *envp, const char *home
 		 * the host as well. */
 		if (ent[0] != '/' || stat(ent, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		real = realpath(ent, NULL);
+		real = path_real(ent);
 		if (!real || visible_exec(pol, real, workspace) || strv_contains(seen, real))
 			continue;
 		if (strv_extend(&seen, real) < 0)
