@@ -151,6 +151,57 @@ as_host "$T/bin/ward" "${RUN[@]}"
 st=0
 as_host "$T/bin/ward" run --tier 2 -- /bin/true 2>/dev/null || st=$?
 [ "$st" = 125 ] || { echo "bench/pod.sh: the host's runs are not under the pod's ceiling"; exit 1; }
+
+# WARD_BENCH_POD_COUNT=1: instead of timing, count what one tier 1 run does
+# in the pod and on the host: syscalls (strace -f -c from the host), then
+# perf stat's task-clock and page faults. The pod's side is entered with
+# nsenter into the agent container's namespaces as its uid (so its paths
+# are looked up on the image's overlay root; the runtime's seccomp filter
+# and cgroup are not entered), the host's as the timed rounds run it. Each
+# syscall count is less that of the same wrapper running /bin/true.
+if [ -n "${WARD_BENCH_POD_COUNT:-}" ]; then
+	pid=$(podman inspect -f '{{.State.Pid}}' "${PODS[0]}")
+	printf '%s\n' "exec nsenter -t $pid -m -u -i -n -p -w --setuid 1000 --setgid 1000 \\" \
+		'	env -i HOME=/home/agent PATH=/usr/local/bin:/usr/bin:/bin "$@"' >"$T/arm-pod"
+	printf '%s\n' "exec unshare -m --propagation private sh -c 'mount --bind \"$HOST_ETC\" /etc &&" \
+		"	cd \"$T/ws\" && exec setpriv --reuid=ward-test --regid=ward-test --init-groups \\" \
+		"	--reset-env env HOME=\"$T/home\" PATH=/usr/bin:/bin \"\$@\"' sh \"\$@\"" >"$T/arm-host"
+	count() { # ARM WARD: the syscalls of a run less the wrapper's own
+		strace -f -c -o "$T/strace-$1" sh "$T/arm-$1" "$2" run --tier 1 -- /bin/true \
+			>/dev/null 2>&1
+		strace -f -c -o "$T/strace-$1-base" sh "$T/arm-$1" /bin/true >/dev/null 2>&1
+		/usr/bin/python3 -c '
+import re, sys
+def calls(f):
+    d = {}
+    for l in open(f):
+        m = re.match(r"\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$", l)
+        if m and m.group(2) != "total":
+            d[m.group(2)] = int(m.group(1))
+    return d
+a, b = calls(sys.argv[1]), calls(sys.argv[2])
+diff = {k: a.get(k, 0) - b.get(k, 0) for k in set(a) | set(b)}
+top = sorted(diff.items(), key=lambda kv: -kv[1])[:8]
+print(f"  {sum(diff.values())} syscalls:", ", ".join(f"{k} {v}" for k, v in top))' \
+			"$T/strace-$1" "$T/strace-$1-base"
+	}
+	echo "syscalls of one ward run --tier 1 -- /bin/true, less its wrapper's:"
+	echo " in the pod's namespaces (nsenter; the image's overlay root):"
+	count pod /usr/local/bin/ward
+	echo " on the host (the image's /etc bound over the host's):"
+	count host "$T/bin/ward"
+	echo "perf stat -r $N: the run, then its wrapper alone:"
+	for arm in pod host; do
+		w=/usr/local/bin/ward
+		[ $arm = host ] && w=$T/bin/ward
+		for cmd in "$w run --tier 1 -- /bin/true" /bin/true; do
+			# shellcheck disable=SC2086 # the words of $cmd
+			perf stat -r "$N" -e task-clock,page-faults -- sh "$T/arm-$arm" $cmd \
+				2>&1 >/dev/null | grep -E 'task-clock|page-faults' | sed "s/^ */  $arm: /"
+		done
+	done
+	exit 0
+fi
 for _ in $(seq "$ROUNDS"); do
 	round run-pod in_pod "${PODS[0]}"
 	round run-unconfined in_pod "${PODS[1]}"

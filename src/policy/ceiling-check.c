@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/path-real.h"
 #include "common/path-util.h"
 #include "common/strv.h"
 #include "policy/ceiling-internal.h"
@@ -71,7 +72,7 @@ char *ceiling_resolve_path(const char *path)
 	for (;;) {
 		char *slash;
 
-		res = realpath(head[0] ? head : "/", NULL);
+		res = path_real(head[0] ? head : "/");
 		if (res)
 			break;
 		slash = strrchr(head, '/');
