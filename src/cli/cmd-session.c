@@ -61,7 +61,8 @@ _noreturn_ static void daemon_main(RunOptions *o, const char *state, const char 
 	if (session_live_detach(state, id) < 0)
 		_exit(WARD_EXIT_SETUP);
 	SessionServerConfig cfg = { .listen_fd = listen_fd, .owner_pidfd = owner_pidfd,
-				    .ready_fd = ready_fd, .session_id = id, .tier = 2, .cow = o->cow };
+				    .ready_fd = ready_fd, .session_id = id, .tier = o->tier == 3 ? 3 : 2,
+				    .cow = o->cow };
 	SandboxServe serve = { .loop = session_server_loop, .userdata = &cfg };
 	if (cli_run_request(o, 0, &req, &overrides) < 0)
 		_exit(WARD_EXIT_SETUP);
@@ -131,9 +132,9 @@ static int session_new_live(int argc, char **argv)
 				"--events-fd and --env belong to each ward exec\n");
 		return WARD_EXIT_USAGE;
 	}
-	if (o.tier >= 0 && o.tier != 2) {
-		fprintf(stderr, "ward session new: a live session needs tier 2 (--storage-only makes "
-				"the storage alone, for ward run --session)\n");
+	if (o.tier >= 0 && o.tier != 2 && o.tier != 3) {
+		fprintf(stderr, "ward session new: a live session needs tier 2 or 3 (--storage-only "
+				"makes the storage alone, for ward run --session)\n");
 		return WARD_EXIT_USAGE;
 	}
 	if (o.log_level >= 0)

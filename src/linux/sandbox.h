@@ -50,6 +50,9 @@ typedef struct SandboxSession {
 	/* The after-run check of protected paths (quarantine.h), for each
 	 * command's end; NULL in a copy-on-write session. */
 	const struct QuarantineInput *quarantine;
+	/* Tier 3: the session's VM (vm/vm-warm.h), which runs each command;
+	 * NULL at tier 2. Set by the T3 backend around the session's loop. */
+	struct VmWarm *guest;
 } SandboxSession;
 
 /* A signal the supervisor forwards carries this in si_value: the whole

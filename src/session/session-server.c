@@ -34,6 +34,7 @@
 #include "session/session-net.h"
 #include "session/session-proto.h"
 #include "session/session-server.h"
+#include "vm/vm-warm.h"
 #include "ward/ward.h"
 
 #define CMDS_MAX 64
@@ -47,7 +48,10 @@ typedef struct Cmd {
 	bool used, started, background, want_result, timed_out, client_gone, stopped;
 	uint32_t id;
 	int conn;   /* the client's connection; -1 once it is gone or replied to */
-	int pidfd;  /* the command's pid 1 (its own pid namespace); -1 until started */
+	int pidfd;  /* the command's pid 1 (its own pid namespace); -1 until started;
+		     * tier 3: its relay (vm-warm.h) */
+	int res;    /* tier 3: the relay's report; else -1 */
+	bool guest; /* tier 3: runs in the session's VM */
 	uint64_t start_ms, deadline_ms;
 	char **argv;
 	char *cwd;
@@ -70,6 +74,7 @@ typedef struct Server {
 	char **not_held, **partly_held; /* the tier table's gaps, as a cold run's result */
 	int spare_sock, spare_pidfd; /* pid 1's spare, offered (SANDBOX_EV_SPARE); -1: none */
 	char see[PATH_MAX + 64];        /* where every connection is (the refusals' line) */
+	bool guest_dead;                /* tier 3: the VM stopped or broke the protocol */
 } Server;
 
 static void reply(int conn, SessionReplyKind kind, int code, const char *text)
@@ -119,10 +124,12 @@ static void cmd_free(Cmd *c)
 		close(c->conn);
 	if (c->pidfd >= 0)
 		close(c->pidfd);
+	if (c->res >= 0)
+		close(c->res);
 	strv_free(c->argv);
 	free(c->cwd);
 	session_net_done(&c->net);
-	*c = (Cmd){ .conn = -1, .pidfd = -1 };
+	*c = (Cmd){ .conn = -1, .pidfd = -1, .res = -1 };
 }
 
 static Cmd *cmd_find(Server *srv, uint32_t id)
@@ -455,6 +462,32 @@ static int exec_send(Server *srv, Cmd *c, char **env, const int fds[3], bool wan
 					pty.enabled ? &pty : NULL);
 }
 
+/* Tier 3: what the session's VM cannot take (docs/t3.md): a background
+ * command (the guest init takes one command at a time), a second command
+ * while one runs, any command once the VM is dead. */
+static int guest_refused(const Server *srv, const SessionRequest *rq, char *why, size_t n)
+{
+	if (srv->guest_dead) {
+		snprintf(why, n, "the session's VM stopped: stop the session (ward session stop) and "
+				 "start another");
+		return -EPIPE;
+	}
+	if (rq->flags & SESSION_EXEC_BACKGROUND) {
+		snprintf(why, n, "--background is not available at tier 3: the session's VM runs "
+				 "one command at a time (start a dev server in the foreground "
+				 "of its own session, or use a tier-2 session)");
+		return -EOPNOTSUPP;
+	}
+	for (size_t i = 0; i < CMDS_MAX; i++)
+		if (srv->cmds[i].used && srv->cmds[i].guest) {
+			snprintf(why, n, "busy: a tier-3 session runs one command at a time, and "
+					 "exec %u is running",
+				 srv->cmds[i].id);
+			return -EBUSY;
+		}
+	return 0;
+}
+
 static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds[3])
 {
 	const WardPolicy *pol = srv->s->policy;
@@ -465,7 +498,7 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	_cleanup_free_ char *cwd = NULL;
 	Cmd *c = NULL;
 	bool plain;
-	int r, pidfd;
+	int r, pidfd = -1;
 
 	if (max && timeout > max) {
 		snprintf(why, sizeof(why),
@@ -477,6 +510,10 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	}
 	if (!timeout)
 		timeout = max;
+	if (srv->s->guest && (r = guest_refused(srv, rq, why, sizeof(why))) < 0) {
+		refuse(srv, conn, rq, why);
+		return;
+	}
 	if ((bad = stdio_refused(fds, &plain))) {
 		snprintf(why, sizeof(why), "refused: %s", bad);
 		refuse(srv, conn, rq, why);
@@ -500,7 +537,7 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 		refuse(srv, conn, rq, c ? "out of memory" : "too many commands running in this session");
 		return;
 	}
-	*c = (Cmd){ .used = true, .id = ++srv->next_id, .conn = -1, .pidfd = -1,
+	*c = (Cmd){ .used = true, .id = ++srv->next_id, .conn = -1, .pidfd = -1, .res = -1,
 		    .background = rq->flags & SESSION_EXEC_BACKGROUND,
 		    .want_result = rq->flags & SESSION_EXEC_RESULT, .start_ms = monotonic_ms() };
 	c->deadline_ms = timeout ? c->start_ms + timeout * 1000 : 0;
@@ -518,7 +555,13 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	/* The command first, its `start` event while it starts: this loop
 	 * handles nothing of the command (its end, a signal) before the event
 	 * is written, and the event records what the request asked. */
-	r = exec_send(srv, c, env, fds, rq->flags & SESSION_EXEC_PTY, plain, &pidfd);
+	if (srv->s->guest) {
+		/* Tier 3: in the session's VM, through a relay (vm-warm.h). */
+		c->guest = true;
+		r = vm_warm_exec(srv->s->guest, c->id, c->argv, env, c->cwd, fds, &c->pidfd, &c->res);
+		c->started = r >= 0;
+	} else
+		r = exec_send(srv, c, env, fds, rq->flags & SESSION_EXEC_PTY, plain, &pidfd);
 	/* The `start` event of a cold run, for this command (the session's
 	 * own start event has the sandbox's enforced and degraded lists). */
 	if (!srv->policy_hash[0] && policy_hash(pol, srv->policy_hash) < 0)
@@ -746,7 +789,7 @@ static void handle_conn(Server *srv, Cmd *c)
 		close(c->conn);
 		c->conn = -1;
 		if (c->pidfd >= 0)
-			(void)pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+			(void)pidfd_send_signal(c->pidfd, c->guest ? SIGUSR1 : SIGKILL, NULL, 0);
 		return;
 	}
 	if (session_request_parse(buf, (size_t)n, &rq, NULL, 0) == 0 && rq.kind == SESSION_REQ_SIGNAL &&
@@ -820,6 +863,32 @@ static int drain_events(Server *srv)
 	}
 }
 
+/* Tier 3: the relay of @c ended; a relay that failed leaves the VM dead
+ * (the protocol broke or the guest stopped): the session then stops. */
+static void guest_finish(Server *srv, Cmd *c)
+{
+	WardError e = {};
+	int wstatus = -1;
+
+	if (vm_warm_result(c->pidfd, c->res, &wstatus, &e) < 0) {
+		log_error("session %s: exec %u: %s", srv->cfg->session_id, c->id, e.detail);
+		srv->guest_dead = true;
+		if (!c->timed_out || c->client_gone) {
+			cmd_finish(srv, c, -1, &e, WARD_EXIT_SETUP);
+			return;
+		}
+	}
+	cmd_finish(srv, c, wstatus, NULL, 0);
+}
+
+static bool guest_running(const Server *srv)
+{
+	for (size_t i = 0; i < CMDS_MAX; i++)
+		if (srv->cmds[i].used && srv->cmds[i].guest)
+			return true;
+	return false;
+}
+
 /* The end of the session: every command is killed with pid 1 (the
  * caller's); each gets its record. */
 static void finish_all(Server *srv)
@@ -871,13 +940,18 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 						    : POLICY_SESSION_IDLE_DEFAULT_S;
 
 	for (size_t i = 0; i < CMDS_MAX; i++)
-		srv.cmds[i] = (Cmd){ .conn = -1, .pidfd = -1 };
+		srv.cmds[i] = (Cmd){ .conn = -1, .pidfd = -1, .res = -1 };
 	for (size_t i = 0; i < PENDING_MAX; i++)
 		srv.pending[i] = -1;
 	srv.idle_ms = idle_s * 1000;
 	srv.spare_sock = srv.spare_pidfd = -1;
 	if (wait_ready(&srv) < 0)
 		return 0;
+	if (s->guest) {
+		WardError e = {};
+		if (vm_warm_start(s->guest, s, &e) < 0)
+			return 0;
+	}
 	_cleanup_free_ char *state = NULL;
 	if (ward_state_dir(&state) == 0)
 		snprintf(srv.see, sizeof(srv.see), "every connection is in %s/audit.jsonl (session %s)",
@@ -895,7 +969,7 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 	log_info("session %s is up", cfg->session_id);
 	srv.last_activity_ms = monotonic_ms();
 
-	enum { P_LISTEN, P_INIT_SOCK, P_INIT, P_SIG, P_OWNER, P_REPORT, P_FIXED };
+	enum { P_LISTEN, P_INIT_SOCK, P_INIT, P_SIG, P_OWNER, P_REPORT, P_GUEST, P_FIXED };
 	while (!srv.stop) {
 		struct pollfd p[P_FIXED + 2 * CMDS_MAX + PENDING_MAX];
 		Cmd *owner[P_FIXED + 2 * CMDS_MAX + PENDING_MAX];
@@ -909,6 +983,8 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 		p[P_SIG] = (struct pollfd){ .fd = s->sigfd, .events = POLLIN };
 		p[P_OWNER] = (struct pollfd){ .fd = cfg->owner_pidfd, .events = POLLIN };
 		p[P_REPORT] = (struct pollfd){ .fd = s->report_rd, .events = POLLIN };
+		p[P_GUEST] = (struct pollfd){ .fd = s->guest && !srv.guest_dead ? s->guest->qemu_pidfd : -1,
+					       .events = POLLIN };
 		for (size_t i = 0; i < CMDS_MAX; i++) {
 			Cmd *c = &srv.cmds[i];
 			if (!c->used)
@@ -946,8 +1022,11 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 			Cmd *c = &srv.cmds[i];
 			if (c->used && c->deadline_ms && !c->timed_out && now >= c->deadline_ms) {
 				c->timed_out = true;
+				/* Tier 3: the relay has the guest end the command
+				 * (the VM stays up). */
 				if (c->pidfd >= 0)
-					(void)pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
+					(void)pidfd_send_signal(c->pidfd, c->guest ? SIGUSR1 : SIGKILL,
+								NULL, 0);
 			}
 		}
 		if (!busy && now >= srv.last_activity_ms + srv.idle_ms) {
@@ -963,6 +1042,12 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 			break;
 		if (p[P_INIT].revents)
 			break; /* pid 1 is gone: so is everything inside */
+		if (p[P_GUEST].revents) {
+			/* The VM stopped: a command running ends when its relay
+			 * sees it (125); then the session stops. */
+			log_error("session %s: its VM stopped", cfg->session_id);
+			srv.guest_dead = true;
+		}
 		if (p[P_OWNER].revents) {
 			log_info("session %s: its owner exited, stopping", cfg->session_id);
 			srv.stop = true;
@@ -993,6 +1078,10 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 			else if (p[i].fd == c->pidfd) {
 				/* Its end reported first, if it had one. */
 				uint32_t id = c->id;
+				if (c->guest) {
+					guest_finish(&srv, c);
+					continue;
+				}
 				if (drain_events(&srv) == -EPIPE)
 					break;
 				if (c->used && c->id == id)
@@ -1001,6 +1090,8 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 		}
 		if (p[P_LISTEN].revents)
 			handle_accept(&srv);
+		if (srv.guest_dead && !guest_running(&srv))
+			srv.stop = true;
 	}
 	finish_all(&srv);
 	spare_forget(&srv);

@@ -34,7 +34,10 @@
 #include "run/backend.h"
 #include "vm/vm-engine.h"
 #include "vm/vm-image.h"
+#include "vm/vm-mux.h"
 #include "vm/vm-request.h"
+#include "vm/vm-warm.h"
+#include "linux/sandbox.h"
 
 extern const Backend backend_linux_t2;
 extern const Backend backend_vm_t3;
@@ -101,6 +104,21 @@ extern const Backend backend_vm_t3;
 	"wait $o $e $c; "                                                                           \
 	"[ -z \"$x\" ] || r=$((" STR(VM_EXIT_SIGNAL_BASE) "+x)); exit $r"
 
+/* A warm session's QEMU (vm-warm.h): the shares as above, the console
+ * through a FIFO to tail, QEMU's own messages in $WARD_VM_QEMU_ERR, and
+ * no stdio: each command's goes over the port ward.mux, whose socket
+ * QEMU makes in the run dir for the supervisor. */
+#define WARM_WRAP                                                                                  \
+	"s=0; for a; do shift; "                                                                   \
+	"if [ $s = 0 ]; then if [ \"$a\" = --ward-shares ]; then s=1; else set -- \"$@\" \"$a\"; fi; " \
+	"elif [ $s = 1 ]; then t=$a; s=2; "                                                         \
+	"else [ -d \"$a\" ] && set -- \"$@\" -fsdev "                                             \
+	"\"local,id=$t,path=$a,security_model=none,multidevs=remap\" "                             \
+	"-device \"virtio-9p-device,fsdev=$t,mount_tag=$t\"; s=1; fi; done; "                     \
+	"mkfifo -m 600 " VM_FIFO_CON " || exit 125; "                                               \
+	"tail -c " VM_CONSOLE_MAX " " VM_FIFO_CON " >\"$WARD_VM_CONSOLE\" & "                      \
+	"exec \"$@\" 2>\"$WARD_VM_QEMU_ERR\""
+
 /* The guest's side of network "proxy": QEMU's user network (slirp) runs
  * in the T2 sandbox's network namespace, where 127.0.0.1 (the guest's
  * 10.0.2.2) holds ward's proxy listeners and nothing else reaches out. */
@@ -122,6 +140,10 @@ struct BackendPlan {
 	unsigned mem_mb;
 	VmEngine engine;     /* KVM or TCG, and why (vm-engine.h) */
 	bool test_hostile;   /* WARD_TEST_VM_HOSTILE (test builds) */
+	bool warm_mode;      /* a warm session (in->serve): QEMU stays up */
+	VmWarm warm;         /* its VM, for the session's supervisor */
+	SandboxServe serve;  /* t3_serve around in->serve */
+	char **degraded;     /* the session's: the sandbox's and the VM's */
 };
 
 static const char *const VM_SKIP[] = { "proc", "sys", "dev", "lost+found", NULL };
@@ -207,6 +229,22 @@ static int rec(FILE *f, char type, const char *val)
 	return 0;
 }
 
+int vm_request_env(FILE *f, char *const *envp, bool proxy)
+{
+	int r = 0;
+
+	STRV_FOREACH(e, envp)
+	if (r >= 0 && !(proxy && is_proxy_var(*e)))
+		r = rec(f, VM_REC_ENV, *e);
+	/* The proxy variables name the guest's way to ward's proxy. */
+	for (size_t i = 0; proxy && r >= 0 && i < ELEMENTSOF(guest_proxy_vars); i++) {
+		char kv[128];
+		snprintf(kv, sizeof(kv), "%s=%s", guest_proxy_vars[i][0], guest_proxy_vars[i][1]);
+		r = rec(f, VM_REC_ENV, kv);
+	}
+	return r;
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -232,21 +270,16 @@ static int write_request(BackendPlan *p, char ***shares)
 	if (!f)
 		return -errno;
 	STRV_FOREACH(a, in->argv)
-	if (r >= 0)
+	if (r >= 0 && !p->warm_mode)
 		r = rec(f, VM_REC_ARG, *a);
-	STRV_FOREACH(e, in->envp)
-	if (r >= 0 && !(proxy && is_proxy_var(*e)))
-		r = rec(f, VM_REC_ENV, *e);
-	if (proxy) {
-		/* The proxy variables name the guest's way to ward's proxy. */
-		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(guest_proxy_vars); i++) {
-			char kv[128];
-			snprintf(kv, sizeof(kv), "%s=%s", guest_proxy_vars[i][0], guest_proxy_vars[i][1]);
-			r = rec(f, VM_REC_ENV, kv);
-		}
+	if (p->warm_mode) {
+		/* A warm session: each command comes on ward.mux (vm-warm.c). */
 		if (r >= 0)
-			r = rec(f, VM_REC_NET, VM_NET_GUEST " " VM_NET_HOST);
-	}
+			r = rec(f, VM_REC_WARM, "1");
+	} else if (r >= 0)
+		r = vm_request_env(f, in->envp, proxy);
+	if (proxy && r >= 0)
+		r = rec(f, VM_REC_NET, VM_NET_GUEST " " VM_NET_HOST);
 	char num[32];
 	if (r >= 0)
 		r = rec(f, VM_REC_CWD, cwd ? cwd : in->workspace);
@@ -322,12 +355,22 @@ static int build_argv(BackendPlan *p, char *const *shares)
 
 	r |= strv_extend(a, "/bin/sh");
 	r |= strv_extend(a, "-c");
-	r |= strv_extend(a, SHELL_WRAP);
+	r |= strv_extend(a, p->warm_mode ? WARM_WRAP : SHELL_WRAP);
 	r |= strv_extend(a, "ward-t3");
 	r |= strv_extend(a, p->qemu);
 	VmMachine m = { .image_dir = p->image_dir, .console = "file:" VM_FIFO_CON,
 			.mem_mb = p->mem_mb, .kvm = p->engine.kvm };
 	r |= vm_machine_args(a, &m);
+	if (p->warm_mode) {
+		r |= strv_extend(a, "-device");
+		r |= strv_extend(a, "virtio-serial-device,max_ports=3");
+		r |= strv_extend(a, "-chardev");
+		r |= strv_extendf(a, "socket,id=mux,path=%s/" VM_MUX_SOCKET ",server=on,wait=off",
+				  p->run_dir);
+		r |= strv_extend(a, "-device");
+		r |= strv_extend(a, "virtserialport,chardev=mux,name=" VM_MUX_PORT);
+		goto net;
+	}
 	r |= strv_extend(a, "-device");
 	r |= strv_extend(a, "virtio-serial-device,max_ports=6");
 	r |= strv_extend(a, "-chardev");
@@ -349,6 +392,7 @@ static int build_argv(BackendPlan *p, char *const *shares)
 	r |= strv_extend(a, "pipe,id=sig,path=" VM_FIFO_SIG);
 	r |= strv_extend(a, "-device");
 	r |= strv_extend(a, "virtserialport,chardev=sig,name=ward.sig");
+net:
 	if (p->in->policy->net_mode == NET_MODE_PROXY) {
 		/* User networking, in the T2 sandbox's network namespace: the
 		 * guest's 10.0.2.2 is that namespace's 127.0.0.1, where ward's
@@ -360,6 +404,7 @@ static int build_argv(BackendPlan *p, char *const *shares)
 		r |= strv_extend(a, "-device");
 		r |= strv_extend(a, "virtio-net-device,netdev=net0");
 	}
+	/* Warm too: a failure before the guest init serves is reported there. */
 	r |= strv_extend(a, "-chardev");
 	r |= strv_extendf(a, "file,id=ctl,path=%s/status", p->run_dir);
 	r |= strv_extend(a, "-device");
@@ -377,6 +422,28 @@ static int build_argv(BackendPlan *p, char *const *shares)
 		r |= strv_extend(a, sp + 1);
 	}
 	return r < 0 ? -ENOMEM : 0;
+}
+
+/* A warm session's loop (SandboxServe): the caller's (session-server.c),
+ * told of the VM, whose degraded protections are the session's too. */
+static int t3_serve(void *userdata, const SandboxSession *s)
+{
+	BackendPlan *p = userdata;
+	SandboxSession s2 = *s;
+
+	strv_free(p->degraded);
+	p->degraded = NULL;
+	for (size_t i = 0; s->degraded && s->degraded[i]; i++)
+		if (strv_extend(&p->degraded, s->degraded[i]) < 0)
+			return 0;
+	if ((!p->engine.kvm && strv_extend(&p->degraded, "vm-engine-tcg") < 0) ||
+	    (p->engine.test_no_kvm && strv_extend(&p->degraded, "test-switch-vm-no-kvm") < 0) ||
+	    (p->test_hostile && strv_extend(&p->degraded, "test-switch-vm-hostile") < 0))
+		return 0;
+	p->warm.degraded = p->degraded;
+	s2.degraded = p->degraded;
+	s2.guest = &p->warm;
+	return p->in->serve->loop(p->in->serve->userdata, &s2);
 }
 
 static int t3_acquire(BackendPlan *p, WardError *reterr)
@@ -405,6 +472,7 @@ static int t3_acquire(BackendPlan *p, WardError *reterr)
 			return ward_error_set(reterr, "vm", errno, "cannot make a run dir in %s", runs);
 		p->run_dir = TAKE_PTR(tmpl);
 	}
+	p->warm_mode = in->serve != NULL;
 	if ((r = write_request(p, &shares)) < 0)
 		return ward_error_set(reterr, "vm", -r, "cannot write the guest's request in %s%s",
 				      p->run_dir, r == -E2BIG ? " (too many top-level directories)" : "");
@@ -413,7 +481,8 @@ static int t3_acquire(BackendPlan *p, WardError *reterr)
 	if ((r = build_argv(p, shares)) < 0)
 		return r;
 	if (strv_extend(&p->envp, "PATH=/usr/bin:/bin") < 0 ||
-	    strv_extendf(&p->envp, "WARD_VM_CONSOLE=%s/console", p->run_dir) < 0)
+	    strv_extendf(&p->envp, "WARD_VM_CONSOLE=%s/console", p->run_dir) < 0 ||
+	    strv_extendf(&p->envp, "WARD_VM_QEMU_ERR=%s/qemu.err", p->run_dir) < 0)
 		return -ENOMEM;
 
 	/* The T2 sandbox QEMU runs in: the same policy, plus the image (read)
@@ -431,6 +500,13 @@ static int t3_acquire(BackendPlan *p, WardError *reterr)
 	p->in2.argv = p->argv;
 	p->in2.envp = p->envp;
 	p->in2.dev_kvm = p->engine.kvm;
+	if (p->warm_mode) {
+		p->warm = (VmWarm){ .argv = p->argv, .envp = p->envp, .run_dir = p->run_dir,
+				    .proxy = in->policy->net_mode == NET_MODE_PROXY, .mux = -1,
+				    .qemu_pidfd = -1 };
+		p->serve = (SandboxServe){ .loop = t3_serve, .userdata = p };
+		p->in2.serve = &p->serve;
+	}
 	if ((r = backend_linux_t2.plan(&p->in2, &p->t2, reterr)) < 0)
 		return r;
 	return backend_linux_t2.acquire(p->t2, reterr);
@@ -472,27 +548,9 @@ static char *const *t3_protected(const BackendPlan *p)
 	return p->t2 ? backend_linux_t2.protected_paths(p->t2) : NULL;
 }
 
-/* The last lines of the console, for a VM that failed. */
 static void console_tail(const BackendPlan *p, char *buf, size_t n)
 {
-	_cleanup_free_ char *path = NULL;
-	_cleanup_close_ int fd = -1;
-	struct stat st;
-	ssize_t k;
-	off_t off;
-
-	buf[0] = 0;
-	if (asprintf(&path, "%s/console", p->run_dir) < 0)
-		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return;
-	off = st.st_size > (off_t)n - 1 ? st.st_size - ((off_t)n - 1) : 0;
-	k = pread(fd, buf, n - 1, off);
-	buf[k > 0 ? k : 0] = 0;
-	for (char *c = buf; *c; c++)
-		if ((*c < 32 && *c != '\n') || *c == 127)
-			*c = '?';
+	vm_console_tail(p->run_dir, buf, n);
 }
 
 /* The control port's file: exactly one "status N\n" or "signal N\n" (or
@@ -545,7 +603,7 @@ static int t3_run(BackendPlan *p, BackendResult *ret, WardError *reterr)
 	if (!p->t2)
 		return ward_error_set(reterr, "plan", EINVAL, "the VM was not acquired");
 	r = backend_linux_t2.run(p->t2, ret, reterr);
-	if (r < 0)
+	if (r < 0 || p->warm_mode)
 		return r;
 	/* The sandbox's own outcomes (timeout, memory, setup) stand as they are. */
 	if (ret->timed_out || ret->oom_killed || ret->parent_died)
@@ -605,6 +663,11 @@ static BackendPlan *t3_free(BackendPlan *p)
 	if (!p)
 		return NULL;
 	backend_linux_t2.free(p->t2);
+	if (p->warm.mux >= 0 && p->warm_mode)
+		close(p->warm.mux);
+	if (p->warm.qemu_pidfd >= 0 && p->warm_mode)
+		close(p->warm.qemu_pidfd);
+	strv_free(p->degraded);
 	if (p->run_dir)
 		(void)nftw(p->run_dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
 	free(p->run_dir);
@@ -621,7 +684,7 @@ static BackendPlan *t3_free(BackendPlan *p)
 const Backend backend_vm_t3 = {
 	.tier = 3,
 	.name = "linux-t3-qemu",
-	.flags = BACKEND_ISOLATED,
+	.flags = BACKEND_ISOLATED | BACKEND_SESSION,
 	.probe = t3_probe,
 	.plan = t3_plan,
 	.acquire = t3_acquire,

@@ -37,9 +37,15 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
 
+#include "vm/vm-mux.h"
 #include "vm/vm-request.h"
 
 #define MAX_ITEMS 4096
@@ -452,12 +458,438 @@ out:
 	return r;
 }
 
+/* ---- A warm session (VM_REC_WARM): one command at a time on ward.mux ---- */
+
+typedef struct Warm {
+	int port;
+	uint32_t id;           /* the running command's exec id */
+	pid_t reaper;          /* its reaper (pid 1 of a pid namespace of its own); 0: none */
+	int in, out, err, st;  /* its stdin (write end), stdout, stderr, status pipe */
+	bool in_eof;           /* the host sent STDIN_EOF */
+	char inbuf[VM_MUX_WINDOW + VM_MUX_CHUNK];
+	size_t in_len;
+	unsigned char rx[VM_MUX_HEAD + VM_MUX_MAX];
+	size_t rx_len;
+	unsigned long uid, gid, mask;
+} Warm;
+
+static Warm warm;
+static int warm_sfd = -1;
+static volatile pid_t warm_cmd; /* in the reaper: the command */
+
+/* Write all of @buf to the port (non-blocking: waits for room). */
+static void port_write(const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n > 0) {
+		ssize_t k = write(warm.port, p, n);
+		if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+			struct pollfd pf = { .fd = warm.port, .events = POLLOUT };
+			(void)poll(&pf, 1, 100);
+			continue;
+		}
+		if (k <= 0) {
+			/* The host is gone: nothing to serve any more. */
+			say("ward-guest-init: the control port failed: %s\n", strerror(errno));
+			power_off();
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+static void frame(char type, const void *data, size_t n)
+{
+	unsigned char h[VM_MUX_HEAD];
+
+	vm_mux_head(h, type, warm.id, (uint32_t)n);
+	port_write(h, sizeof(h));
+	if (n)
+		port_write(data, n);
+}
+
+static void warm_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void reaper_forward(int sig)
+{
+	if (warm_cmd > 0)
+		(void)kill(-warm_cmd, sig);
+}
+
+/* The reaper: pid 1 of the command's own pid namespace (where the kernel
+ * allows one), so that whatever the command leaves running dies with it
+ * (as at T2). Forwards the host's signals to the command's group, reports
+ * the command's wait status on @st. */
+static __attribute__((noreturn)) void reaper(char **argv, char **envp, const char *cwd, int fds[3],
+					     int st)
+{
+	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+	struct sigaction sa = { .sa_handler = reaper_forward };
+	sigset_t all;
+	int status = 0;
+	pid_t c;
+
+	sigemptyset(&all);
+	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
+		(void)sigaction(fwd[i], &sa, NULL);
+	(void)sigprocmask(SIG_SETMASK, &all, NULL);
+	c = fork();
+	if (c < 0)
+		_exit(125);
+	if (c == 0) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
+			(void)sigaction(fwd[i], &dfl, NULL);
+		if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
+			_exit(125);
+		(void)setsid();
+		umask((mode_t)warm.mask);
+		if (setgroups(0, NULL) < 0 || setgid((gid_t)warm.gid) < 0 ||
+		    setuid((uid_t)warm.uid) < 0) {
+			dprintf(2, "ward: the guest could not switch to uid %lu: %s\n", warm.uid,
+				strerror(errno));
+			_exit(125);
+		}
+		if (chdir(cwd) < 0) {
+			dprintf(2, "ward: cannot enter %s in the guest: %s\n", cwd, strerror(errno));
+			_exit(125);
+		}
+		for (size_t k = 0; envp[k]; k++)
+			if (strncmp(envp[k], "PATH=", 5) == 0)
+				setenv("PATH", envp[k] + 5, 1);
+		execvpe(argv[0], argv, envp);
+		dprintf(2, "ward: %s: %s\n", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	warm_cmd = c;
+	for (;;) {
+		int s;
+		pid_t p = waitpid(-1, &s, 0);
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			break;
+		if (p == c)
+			status = s;
+	}
+	/* Without a pid namespace of its own (a kernel without them), its
+	 * group at least. */
+	(void)kill(-c, SIGKILL);
+	(void)!write(st, &status, sizeof(status));
+	_exit(0);
+}
+
+/* A REQUEST frame: the command's argv, env and cwd (vm-request.h records). */
+static void warm_start(char *req, size_t len)
+{
+	char *argv[MAX_ITEMS + 1], *envp[MAX_ITEMS + 1];
+	size_t argc = 0, envc = 0;
+	const char *cwd = "/";
+	int in[2], out[2], err[2], st[2];
+	pid_t r;
+
+	for (size_t i = 0; i < len;) {
+		char type = req[i];
+		char *val = req + i + 1;
+		size_t vlen = strnlen(val, len - i - 1);
+		if (i + 1 + vlen >= len)
+			goto bad;
+		i += vlen + 2;
+		if (type == VM_REC_ARG && argc < MAX_ITEMS)
+			argv[argc++] = val;
+		else if (type == VM_REC_ENV && envc < MAX_ITEMS)
+			envp[envc++] = val;
+		else if (type == VM_REC_CWD)
+			cwd = val;
+		else
+			goto bad;
+	}
+	if (argc == 0)
+		goto bad;
+	argv[argc] = NULL;
+	envp[envc] = NULL;
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+	    pipe2(st, O_CLOEXEC) < 0) {
+		frame(VM_MUX_EXIT, "status 125\n", 11);
+		return;
+	}
+	/* A pid namespace of its own where the kernel has them; else a fork. */
+	r = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, NULL, NULL, 0);
+	if (r < 0 && (errno == EINVAL || errno == EPERM))
+		r = fork();
+	if (r == 0) {
+		int fds[3] = { in[0], out[1], err[1] };
+		/* Only the command's ends: its stdin's EOF is the host's. */
+		close(warm.port);
+		close(warm_sfd);
+		close(in[1]);
+		close(out[0]);
+		close(err[0]);
+		close(st[0]);
+		reaper(argv, envp, cwd, fds, st[1]);
+	}
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	close(st[1]);
+	if (r < 0) {
+		close(in[1]);
+		close(out[0]);
+		close(err[0]);
+		close(st[0]);
+		frame(VM_MUX_EXIT, "status 125\n", 11);
+		return;
+	}
+	warm.reaper = r;
+	warm.in = in[1];
+	warm.out = out[0];
+	warm.err = err[0];
+	warm.st = st[0];
+	warm.in_eof = false;
+	warm.in_len = 0;
+	(void)fcntl(warm.in, F_SETFL, O_NONBLOCK);
+	(void)fcntl(warm.out, F_SETFL, O_NONBLOCK);
+	(void)fcntl(warm.err, F_SETFL, O_NONBLOCK);
+	return;
+bad:
+	frame(VM_MUX_EXIT, "status 125\n", 11);
+}
+
+/* Relay what the command wrote (all of it, when @drain), framed. */
+static void warm_output(int *fd, char type, bool drain)
+{
+	static char buf[VM_MUX_CHUNK];
+
+	while (*fd >= 0) {
+		ssize_t k = read(*fd, buf, sizeof(buf));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EAGAIN)
+			return;
+		if (k <= 0) {
+			warm_close(fd);
+			return;
+		}
+		frame(type, buf, (size_t)k);
+		if (!drain)
+			return;
+	}
+}
+
+/* The command's stdin: what the host sent, acknowledged as it is taken
+ * (or dropped, once the command closed its end). */
+static void warm_stdin(void)
+{
+	unsigned char ack[4];
+	size_t took = 0;
+
+	while (warm.in >= 0 && warm.in_len > 0) {
+		ssize_t k = write(warm.in, warm.inbuf, warm.in_len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EAGAIN)
+			break;
+		if (k < 0) { /* EPIPE: it will not read more */
+			took += warm.in_len;
+			warm.in_len = 0;
+			warm_close(&warm.in);
+			break;
+		}
+		memmove(warm.inbuf, warm.inbuf + k, warm.in_len - (size_t)k);
+		warm.in_len -= (size_t)k;
+		took += (size_t)k;
+	}
+	if (warm.in_eof && warm.in_len == 0)
+		warm_close(&warm.in);
+	if (took) {
+		for (int i = 0; i < 4; i++)
+			ack[i] = (unsigned char)(took >> (8 * i));
+		frame(VM_MUX_ACK, ack, sizeof(ack));
+	}
+}
+
+/* The command's reaper ended: the rest of its output, then its status. */
+static void warm_finish(int rstatus)
+{
+	char line[64];
+	int status = 0;
+	bool have = read(warm.st, &status, sizeof(status)) == (ssize_t)sizeof(status);
+
+	warm_output(&warm.out, VM_MUX_STDOUT, true);
+	warm_output(&warm.err, VM_MUX_STDERR, true);
+	warm_close(&warm.out);
+	warm_close(&warm.err);
+	warm_close(&warm.in);
+	warm_close(&warm.st);
+	warm.reaper = 0;
+	if (!have) /* the reaper was killed (KILL): so was the command */
+		status = WIFSIGNALED(rstatus) ? rstatus : (SIGKILL & 0x7f);
+	if (WIFSIGNALED(status))
+		snprintf(line, sizeof(line), "signal %d\n", WTERMSIG(status));
+	else
+		snprintf(line, sizeof(line), "status %d\n", WEXITSTATUS(status));
+	if (hostile) {
+		static char junk[65536];
+		if (strcmp(hostile, "silent") == 0)
+			power_off();
+		if (strcmp(hostile, "garbage") == 0)
+			port_write("st\x01tus 0 0\n", 12);
+		if (strcmp(hostile, "flood") == 0) {
+			memset(junk, 's', sizeof(junk));
+			for (int i = 0; i < 32; i++)
+				port_write(junk, sizeof(junk));
+		}
+		if (strcmp(hostile, "double") == 0)
+			frame(VM_MUX_EXIT, line, strlen(line));
+	}
+	frame(VM_MUX_EXIT, line, strlen(line));
+}
+
+/* One frame from the host. Frames for another exec (what was in flight
+ * when the last command ended) are dropped. */
+static void warm_frame(char type, uint32_t id, char *data, size_t n)
+{
+	if (type == VM_MUX_HELLO) {
+		frame(VM_MUX_READY, NULL, 0);
+		return;
+	}
+	if (type == VM_MUX_REQUEST && !warm.reaper) {
+		warm.id = id;
+		warm_start(data, n);
+		return;
+	}
+	if (!warm.reaper || id != warm.id)
+		return;
+	switch (type) {
+	case VM_MUX_STDIN:
+		if (warm.in < 0 || warm.in_len + n > sizeof(warm.inbuf)) {
+			unsigned char ack[4];
+			for (int i = 0; i < 4; i++)
+				ack[i] = (unsigned char)(n >> (8 * i));
+			frame(VM_MUX_ACK, ack, sizeof(ack));
+			return;
+		}
+		memcpy(warm.inbuf + warm.in_len, data, n);
+		warm.in_len += n;
+		warm_stdin();
+		break;
+	case VM_MUX_STDIN_EOF:
+		warm.in_eof = true;
+		warm_stdin();
+		break;
+	case VM_MUX_SIGNAL:
+		if (n == 1 && (data[0] == SIGHUP || data[0] == SIGINT || data[0] == SIGQUIT ||
+			       data[0] == SIGTERM))
+			(void)kill(warm.reaper, data[0]);
+		break;
+	case VM_MUX_KILL:
+		(void)kill(warm.reaper, SIGKILL);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Read what the host sent; handle each whole frame. */
+static void warm_rx(void)
+{
+	for (;;) {
+		ssize_t k = read(warm.port, warm.rx + warm.rx_len, sizeof(warm.rx) - warm.rx_len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && errno == EAGAIN)
+			break;
+		if (k <= 0) {
+			/* No host connected (yet, or any more): wait for one. */
+			usleep(10000);
+			break;
+		}
+		warm.rx_len += (size_t)k;
+		size_t off = 0;
+		while (warm.rx_len - off >= VM_MUX_HEAD) {
+			unsigned char *h = warm.rx + off;
+			uint32_t len = vm_mux_u32(h + 5);
+			if (len > VM_MUX_MAX) {
+				say("ward-guest-init: a frame of %u bytes from the host\n", len);
+				power_off();
+			}
+			if (warm.rx_len - off < VM_MUX_HEAD + len)
+				break;
+			warm_frame((char)h[0], vm_mux_u32(h + 1), (char *)h + VM_MUX_HEAD, len);
+			off += VM_MUX_HEAD + len;
+		}
+		memmove(warm.rx, warm.rx + off, warm.rx_len - off);
+		warm.rx_len -= off;
+	}
+}
+
+static __attribute__((noreturn)) void warm_loop(unsigned long uid, unsigned long gid,
+						unsigned long mask)
+{
+	sigset_t chld;
+	int sfd;
+
+	warm.uid = uid;
+	warm.gid = gid;
+	warm.mask = mask;
+	warm.in = warm.out = warm.err = warm.st = -1;
+	warm.port = port_open(VM_MUX_PORT, O_RDWR | O_NONBLOCK);
+	if (warm.port < 0)
+		fail("control", errno);
+	(void)fchmod(warm.port, 0600);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	(void)sigprocmask(SIG_BLOCK, &chld, NULL);
+	sfd = warm_sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		fail("signalfd", errno);
+	for (;;) {
+		struct pollfd p[5] = {
+			{ .fd = warm.port, .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = warm.out, .events = POLLIN },
+			{ .fd = warm.err, .events = POLLIN },
+			{ .fd = warm.in_len ? warm.in : -1, .events = POLLOUT },
+		};
+		if (poll(p, 5, -1) < 0 && errno != EINTR)
+			fail("poll", errno);
+		if (p[2].revents)
+			warm_output(&warm.out, VM_MUX_STDOUT, false);
+		if (p[3].revents)
+			warm_output(&warm.err, VM_MUX_STDERR, false);
+		if (p[4].revents)
+			warm_stdin();
+		if (p[1].revents) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				;
+			for (;;) {
+				int s;
+				pid_t w = waitpid(-1, &s, WNOHANG);
+				if (w <= 0)
+					break;
+				if (w == warm.reaper)
+					warm_finish(s);
+			}
+		}
+		if (p[0].revents)
+			warm_rx();
+	}
+}
+
 int main(void)
 {
 	char *argv[MAX_ITEMS + 1], *envp[MAX_ITEMS + 1];
 	size_t argc = 0, envc = 0, len = 0;
 	const char *cwd = "/";
 	unsigned long uid = 0, gid = 0, mask = 022;
+	bool warm_mode = false;
 	char *req;
 	pid_t child;
 	int r, status;
@@ -537,6 +969,9 @@ int main(void)
 		case VM_REC_TEST_HOSTILE:
 			hostile = val;
 			break;
+		case VM_REC_WARM:
+			warm_mode = true;
+			break;
 		case VM_REC_LINK: {
 			/* "PATH TARGET": a symlink of the view's root (/bin -> usr/bin). */
 			char *sp = strchr(val, ' ');
@@ -551,7 +986,7 @@ int main(void)
 			fail("request-parse", EINVAL);
 		}
 	}
-	if (argc == 0)
+	if (argc == 0 && !warm_mode)
 		fail("request-argv", EINVAL);
 	argv[argc] = NULL;
 	envp[envc] = NULL;
@@ -559,6 +994,8 @@ int main(void)
 	if (mkdir("/tmp", 01777) == 0)
 		(void)mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m");
 	(void)umount2("/.ward", MNT_DETACH);
+	if (warm_mode)
+		warm_loop(uid, gid, mask);
 
 	child = fork();
 	if (child < 0)

@@ -18,6 +18,10 @@ enum {
 	VM_REC_SHARE = 's', /* "TAG PATH": mount 9p share TAG at PATH */
 	VM_REC_LINK = 'l',  /* "PATH TARGET": a symlink at the root */
 	VM_REC_NET = 'n',   /* "ADDR GATEWAY": eth0 up at ADDR/24 (network "proxy") */
+	/* A warm session's boot request: no command; the guest init then
+	 * takes one command at a time on the port ward.mux (vm-mux.h), each
+	 * a REQUEST frame of a, e and c records. */
+	VM_REC_WARM = 'W',
 	/* Test builds only (WARD_TEST_VM_HOSTILE): the init misbehaves on the
 	 * control port as a hostile guest would: "garbage", "double" (a forged
 	 * "status 0" before the real one), "flood", "silent" (no status). */
