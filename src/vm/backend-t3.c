@@ -362,6 +362,11 @@ static int build_argv(BackendPlan *p, char *const *shares)
 			.mem_mb = p->mem_mb, .kvm = p->engine.kvm };
 	r |= vm_machine_args(a, &m);
 	if (p->warm_mode) {
+		/* Named after the session: `pgrep -f ward-session-ID` finds it. */
+		if (p->in->session_id) {
+			r |= strv_extend(a, "-name");
+			r |= strv_extendf(a, "ward-session-%s", p->in->session_id);
+		}
 		r |= strv_extend(a, "-device");
 		r |= strv_extend(a, "virtio-serial-device,max_ports=3");
 		r |= strv_extend(a, "-chardev");

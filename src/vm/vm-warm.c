@@ -87,8 +87,27 @@ static int send_frame(int mux, char type, uint32_t id, const void *data, size_t 
 
 static int fail_boot(const VmWarm *w, WardError *err, int e, const char *why)
 {
-	char tail[1024];
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+	char tail[1024], setup[128] = "";
+	ssize_t k;
 
+	/* What the guest init said on its control port, if anything. */
+	if (asprintf(&path, "%s/status", w->run_dir) >= 0 &&
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0 &&
+	    (k = read(fd, setup, sizeof(setup) - 1)) > 0) {
+		setup[k] = 0;
+		setup[strcspn(setup, "\n")] = 0;
+		for (char *c = setup; *c; c++)
+			if (*c < 32 || *c == 127)
+				*c = '?';
+	}
+	if (strncmp(setup, "setup request-argv ", 19) == 0)
+		why = "the guest image's init predates warm sessions: run 'ward setup vm' again";
+	else if (strncmp(setup, "setup ", 6) == 0) {
+		snprintf(tail, sizeof(tail), "%s (the guest init failed at %s)", why, setup + 6);
+		why = tail;
+	}
 	(void)ward_error_set(err, "vm", e, "the session's VM did not start: %s", why);
 	log_error("tier 3: %s", err->detail);
 	vm_console_tail(w->run_dir, tail, sizeof(tail));
@@ -301,6 +320,10 @@ static void relay_frames(Relay *rl)
 			break;
 		}
 		case VM_MUX_EXIT:
+			/* The last frame of a command: anything after it is not
+			 * this command's, nor the next one's (that has not started). */
+			if (rl->rx_len - off > VM_MUX_HEAD + len)
+				relay_end(rl, "error the guest sent more after the exit status\n");
 			relay_exit(rl, data, len);
 			break;
 		default:

@@ -38,8 +38,10 @@ uid=$(id -u "$user")
 gid=$(id -g "$user")
 home=$(getent passwd "$user" | cut -d: -f6)
 # A clean environment, as a harness started by that user would have.
+# WARD_VM_DIR_UNPRIV: that user's tier-3 image dir (a guest init under
+# test, kept out of the shared /var/lib/ward/vm); empty: ward's default.
 exec setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env \
 	env HOME="$home" USER="$user" LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin \
 	WARD="$stage/ward" WARD_HELPERS="$stage/helpers" WARD_SRC="$stage/src" WARD_STAGE_DIR="$stage/extra" \
-	WARD_MUST_WORK="${WARD_MUST_WORK:-}" WARD_UNPRIV=1 \
+	WARD_MUST_WORK="${WARD_MUST_WORK:-}" WARD_UNPRIV=1 WARD_VM_DIR="${WARD_VM_DIR_UNPRIV:-}" \
 	bash "$stage/integration/$(basename "$script")"
