@@ -11,6 +11,11 @@
 #   bench/warm.sh [WARD] [REPETITIONS]
 # Targets (issue 14): warm exec <= 2.0x bare (median), p99 <= 3.0x bare;
 # session start <= 1.5x a cold run; no RSS growth after the first 10.
+# Then, where tier 3 runs (a guest image: `ward setup vm`), a warm tier-3
+# session (docs/t3.md): its start (the VM's boot), `ward exec` of
+# /bin/true (dynamic) and of a static program in its VM, and QEMU's RSS;
+# WARD_BENCH_T3_N repetitions (default 20; 0 skips it). Target (issue 17):
+# a trivial command <= 10 ms under TCG.
 set -euo pipefail
 WARD=${1:-build/ward}
 N=${2:-300}
@@ -109,3 +114,44 @@ rss_end = rss_kb(sup)
 print(f"supervisor RSS: at start {rss0[0]} kB, after 10 more commands {rss10[0]} kB, "
       f"after {done + 1000} commands {rss_end[0]} kB (peak {rss_end[1]} kB)")
 PY
+
+# ---- tier 3: a warm session's VM ----
+T3N=${WARD_BENCH_T3_N:-20}
+if [ "$T3N" -gt 0 ] && "$WARD" run --tier 3 -- /bin/true >/dev/null 2>&1; then
+	t0=$(date +%s%N)
+	id3=$("$WARD" session new --tier 3)
+	t1=$(date +%s%N)
+	trap '"$WARD" session stop "$id" >/dev/null 2>&1; "$WARD" session stop "$id3" >/dev/null 2>&1; rm -rf "$T"' EXIT
+	qemu=$(pgrep -f "ward-session-$id3" | head -1)
+	echo "tier 3: session start (the VM's boot) $(((t1 - t0) / 1000000)) ms;" \
+		"$("$WARD" probe --quick | grep 'tier 3' | sed 's/^ *//')"
+	python3 - "$T3N" "$WARD" "$id3" "$qemu" <<'PY'
+import statistics, subprocess, sys, time
+n, ward, sid, qemu = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+static = "/sbin/ldconfig" # static-pie in Debian: no dynamic loader in the guest
+variants = {"t3 exec /bin/true": [ward, "exec", sid, "--", "/bin/true"],
+            "t3 exec static ldconfig": [ward, "exec", sid, "--", static, "--version"],
+            "bare /bin/true": ["/bin/true"]}
+times = {k: [] for k in variants}
+for i in range(n):
+    for name, cmd in variants.items():
+        t0 = time.perf_counter_ns()
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        times[name].append((time.perf_counter_ns() - t0) / 1e6)
+        if r.returncode != 0:
+            sys.exit(f"{name} failed with {r.returncode}")
+for k, v in times.items():
+    v = sorted(v)
+    print(f"  {k:28s} median {statistics.median(v):8.3f} ms   p99 {v[min(len(v) - 1, int(round(0.99 * (len(v) - 1))))]:8.3f} ms")
+print(f"tier 3 warm exec of /bin/true: median {statistics.median(times['t3 exec /bin/true']):.1f} ms "
+      "(target <= 10 ms under TCG)")
+try:
+    s = dict(l.split(":", 1) for l in open(f"/proc/{qemu}/status"))
+    print(f"tier 3: QEMU RSS {s['VmRSS'].strip()} (peak {s['VmHWM'].strip()}) after {3 * n} commands")
+except (OSError, KeyError, ValueError):
+    pass
+PY
+else
+	echo "tier 3: skipped (WARD_BENCH_T3_N=0, or no tier 3 here: ward setup vm)"
+fi

@@ -949,6 +949,7 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 		return 0;
 	if (s->guest) {
 		WardError e = {};
+		cfg->tier = 3; /* "tier": 3 in a policy file as well as --tier 3 */
 		if (vm_warm_start(s->guest, s, &e) < 0)
 			return 0;
 	}
