@@ -15,6 +15,8 @@ if ! id -u "$user" >/dev/null 2>&1; then
 fi
 stage=$(mktemp -d /tmp/ward-unpriv.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 chmod 755 "$stage"
 mkdir -p "$stage/helpers" "$stage/integration"
 cp "$WARD" "$stage/ward"
@@ -40,8 +42,12 @@ home=$(getent passwd "$user" | cut -d: -f6)
 # A clean environment, as a harness started by that user would have.
 # WARD_VM_DIR_UNPRIV: that user's tier-3 image dir (a guest init under
 # test, kept out of the shared /var/lib/ward/vm); empty: ward's default.
-exec setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env \
+# Not exec: the EXIT trap removes the stage when the script ends (each
+# stage is ~60 MB; exec left one behind per run).
+status=0
+setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env \
 	env HOME="$home" USER="$user" LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin \
 	WARD="$stage/ward" WARD_HELPERS="$stage/helpers" WARD_SRC="$stage/src" WARD_STAGE_DIR="$stage/extra" \
 	WARD_MUST_WORK="${WARD_MUST_WORK:-}" WARD_UNPRIV=1 WARD_VM_DIR="${WARD_VM_DIR_UNPRIV:-}" \
-	bash "$stage/integration/$(basename "$script")"
+	bash "$stage/integration/$(basename "$script")" || status=$?
+exit "$status"
