@@ -39,6 +39,8 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${WARD_BENCH_NO_UNPRIV:-}" ]; then
 	id -u ward-test >/dev/null 2>&1 || useradd -m ward-test
 	stage=$(mktemp -d /tmp/ward-bench-stage.XXXXXX)
 	cp "$WARD" "$stage/ward"
+	# Tier 3 uses only a guest image made with ward's own guest init.
+	[ ! -f "$(dirname "$WARD")/ward-guest-init" ] || cp "$(dirname "$WARD")/ward-guest-init" "$stage/"
 	cp "$0" "$stage/startup.sh"
 	chmod -R a+rX "$stage"
 	echo "== as root =="

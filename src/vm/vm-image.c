@@ -1,18 +1,25 @@
 /* Finding tier 3's guest image and ward's helpers (vm-image.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 #include "common/dirs.h"
+#include "common/log.h"
 #include "config.h"
 #include "vm/vm-engine.h"
 #include "vm/vm-image.h"
+#include "windows/win-sha256.h"
 
 #define VM_SYSTEM_DIR "/var/lib/ward/vm"
+#define VM_INIT_MAX (16u << 20)
 
 int vm_image_default_dir(char **ret)
 {
@@ -30,35 +37,141 @@ int vm_image_default_dir(char **ret)
 	return asprintf(ret, "%s/.local/share/ward/vm", home) < 0 ? -ENOMEM : 0;
 }
 
-static int ready_in(const char *dir, char **ret)
+/* The sha256 (hex) of the guest init this ward ships (ward-guest-init
+ * beside it or in its libexec dir), once per process. An image records the
+ * init it was made with (DIR/<key>/init.sha256, ward-setup-vm.sh): the
+ * request, stdio and status protocol between the backend and the guest
+ * init changes with ward, so an image made by another ward is never used. */
+static int own_init_sum(const char **ret)
 {
-	_cleanup_free_ char *cur = NULL, *ready = NULL, *real = NULL;
+	static char sum[65];
+	static int cached;
+	_cleanup_free_ char *path = NULL, *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	uint8_t md[32];
+	size_t got = 0;
+	int r;
+
+	if (cached) {
+		*ret = sum;
+		return cached < 0 ? cached : 0;
+	}
+	if ((r = vm_helper_path("ward-guest-init", &path)) < 0)
+		return cached = r;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return cached = -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > VM_INIT_MAX)
+		return cached = -EINVAL;
+	if (!(buf = malloc((size_t)st.st_size)))
+		return -ENOMEM;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return cached = n < 0 ? -errno : -EIO;
+		got += (size_t)n;
+	}
+	win_sha256(buf, got, md);
+	for (int i = 0; i < 32; i++)
+		snprintf(sum + 2 * i, 3, "%02x", md[i]);
+	cached = 1;
+	*ret = sum;
+	return 0;
+}
+
+/* Whether the image @img is ready and was made with the guest init @sum. */
+static bool image_fits(const char *img, const char *sum)
+{
+	_cleanup_free_ char *ready = NULL, *sumfile = NULL;
+	_cleanup_close_ int fd = -1;
+	char buf[80];
+
+	if (asprintf(&ready, "%s/ready", img) < 0 || access(ready, R_OK) < 0)
+		return false;
+	if (asprintf(&sumfile, "%s/init.sha256", img) < 0)
+		return false;
+	fd = open(sumfile, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	return fd >= 0 && read(fd, buf, sizeof(buf)) >= 64 && strncmp(buf, sum, 64) == 0;
+}
+
+/* DIR/current when it fits this ward, else the newest ready image in DIR
+ * that does (another ward may have pointed current at its own image).
+ * -ESTALE when DIR has images but none fits, -ENOENT when it has none. */
+static int ready_in(const char *dir, const char *sum, char **ret)
+{
+	_cleanup_free_ char *cur = NULL, *real = NULL, *best = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	struct dirent *de;
+	time_t best_mtime = 0;
+	bool seen;
 
 	if (asprintf(&cur, "%s/current", dir) < 0)
 		return -ENOMEM;
 	real = realpath(cur, NULL);
-	if (!real)
-		return -ENOENT;
-	if (asprintf(&ready, "%s/ready", real) < 0)
-		return -ENOMEM;
-	if (access(ready, R_OK) < 0)
-		return -ENOENT;
-	*ret = TAKE_PTR(real);
-	return 0;
+	if (real && image_fits(real, sum)) {
+		*ret = TAKE_PTR(real);
+		return 0;
+	}
+	seen = real != NULL;
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		_cleanup_free_ char *img = NULL, *ready = NULL;
+		struct stat st;
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "current") == 0)
+			continue;
+		if (asprintf(&img, "%s/%s", dir, de->d_name) < 0 ||
+		    asprintf(&ready, "%s/ready", img) < 0)
+			return -ENOMEM;
+		if (lstat(ready, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		seen = true;
+		if (!image_fits(img, sum) || (best && st.st_mtime <= best_mtime))
+			continue;
+		free(best);
+		best = realpath(img, NULL);
+		best_mtime = st.st_mtime;
+	}
+	if (best) {
+		*ret = TAKE_PTR(best);
+		return 0;
+	}
+	return seen ? -ESTALE : -ENOENT;
 }
 
 int vm_image_find(char **ret_dir)
 {
 	_cleanup_free_ char *dir = NULL;
+	static bool hinted;
+	const char *sum;
 	int r;
 
 	if ((r = vm_image_default_dir(&dir)) < 0)
 		return r;
-	if (ready_in(dir, ret_dir) == 0)
-		return 0;
-	if (getenv("WARD_VM_DIR"))
-		return -ENOENT; /* an explicit dir: nothing else is looked at */
-	return ready_in(VM_SYSTEM_DIR, ret_dir);
+	if ((r = own_init_sum(&sum)) < 0) {
+		if (!hinted)
+			log_hint("ward's guest init (ward-guest-init) is neither beside ward nor "
+				 "in " WARD_LIBEXECDIR ": tier 3 cannot tell which image is ward's");
+		hinted = true;
+		return r;
+	}
+	r = ready_in(dir, sum, ret_dir);
+	/* An explicit WARD_VM_DIR: nothing else is looked at. */
+	if (r < 0 && !getenv("WARD_VM_DIR")) {
+		int r2 = ready_in(VM_SYSTEM_DIR, sum, ret_dir);
+		if (r2 == 0)
+			return 0;
+		if (r == -ENOENT)
+			r = r2;
+	}
+	if (r == -ESTALE && !hinted) {
+		log_hint("the guest images here were made by another version of ward (their "
+			 "guest init is not this ward's): 'ward setup vm' makes this ward's");
+		hinted = true;
+	}
+	return r;
 }
 
 int vm_helper_path(const char *name, char **ret)

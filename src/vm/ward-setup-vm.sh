@@ -4,12 +4,14 @@
 # ward's static guest init, the kernel kind (minimal, stock or auto) and
 # the minimal kernel's config fragment (guest-kernel.config). Idempotent:
 # an image whose key (kind, source or package version, kernel config,
-# guest init) is already there is kept.
+# kernel command line, guest init) is already there is kept.
 #
 #   DIR/<key>/vmlinux      the kernel, uncompressed (QEMU boots it via PVH)
 #   DIR/<key>/initrd.img   cpio: /init (ward's guest init) [+ /modules: stock]
 #   DIR/<key>/cmdline      the kernel arguments this kernel boots best with
 #   DIR/<key>/kernel       what it is ("minimal linux-source-6.1 VERSION ...")
+#   DIR/<key>/init.sha256  the guest init's sha256: ward uses only an image
+#                          made with its own guest init (src/vm/vm-image.c)
 #   DIR/current            -> <key>
 #   DIR/.cache/            the downloaded .deb (stock), the built kernels
 #                          (minimal: kernel-<version>-<config sha>/vmlinux)
@@ -60,7 +62,12 @@ for t in apt-get apt-cache dpkg-deb cpio xz sha256sum; do
 done
 command -v qemu-system-x86_64 >/dev/null ||
 	say "note: qemu-system-x86_64 is missing; install Debian's qemu-system-x86 to run tier 3"
-initsum=$(sha256sum "$init" | cut -c1-12)
+initfull=$(sha256sum "$init" | cut -d' ' -f1)
+initsum=$(echo "$initfull" | cut -c1-12)
+# The kernel command line of a kind, as the image's cmdline file has it,
+# and its hash (part of the key: a changed line makes a new image).
+cmdline_of() { printf '%s\n' "$args_common $1" | tr '\n' ' ' | sed 's/ *$//'; }
+argsum_of() { cmdline_of "$1" | sha256sum | cut -c1-12; }
 
 mkdir -p "$dir/.cache"
 # One setup at a time per directory; a setup killed outright (SIGKILL)
@@ -128,24 +135,38 @@ fetch_deb() {
 # Installs $work/out as DIR/$key, points DIR/current at it, removes the
 # older images (a running VM keeps its open files).
 install_image() {
-	printf '%s\n' "$args_common $1" | tr '\n' ' ' | sed 's/ *$//' >"$work/out/cmdline"
+	cmdline_of "$1" >"$work/out/cmdline"
 	echo >>"$work/out/cmdline"
+	echo "$initfull" >"$work/out/init.sha256"
 	chmod -R a+rX "$work/out"
 	rm -rf "${dir:?}/$key"
 	mv "$work/out" "$dir/$key"
 	touch "$dir/$key/ready"
 	ln -sfn "$key" "$dir/current"
-	for old in "$dir"/*/ready; do
-		[ -f "$old" ] || continue
-		d=${old%/ready}
-		[ -L "$d" ] && continue
-		[ "$d" = "$dir/$key" ] || { say "removing the older image $d"; rm -rf "$d"; }
-	done
+	prune
 	say "image ready: $dir/$key"
 }
 
+# Keeps the $keep most recently made or set-up images: another ward (another
+# version, another guest init) sharing DIR still finds its own (ward picks
+# the image made with its guest init, not only DIR/current).
+keep=${WARD_VM_KEEP:-3}
+prune() {
+	n=0
+	# shellcheck disable=SC2045 # image names are ward's own keys (no spaces)
+	for old in $(ls -t "$dir"/*/ready 2>/dev/null); do
+		d=${old%/ready}
+		[ -L "$d" ] && continue
+		n=$((n + 1))
+		[ "$n" -gt "$keep" ] || continue
+		say "removing the older image $d"
+		rm -rf "$d"
+	done
+}
+
 already() {
-	if [ -f "$dir/$key/ready" ] && [ -f "$dir/$key/cmdline" ]; then
+	if [ -f "$dir/$key/ready" ] && [ -f "$dir/$key/cmdline" ] && [ -f "$dir/$key/init.sha256" ]; then
+		touch "$dir/$key/ready"
 		ln -sfn "$key" "$dir/current"
 		say "image $dir/$key is already there"
 		exit 0
@@ -155,7 +176,7 @@ already() {
 if [ "$kind" = minimal ]; then
 	pver=$(apt-cache policy "$srcpkg" | awk '/Candidate:/{print $2}')
 	cfgsum=$(sha256sum "$frag" | cut -c1-12)
-	key="minimal-$pver-$cfgsum-$initsum"
+	key="minimal-$pver-$cfgsum-$(argsum_of "$args_minimal")-$initsum"
 	say "kernel: minimal, $srcpkg $pver, config $frag ($cfgsum)"
 	already
 	kdir="$dir/.cache/kernel-$pver-$cfgsum"
@@ -227,7 +248,7 @@ else
 	cfgsum=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO "./boot/config-$kver" | sha256sum | cut -c1-12)
 	echo "$cfgsum" >"$deb.config-sum"
 fi
-key="$kver-$pver-$cfgsum-$initsum"
+key="$kver-$pver-$cfgsum-$(argsum_of "$args_stock")-$initsum"
 already
 
 say "extracting the kernel and its 9p/virtio modules"

@@ -20,6 +20,9 @@ trap 'exit 130' INT
 chmod 755 "$stage"
 mkdir -p "$stage/helpers" "$stage/integration"
 cp "$WARD" "$stage/ward"
+# Tier 3's guest init: ward uses only a guest image made with its own
+# (src/vm/vm-image.c), which it finds beside itself.
+[ ! -f "$(dirname "$WARD")/ward-guest-init" ] || cp "$(dirname "$WARD")/ward-guest-init" "$stage/"
 if [ -n "${WARD_HELPERS:-}" ] && [ -d "$WARD_HELPERS" ]; then
 	find "$WARD_HELPERS" -maxdepth 1 -type f -perm -u+x -exec cp {} "$stage/helpers/" \;
 fi

@@ -38,7 +38,7 @@ check "setup: ... and nothing was made" test ! -e "$T/vm-bad"
 check_eq "setup: --kernel minimal (experimental, its guest hangs) needs WARD_VM_EXPERIMENTAL" 2 \
 	"$(env -u WARD_VM_EXPERIMENTAL "$WARD" setup vm --dir "$T/vm-min" --kernel minimal >/dev/null 2>&1; echo $?)"
 check "setup: ... and nothing was made" test ! -e "$T/vm-min"
-kernel_kind=$(cut -d' ' -f1 /var/lib/ward/vm/current/kernel 2>/dev/null || true)
+kernel_kind=$(cut -d' ' -f1 "${WARD_VM_DIR:-/var/lib/ward/vm}"/current/kernel 2>/dev/null || true)
 diag "guest kernel: ${kernel_kind:-unknown}"
 t3() { "$WARD" run --tier 3 "$@"; }
 check "probe: ward probe reports tier 3 ready, with its engine" \
