@@ -19,20 +19,20 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: ward setup vm [--dir DIR] [--kernel stock|minimal]\n\n"
+	fprintf(f, "Usage: ward setup vm [--dir DIR] [--kernel auto|minimal|stock]\n\n"
 		   "Assemble the guest image of tier 3 (ward run --tier 3) from Debian packages:\n"
 		   "a kernel and ward's static guest init in an initramfs. Idempotent: an image\n"
 		   "already built for the same kernel, config and init is kept.\n\n"
 		   "  --dir DIR        where to keep it (default $WARD_VM_DIR, else\n"
 		   "                   $XDG_DATA_HOME/ward/vm, else ~/.local/share/ward/vm;\n"
 		   "                   /var/lib/ward/vm is looked at too, for every user)\n"
-		   "  --kernel KIND    stock (default): Debian's linux-image-amd64 and its\n"
-		   "                   modules, nothing to compile, seconds per boot;\n"
-		   "                   minimal: a small config over linux-source-6.1, built\n"
-		   "                   once (minutes; make, gcc, flex, bison, bc, libelf-dev)\n"
-		   "                   and cached; EXPERIMENTAL: its guest does not reach the\n"
-		   "                   command yet, so it needs WARD_VM_EXPERIMENTAL=1\n"
-		   "                   (docs/t3.md)\n"
+		   "  --kernel KIND    minimal: a small config over Debian's linux-source-6.1,\n"
+		   "                   built once (minutes; make, gcc, flex, bison, bc,\n"
+		   "                   libelf-dev) and cached; boots in well under a second;\n"
+		   "                   stock: Debian's linux-image-amd64 and its modules,\n"
+		   "                   nothing to compile, boots in seconds under TCG;\n"
+		   "                   auto (default): minimal when its tools and source\n"
+		   "                   package are there, else stock (docs/t3.md)\n"
 		   "  -h, --help       show this help\n");
 }
 
@@ -47,7 +47,7 @@ int setup_vm(int argc, char **argv)
 	};
 	_cleanup_(cli_parsed_done) CliParsed a = {};
 	_cleanup_free_ char *err = NULL, *dir = NULL, *script = NULL, *init = NULL, *frag = NULL;
-	const char *kind = "stock";
+	const char *kind = "auto";
 	int r, status;
 	pid_t pid;
 
@@ -67,19 +67,10 @@ int setup_vm(int argc, char **argv)
 			break;
 		case OPT_KERNEL:
 			kind = a.opts[i].value;
-			if (strcmp(kind, "minimal") != 0 && strcmp(kind, "stock") != 0) {
-				log_error("setup vm: --kernel takes stock or minimal, got '%s'",
+			if (strcmp(kind, "auto") != 0 && strcmp(kind, "minimal") != 0 &&
+			    strcmp(kind, "stock") != 0) {
+				log_error("setup vm: --kernel takes auto, minimal or stock, got '%s'",
 					  kind);
-				return WARD_EXIT_USAGE;
-			}
-			/* Its guest does not reach the command yet: an image made
-			 * current from it would hang every T3 run that uses the
-			 * directory. Only on purpose (docs/t3.md). */
-			if (strcmp(kind, "minimal") == 0 && !getenv("WARD_VM_EXPERIMENTAL")) {
-				log_error("setup vm: --kernel minimal is experimental: its guest does "
-					  "not reach the command yet, and the image would become the "
-					  "current one of the directory; set WARD_VM_EXPERIMENTAL=1 to "
-					  "build it anyway (docs/t3.md)");
 				return WARD_EXIT_USAGE;
 			}
 			break;
