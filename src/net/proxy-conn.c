@@ -16,6 +16,7 @@
 #include "common/macro.h"
 #include "net/capture-sniff.h"
 #include "net/inspect.h"
+#include "net/net-event.h"
 #include "net/net-rules.h"
 #include "net/proxy-internal.h"
 
@@ -96,31 +97,28 @@ void conn_mark_ready(Conn *c)
 static void write_audit(Conn *c)
 {
 	Proxy *p = c->proxy;
+	bool capture = c->kind == CONN_KIND_CAPTURE;
 	cJSON *o;
 
 	if (!p->cfg.audit)
 		return;
-	o = cJSON_CreateObject();
+	o = net_event_object(&(NetEvent){
+		.kind = kind_to_string(c->kind),
+		.host = c->host,
+		.port = c->port,
+		.address = c->address,
+		.verdict = c->verdict,
+		.rule = c->rule,
+		.decision = &c->decision,
+		.destination = capture ? c->dest : NULL,
+		.protocol = capture && c->sniffed >= 0 ? sniff_kind_to_string(c->sniffed) : NULL,
+		.bytes_up = c->up.bytes,
+		.bytes_down = c->down.bytes,
+		.duration_ms = proxy_now_ms() - c->start_ms,
+		.program = p->cfg.program,
+	});
 	if (!o)
 		return;
-	cJSON_AddStringToObject(o, "kind", kind_to_string(c->kind));
-	cJSON_AddStringToObject(o, "host", c->host);
-	cJSON_AddNumberToObject(o, "port", c->port);
-	cJSON_AddStringToObject(o, "address", c->address);
-	cJSON_AddStringToObject(o, "verdict", net_verdict_to_string(c->verdict));
-	cJSON_AddStringToObject(o, "rule", c->rule);
-	if (c->decision.rule && strcmp(c->rule, c->decision.rule) == 0)
-		cJSON_AddStringToObject(o, "list", c->decision.list);
-	if (c->kind == CONN_KIND_CAPTURE) {
-		cJSON_AddStringToObject(o, "destination", c->dest);
-		if (c->sniffed >= 0)
-			cJSON_AddStringToObject(o, "protocol", sniff_kind_to_string(c->sniffed));
-	}
-	cJSON_AddNumberToObject(o, "bytes_up", (double)c->up.bytes);
-	cJSON_AddNumberToObject(o, "bytes_down", (double)c->down.bytes);
-	cJSON_AddNumberToObject(o, "duration_ms", (double)(proxy_now_ms() - c->start_ms));
-	if (p->cfg.program)
-		cJSON_AddStringToObject(o, "program", p->cfg.program);
 	/* The proxy is its own process: say it here, once per run. */
 	if (audit_write(p->cfg.audit, "net", o) < 0 &&
 	    audit_failures(p->cfg.audit, NULL) == 1)
@@ -356,17 +354,7 @@ void conn_decide(Conn *c)
 
 	net_match(&p->matcher, c->host, c->port, &c->decision);
 	if (!c->decision.allow) {
-		if (c->decision.rule)
-			snprintf(why, sizeof(why), "%s in network.deny", c->decision.rule);
-		else if (policy_loopback_pattern(c->host))
-			/* NO_PROXY sends localhost past the proxy; a client that
-			 * asks the proxy for it wants the host's. */
-			snprintf(why, sizeof(why),
-				 "not in %s; localhost inside the sandbox is the sandbox's own: for the "
-				 "host's 127.0.0.1:%u use --allow-host-port %u (network.host_ports)",
-				 c->decision.list, c->port, c->port);
-		else
-			snprintf(why, sizeof(why), "not in %s", c->decision.list);
+		net_refusal_reason(&c->decision, c->host, c->port, why, sizeof(why));
 		conn_blocked(c, c->decision.rule, why);
 		return;
 	}

@@ -21,6 +21,7 @@
 #include "windows/win-fault.h"
 #include "windows/win-net-exec.h"
 #include "windows/win-path.h"
+#include "windows/win-proxy.h"
 #include "windows/win32-api.h"
 #include "windows/win32-net.h"
 #include "windows/win32-util.h"
@@ -48,9 +49,19 @@ struct BackendPlan {
 	WinNetApi netapi;
 	Win32NetCtx netctx;
 	WinWfpPlan wfp;
-	bool walls_planned;  /* W2, network none */
+	bool walls_planned;  /* W2, network none or proxy */
 	bool walls_held;     /* the plan's trial went through: acquire puts them up */
 	WinWalls walls;
+	/* W2, network proxy (docs/windows.md "The proxy"): ward.exe's proxy,
+	 * listening from plan (the port goes into the walls and the
+	 * environment), serving while the command runs; the run's package
+	 * SID exempted from the AppContainer loopback block from acquire to
+	 * the end (journaled: `ward.exe cleanup` takes a crashed run's back). */
+	WinProxy *proxy;
+	bool exempted;
+	/* The run's input (it outlives the plan): its audit log is opened
+	 * after plan, before run. */
+	const BackendInput *input;
 };
 
 /* A variable of ward's own environment, UTF-8, or NULL. */
@@ -112,6 +123,26 @@ static int make_run_id(char ret[17])
 	return 0;
 }
 
+/* Take the run's SID off the loopback exemption list (and its journal
+ * line); a failure leaves the journal line to `ward.exe cleanup` and is
+ * said in @lines when given. */
+static void unexempt(BackendPlan *b, char ***lines)
+{
+	char why[512] = "", line[768];
+
+	if (!b->exempted)
+		return;
+	b->exempted = false;
+	if (win_loopback_unexempt(&b->netapi, b->plan->token.package_sid, why, sizeof(why)) == 0 ||
+	    !lines)
+		return;
+	snprintf(line, sizeof(line),
+		 "the loopback exemption of %s could not be removed (%s); it stays in the network "
+		 "journal: run `ward.exe cleanup`",
+		 b->plan->token.package_sid, why);
+	(void)strv_extend(lines, line);
+}
+
 static BackendPlan *win_free(BackendPlan *b)
 {
 	WardError e = { 0 };
@@ -121,6 +152,8 @@ static BackendPlan *win_free(BackendPlan *b)
 	/* An acquire that failed half-way: undo what it journaled. */
 	if (b->acquiring)
 		(void)win_exec_release(&b->api, &e);
+	win_proxy_free(b->proxy);
+	unexempt(b, NULL);
 	win_walls_down(&b->netapi, &b->walls);
 	win_plan_free(b->plan);
 	strv_free(b->system_dirs);
@@ -175,12 +208,13 @@ static int cow_inputs(const BackendInput *in, char **ret_session, char **ret_dll
  * says so: degraded (--strict refuses) and the tier's "network" row partly
  * held. Other tiers run as the user, whose SID no per-run filter can name:
  * their network is open and reported so by the plan. */
-static int plan_walls(BackendPlan *b, const BackendInput *in)
+static int plan_walls(BackendPlan *b, const BackendInput *in, WardError *reterr)
 {
-	WinWfpInput wi = { .identity = WIN_WFP_PACKAGE, .sid = b->plan->token.package_sid };
+	WinWfpInput wi = { .identity = WIN_WFP_PACKAGE, .sid = b->plan->token.package_sid,
+			   .proxy_port = b->proxy ? win_proxy_port(b->proxy) : 0 };
 	char why[512] = "", line[768];
 
-	if (b->plan->tier != WIN_TIER_W2 || in->policy->net_mode != NET_MODE_NONE)
+	if (b->plan->tier != WIN_TIER_W2)
 		return 0;
 	if (win_wfp_plan(&wi, &b->wfp) < 0)
 		return -EINVAL;
@@ -189,11 +223,48 @@ static int plan_walls(BackendPlan *b, const BackendInput *in)
 		b->walls_held = true;
 		return 0;
 	}
+	/* A command-class program holds internetClient: without the walls
+	 * its network would be open. Refuse rather than run it so. */
+	if (b->plan->net.cls == WIN_NET_COMMAND)
+		return ward_error_set(reterr, "network-wall", EPERM,
+				      "%s holds internetClient (network.commands.%s) and the WFP "
+				      "filters that keep it to the proxy cannot be put up (%s)",
+				      b->plan->application, b->plan->net.command, why);
 	snprintf(line, sizeof(line),
 		 "network wall: the WFP filters on the run's package SID cannot be put up (%s); "
-		 "the AppContainer's missing internetClient capability is the only network wall",
-		 why);
+		 "the AppContainer's missing internetClient capability is the only network wall%s",
+		 why, b->proxy ? ", and the loopback exemption the proxy needs opens every loopback "
+				 "port of this host to the command, not only the proxy's" : "");
 	return strv_extend(&b->plan->degraded, line) < 0 ? -ENOMEM : 0;
+}
+
+int win_backend_net_facts(BackendPlan *b, cJSON *facts, unsigned *ret_refused)
+{
+	ProxyRefusal r[PROXY_REPORT_DISTINCT];
+	bool more = false;
+	size_t n;
+	cJSON *a;
+
+	*ret_refused = 0;
+	if (!b || !b->proxy || !facts)
+		return 0;
+	n = win_proxy_refusals(b->proxy, r, PROXY_REPORT_DISTINCT, &more);
+	if (n == 0)
+		return 0;
+	/* As Linux's (run-hints.c, session-net.c). */
+	a = cJSON_AddArrayToObject(facts, "net_refused");
+	for (size_t i = 0; a && i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "host", r[i].host);
+		cJSON_AddNumberToObject(o, "port", r[i].port);
+		cJSON_AddStringToObject(o, "reason", r[i].rule);
+		cJSON_AddItemToArray(a, o);
+	}
+	if (more)
+		cJSON_AddBoolToObject(facts, "net_refused_more", true);
+	*ret_refused = (unsigned)n;
+	return a ? 0 : -ENOMEM;
 }
 
 bool win_backend_walls_missing(const BackendPlan *b)
@@ -224,21 +295,42 @@ static int plan_tier(WinTier tier, const BackendInput *in, BackendPlan **ret, Wa
 		return ward_error_set(reterr, "plan", EIO, "cannot make a run id");
 	if (!(b->state = strdup(in->state_dir)))
 		return -ENOMEM;
+	b->input = in;
 	if ((r = cow_inputs(in, &cow_session, &cow_dll)) < 0)
 		return ward_error_set(reterr, "cow", -r, "cannot place the redirector DLL");
 	b->netctx.state_dir = b->state;
+	/* W2 with network.mode proxy: the proxy listens first, its port goes
+	 * into the plan (walls, environment). It serves only from run(). */
+	if (tier == WIN_TIER_W2 && in->policy->net_mode == NET_MODE_PROXY) {
+		WinProxyConfig pc = { .policy = in->policy, .audit = in->audit,
+				      .max_connections = (unsigned)(in->policy->max_connections > 4096
+								    ? 4096
+								    : in->policy->max_connections) };
+
+		r = win_proxy_listen(&pc, &b->proxy, why, sizeof(why));
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			return ward_error_set(reterr, "proxy", -r, "cannot start the proxy: %s", why);
+	}
 	pin = (WinPlanInput){ .policy = in->policy, .tier = tier, .workspace = in->workspace,
 			      .config_dir = in->config_dir, .state_dir = in->state_dir,
 			      .run_id = b->run_id, .argv = in->argv, .envp = in->envp,
 			      .env_extra = in->env_extra, .host = &b->host,
-			      .cow_session = cow_session, .cow_dll = cow_dll };
+			      .cow_session = cow_session, .cow_dll = cow_dll,
+			      .proxy_port = b->proxy ? win_proxy_port(b->proxy) : 0 };
 	r = win_plan_build(&pin, &b->plan, why, sizeof(why));
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
 		return ward_error_set(reterr, "plan", 0, "%s", why);
-	if ((r = plan_walls(b, in)) < 0)
+	if ((r = plan_walls(b, in, reterr)) < 0)
 		return r;
+	/* network.commands: the command class gets its own allow list. */
+	if (b->proxy)
+		win_proxy_set_program(b->proxy, b->plan->net.cls == WIN_NET_COMMAND
+							? b->plan->net.command
+							: NULL);
 	STRV_FOREACH(d, b->plan->degraded) {
 		char line[1024];
 
@@ -285,6 +377,28 @@ static int win_acquire(BackendPlan *b, WardError *reterr)
 					      "the WFP filters on the run's package SID %s: %s",
 					      b->wfp.sid, why);
 	}
+	/* The proxy's way in: the run's package SID exempted from the
+	 * AppContainer loopback block (journaled first), read back. */
+	if (b->plan->net.loopback_exempt) {
+		char why[512] = "";
+
+		r = win_loopback_exempt(&b->netapi, b->plan->token.package_sid, why, sizeof(why));
+		if (r < 0) {
+			char ignored[256];
+
+			/* Take back whatever of it went through; its journal
+			 * line goes only when the list proves it gone, else
+			 * `ward.exe cleanup` finishes it. */
+			(void)win_loopback_unexempt(&b->netapi, b->plan->token.package_sid, ignored,
+						    sizeof(ignored));
+			win_walls_down(&b->netapi, &b->walls);
+			return ward_error_set(reterr, "loopback-exemption", -r,
+					      "the AppContainer loopback exemption of %s (the proxy's "
+					      "way in): %s",
+					      b->plan->token.package_sid, why);
+		}
+		b->exempted = true;
+	}
 	b->acquiring = true;
 	r = win_exec_acquire(b->plan, &b->api, reterr);
 	if (r < 0) {
@@ -301,6 +415,7 @@ static int win_acquire(BackendPlan *b, WardError *reterr)
 				 undo.step, undo.detail, b->state);
 		}
 		b->acquiring = false;
+		unexempt(b, NULL);
 		win_walls_down(&b->netapi, &b->walls);
 	}
 	return r;
@@ -334,6 +449,8 @@ static cJSON *win_describe(const BackendPlan *b)
 		}
 	if (b->walls_held)
 		cJSON_AddItemToArray(enf, cJSON_CreateString("wfp-walls"));
+	if (b->proxy)
+		cJSON_AddItemToArray(enf, cJSON_CreateString("proxy"));
 	if (p->job.kill_on_close)
 		cJSON_AddItemToArray(enf, cJSON_CreateString("job-kill-on-close"));
 	cJSON_AddItemToArray(enf, cJSON_CreateString("env-filter"));
@@ -360,8 +477,31 @@ static int win_run(BackendPlan *b, BackendResult *ret, WardError *reterr)
 
 	fflush(stdout);
 	fflush(stderr);
-	r = win_exec_child(b->plan, &b->api, &res, &err);
-	/* The job is closed: nothing of the run is left to wall. */
+	if (b->proxy)
+		win_proxy_set_audit(b->proxy, b->input->audit);
+	if (b->proxy && win_proxy_start(b->proxy) < 0) {
+		err = (WardError){ 0 };
+		ward_error_set(&err, "proxy", EAGAIN, "cannot start the proxy's thread");
+		r = -EAGAIN;
+	} else
+		r = win_exec_child(b->plan, &b->api, &res, &err);
+	/* The job is closed: nothing of the run is left to wall or serve. */
+	if (b->proxy) {
+		ProxyRefusal refused[PROXY_REPORT_DISTINCT + 1];
+		bool more = false;
+		size_t n;
+		char line[2048], see[1024];
+
+		win_proxy_stop(b->proxy);
+		n = win_proxy_refusals(b->proxy, refused, PROXY_REPORT_DISTINCT, &more);
+		if (more)
+			refused[n++] = (ProxyRefusal){ .overflow = true };
+		snprintf(see, sizeof(see), "every connection is in %s\\audit.jsonl", b->state);
+		if (n && (proxy_refusals_format(refused, n, see, line, sizeof(line)), 1) &&
+		    strv_extend(&b->lines, line) < 0)
+			return -ENOMEM;
+	}
+	unexempt(b, &b->lines);
 	win_walls_down(&b->netapi, &b->walls);
 	/* Undo whatever was journaled, however the run ended. */
 	u = win_exec_release_count(&b->api, &moved, &undo);

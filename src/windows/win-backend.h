@@ -29,3 +29,9 @@ char *win_backend_plan_text(const struct BackendPlan *b);
 /* W2 with network none whose WFP walls cannot be put up on this host (the
  * plan's trial failed): the run reports its network row partly held. */
 bool win_backend_walls_missing(const struct BackendPlan *b);
+
+/* W2 with the proxy: its refusals by policy as the result's facts
+ * ("net_refused", "net_refused_more", as on Linux) into @facts, and how
+ * many in *@ret_refused. 0, or -ENOMEM. */
+#include <cjson/cJSON.h>
+int win_backend_net_facts(struct BackendPlan *b, cJSON *facts, unsigned *ret_refused);

@@ -7,6 +7,7 @@
 #include "common/strv.h"
 
 #include "windows/win-fault.h"
+#include "windows/win-sid.h"
 
 static WinApi real;
 
@@ -49,6 +50,17 @@ static int missing_profile(void *ctx, const char *name, char ret[WIN_SID_STRING_
 	return -ENOSYS;
 }
 
+static int echo_profile(void *ctx, const char *name, char ret[WIN_SID_STRING_MAX], char *why,
+			size_t n)
+{
+	WinSid sid;
+
+	if (win_sid_appcontainer(name, &sid) < 0)
+		return -EINVAL;
+	win_sid_format(&sid, ret);
+	return 0;
+}
+
 static int rejected_attr(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n)
 {
 	snprintf(why, n, "UpdateProcThreadAttribute: the parameter is incorrect (injected)");
@@ -80,6 +92,21 @@ static int record_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, siz
 	asked_token = *s->token;
 	snprintf(asked_logon, sizeof(asked_logon), "%s", s->logon_sid ? s->logon_sid : "");
 	return real.spawn_suspended(ctx, s, ret, why, n);
+}
+
+/* spawn-plain (with token-echo): the child is started with the user's
+ * own token, the asked one recorded for the echo. Wine rejects the
+ * AppContainer attribute; this lets a W2 run's plumbing (its environment,
+ * the proxy) reach a child that runs. It isolates nothing. */
+static int plain_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n)
+{
+	WinSpawn plain = *s;
+	WinTokenPlan none = { 0 };
+
+	asked_token = *s->token;
+	snprintf(asked_logon, sizeof(asked_logon), "%s", s->logon_sid ? s->logon_sid : "");
+	plain.token = &none;
+	return real.spawn_suspended(ctx, &plain, ret, why, n);
 }
 
 static int echo_token(void *ctx, void *proc, WinTokenObserved *ret)
@@ -153,14 +180,19 @@ static int no_time(void *ctx, void *proc, const WinCowLaunch *l, char *why, size
 static int install_one(WinApi *api, const char *fault, size_t n)
 {
 #define IS(name) (n == strlen(name) && strncmp(fault, name, n) == 0)
-	if (IS("wfp-echo") || IS("wfp-lie"))
+	if (IS("wfp-echo") || IS("wfp-lie") || IS("lb-echo") || IS("lb-lie"))
 		return 0; /* win_fault_net_install()'s */
+	else if (IS("profile-echo"))
+		api->profile_create = echo_profile;
 	else if (IS("userenv-missing"))
 		api->profile_create = missing_profile;
 	else if (IS("attr-rejected"))
 		api->spawn_suspended = rejected_attr;
 	else if (IS("token-echo")) {
 		api->spawn_suspended = record_spawn;
+		api->token_read = echo_token;
+	} else if (IS("spawn-plain")) {
+		api->spawn_suspended = plain_spawn;
 		api->token_read = echo_token;
 	} else if (IS("token-lie"))
 		api->token_read = lie_token;
@@ -279,8 +311,37 @@ static bool listed(const char *fault, const char *name)
 	return false;
 }
 
+/* lb-echo / lb-lie: the loopback exemption list. */
+static char **lb_list;
+static bool lb_lie;
+
+static int lb_get(void *ctx, char ***ret, char *why, size_t n)
+{
+	*ret = strv_copy(lb_list);
+	return *ret || !lb_list ? 0 : -ENOMEM;
+}
+
+static int lb_set(void *ctx, char *const *sids, char *why, size_t n)
+{
+	char **l;
+
+	if (lb_lie)
+		return 0;
+	l = strv_copy(sids);
+	if (!l && sids && sids[0])
+		return -ENOMEM;
+	strv_free(lb_list);
+	lb_list = l;
+	return 0;
+}
+
 int win_fault_net_install(WinNetApi *api, const char *fault)
 {
+	if (listed(fault, "lb-echo") || listed(fault, "lb-lie")) {
+		lb_lie = listed(fault, "lb-lie");
+		api->loopback_get = lb_get;
+		api->loopback_set = lb_set;
+	}
 	if (!listed(fault, "wfp-echo") && !listed(fault, "wfp-lie"))
 		return 0;
 	eng.lie = listed(fault, "wfp-lie");

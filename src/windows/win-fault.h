@@ -32,6 +32,19 @@
  *   wfp-lie           the same engine reporting success for every add and
  *                     commit, then reading nothing back: the run refuses
  *                     at network-wall
+ *   lb-echo           the loopback exemption list (Wine has no
+ *                     firewallapi.dll): kept in memory, read back as set
+ *   lb-lie            the same list reporting every set done and changing
+ *                     nothing: the exemption does not read back
+ *   profile-echo      profile_create: the SID the plan derived from the
+ *                     profile's name (Wine's userenv lacks the call): with
+ *                     acl-echo, token-echo and job-echo a W2 run's
+ *                     plumbing reaches the child (Wine enforces none of it)
+ *   spawn-plain       spawn: the child gets ward's own token (Wine rejects
+ *                     the AppContainer attribute); token_read echoes the
+ *                     asked one: with profile-echo, acl-echo and job-echo
+ *                     a W2 run's plumbing (environment, proxy) reaches a
+ *                     child that runs, unconfined
  * Several are given comma-separated ("job-echo,token-lie").
  * Portable: the wrapper only calls through the table. */
 #pragma once

@@ -25,6 +25,10 @@
 #include "windows/win-path.h"
 #include "windows/win-plan.h"
 #include "windows/win32-util.h"
+
+#ifndef WARD_TEST_HOOKS
+#define WARD_TEST_HOOKS 0
+#endif
 #define WARD_VERSION_STRING "0.1.0"
 #define EXIT_SETUP 125
 
@@ -335,6 +339,7 @@ static int cmd_run(int argc, char **argv)
 
 int win_probe_main(void);
 int win_cleanup_main(int argc, char **argv);   /* win-net-main.c */
+int win_proxy_main(int argc, char **argv);     /* win-proxy-main.c, ward-test.exe only */
 int win_netcheck_main(int argc, char **argv);
 int win_cow_main(int argc, char **argv);       /* win-cow-main.c */
 
@@ -429,6 +434,10 @@ int main(void)
 		return win_cleanup_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "net-check") == 0)
 		return win_netcheck_main(argc - 1, argv + 1);
+#if WARD_TEST_HOOKS
+	if (strcmp(argv[1], "proxy-serve") == 0)
+		return win_proxy_main(argc - 1, argv + 1);
+#endif
 	if (strcmp(argv[1], "diff") == 0 || strcmp(argv[1], "apply") == 0 ||
 	    strcmp(argv[1], "undo") == 0 || strcmp(argv[1], "discard") == 0)
 		return win_cow_main(argc - 1, argv + 1);

@@ -451,7 +451,8 @@ static int plan_files(WinPlan *plan, const WinPlanInput *in, char *why, size_t n
 	return r;
 }
 
-static int plan_degraded(WinPlan *plan, const WardPolicy *p, char *why, size_t n)
+static int plan_degraded(WinPlan *plan, const WardPolicy *p, uint16_t proxy_port, char *why,
+			 size_t n)
 {
 	int r = 0;
 
@@ -469,13 +470,14 @@ static int plan_degraded(WinPlan *plan, const WardPolicy *p, char *why, size_t n
 			r = push_degraded(plan, "network: not confined (W1 has no network wall)");
 		break;
 	case WIN_TIER_W2:
-		/* The proxy needs the loopback exemption and the WFP filters of
-		 * Windows part 2; granting internetClient instead would open the
-		 * network unfiltered. Refuse rather than widen. */
-		if (p->net_mode == NET_MODE_PROXY)
-			return fail(why, n, "network.mode proxy: the Windows proxy walls (WFP, loopback "
-					    "exemption) are not built yet; use network.mode none or "
-					    "W1 (network not confined)");
+		/* The proxy is ward.exe's (win-proxy.h), reached through the
+		 * loopback exemption and the WFP walls; without its port there
+		 * is nothing to reach. Granting internetClient instead would
+		 * open the network unfiltered: refuse rather than widen. */
+		if (p->net_mode == NET_MODE_PROXY && proxy_port == 0)
+			return fail(why, n, "network.mode proxy: no proxy port to reach (ward.exe's "
+					    "proxy is not running); use network.mode none or W1 "
+					    "(network not confined)");
 		break;
 	case _WIN_TIER_MAX:
 	case _WIN_TIER_INVALID:
@@ -531,6 +533,84 @@ static int plan_cow(WinPlan *plan, const WinPlanInput *in, char ***env, char *wh
 		return push_degraded(plan, "copy-on-write: W0 leaves the workspace writable; only "
 					   "the redirector DLL keeps writes out of it");
 	return 0;
+}
+
+static bool proxy_mode(const WinPlan *plan, const WinPlanInput *in)
+{
+	return plan->tier == WIN_TIER_W2 && in->policy->net_mode == NET_MODE_PROXY && in->proxy_port;
+}
+
+/* W2 with the proxy: the variables proxy-aware programs read (as on
+ * Linux: HTTP(S)_PROXY to the HTTP proxy, ALL_PROXY to SOCKS5, both on the
+ * one port), each also in lower case, set after the policy's env so a
+ * policy cannot point them elsewhere. NO_PROXY is emptied: under the walls
+ * only the proxy's port is reachable, loopback included. */
+static int plan_proxy_env(WinPlan *plan, const WinPlanInput *in, char ***set)
+{
+	static const char *const names[][2] = {
+		{ "HTTP_PROXY", "http" },  { "http_proxy", "http" },  { "HTTPS_PROXY", "http" },
+		{ "https_proxy", "http" }, { "ALL_PROXY", "socks5h" }, { "all_proxy", "socks5h" },
+	};
+
+	if (!proxy_mode(plan, in))
+		return 0;
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		char *kv = NULL;
+
+		if (asprintf(&kv, "%s=%s://127.0.0.1:%u", names[i][0], names[i][1], in->proxy_port) < 0 ||
+		    strv_consume(set, kv) < 0)
+			return -ENOMEM;
+	}
+	if (strv_extend(set, "NO_PROXY=") < 0 || strv_extend(set, "no_proxy=") < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* W2's network class (win-net.h): none, proxy, or the command class for a
+ * network.commands program outside every writable root, which holds
+ * internetClient (the WFP walls still keep it to the proxy). */
+static int plan_net(WinPlan *plan, const WinPlanInput *in, char *why, size_t n)
+{
+	_cleanup_strv_ char **cmds = NULL, **writable = NULL;
+	const WardPolicy *p = in->policy;
+	WinNetInput ni;
+	int r;
+
+	plan->net = (WinNetDecision){ .cls = WIN_NET_NONE };
+	if (plan->tier != WIN_TIER_W2)
+		return 0;
+	for (size_t i = 0; i < p->n_net_commands; i++)
+		if (strv_extend(&cmds, p->net_commands[i].name) < 0)
+			return -ENOMEM;
+	/* What the command may write: its workspace (unless copy-on-write
+	 * made it read-only), the upper, TEMP, fs.read_write. */
+	if (strv_extend(&writable, plan->cow.upper ? plan->cow.upper : plan->cwd) < 0 ||
+	    strv_extend(&writable, plan->temp_dir) < 0)
+		return -ENOMEM;
+	STRV_FOREACH(w, p->fs_read_write) {
+		char *nw = NULL;
+
+		if (win_path_normalize(*w, &nw, NULL) < 0)
+			continue;
+		if (strv_consume(&writable, nw) < 0)
+			return -ENOMEM;
+	}
+	ni = (WinNetInput){ .proxy = proxy_mode(plan, in), .commands = cmds,
+			    .application = plan->application, .writable = writable,
+			    .proxy_port = in->proxy_port };
+	r = win_net_decide(&ni, &plan->net, why, n);
+	if (r < 0)
+		return r;
+	/* The decision's command points into @cmds: keep the policy's. */
+	if (plan->net.command)
+		for (size_t i = 0; i < p->n_net_commands; i++)
+			if (strcmp(p->net_commands[i].name, plan->net.command) == 0)
+				plan->net.command = p->net_commands[i].name;
+	if (plan->net.cls != WIN_NET_COMMAND)
+		return 0;
+	win_token_plan_done(&plan->token);
+	r = win_token_plan(plan->tier, plan->run_id, true, &plan->token);
+	return r == -ENOMEM ? r : r < 0 ? fail(why, n, "unknown tier") : 0;
 }
 
 int win_plan_build(const WinPlanInput *in, WinPlan **ret, char *why, size_t n)
@@ -591,17 +671,21 @@ int win_plan_build(const WinPlanInput *in, WinPlan **ret, char *why, size_t n)
 		goto out;
 	}
 	r = plan_cow(plan, in, &set, why, n);
+	if (r >= 0)
+		r = plan_proxy_env(plan, in, &set);
 	if (r < 0)
 		goto out;
 	r = win_env_build(in->policy, in->envp, in->env_extra, set, &plan->env);
 	if (r < 0)
 		goto out;
 
-	r = plan_degraded(plan, in->policy, why, n);
+	r = plan_degraded(plan, in->policy, in->proxy_port, why, n);
 	if (r >= 0)
 		r = plan_files(plan, in, why, n);
 	if (r >= 0)
 		r = plan_command(plan, in, why, n);
+	if (r >= 0)
+		r = plan_net(plan, in, why, n);
 	if (r < 0)
 		goto out;
 
@@ -693,6 +777,13 @@ char *win_plan_describe(const WinPlan *plan)
 	}
 	LINE("job kill-on-close%s%s", plan->job.ui_limits ? " ui-limits" : "",
 	     plan->job.active_processes ? " active-process-limit" : "");
+	if (plan->net.cls != WIN_NET_NONE)
+		LINE("network-class %s proxy 127.0.0.1:%u%s%s%s", win_net_class_name(plan->net.cls),
+		     (unsigned)plan->net.proxy_port, plan->net.loopback_exempt ? " loopback-exempt" : "",
+		     plan->net.command ? " network.commands." : "",
+		     plan->net.command ? plan->net.command : "");
+	if (plan->net.note[0])
+		LINE("network-note %s", plan->net.note);
 	LINE("application %s", plan->application);
 	LINE("cmdline %s", plan->cmdline);
 	LINE("cwd %s", plan->cwd);

@@ -18,6 +18,7 @@
 
 #include "policy/policy.h"
 #include "windows/win-acl.h"
+#include "windows/win-net.h"
 
 typedef enum WinTier {
 	WIN_TIER_W0,       /* no isolation: job object, filtered environment; explicit only */
@@ -63,6 +64,9 @@ typedef struct WinPlanInput {
 	 * upper\ and whiteout\ exist) and the redirector DLL; NULL: off. */
 	const char *cow_session;
 	const char *cow_dll;
+	/* network.mode proxy on W2: the loopback port ward.exe's proxy
+	 * listens on (win-proxy.h); 0: no proxy, and W2 refuses proxy mode. */
+	uint16_t proxy_port;
 } WinPlanInput;
 
 /* One object the plan changes. */
@@ -131,6 +135,9 @@ typedef struct WinPlan {
 	char **needs_helper;        /* paths only the privileged helper may change */
 	uint64_t timeout_s;
 	WinCowPlan cow;             /* all NULL without --cow */
+	/* W2: the network class (win-net.h); cls none when not W2 or not
+	 * proxy mode. The command class holds internetClient. */
+	WinNetDecision net;
 } WinPlan;
 
 /* Build the plan. -EINVAL with a reason for a human in @why (which path,

@@ -276,6 +276,11 @@ int run_do_execute(Run *run)
 	if (r < 0)
 		return run_fail_with(run, &e, r);
 	run_fill_result(run);
+	/* The proxy's refusals (W2, network proxy), as Linux's result has them. */
+	if (!run->facts && !(run->facts = cJSON_CreateObject()))
+		return -ENOMEM;
+	if (win_backend_net_facts(run->plan, run->facts, &run->result.net_refused) < 0)
+		return -ENOMEM;
 	log_ending(run);
 	if (run->backend->finish && run->backend->finish(run->plan, &run->res, &lines) < 0)
 		return -ENOMEM;

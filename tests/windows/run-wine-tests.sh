@@ -41,6 +41,8 @@ echo "== test-wine-net.sh (network walls and ward-setup.exe: the fail-closed pat
 WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-net.sh || status=1
 echo "== test-wine-cow.sh (copy-on-write: the redirector's launch sequence, redirect, review, fail-closed)"
 WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-cow.sh || status=1
+echo "== test-wine-proxy.sh (ward.exe's egress proxy; the run's proxy path: plumbing and fail-closed)"
+WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-proxy.sh || status=1
 echo "== test-wine-runner.sh (the command runner, the privileged helper, their pipes: protocol and refusals)"
 WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-runner.sh || status=1
 if [ "$(id -u)" -eq 0 ]; then

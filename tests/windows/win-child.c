@@ -18,12 +18,17 @@
  *   exists FILE        exit 0 if FILE exists, 1 if not
  *   loaded NAME        exit 0 if module NAME is loaded in this process
  *   ls DIR             the names in DIR (FindFirstFileW), one a line, to stdout
+ *   proxy-get HOST:PORT FILE   through the proxy $HTTP_PROXY names
+ *                      (http://127.0.0.1:N), "GET http://HOST:PORT/";
+ *                      the answer to FILE (exit 1 when the proxy cannot
+ *                      be reached)
  * Commands chain with "+" as an argument ("append F x + cat F"): each
  * runs in turn in the same process, the first non-zero exit ends it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <winsock2.h>
 #include <windows.h>
 
 static FILE *out(const char *path)
@@ -33,6 +38,36 @@ static FILE *out(const char *path)
 	if (!f)
 		exit(90);
 	return f;
+}
+
+static int proxy_get(const char *target, const char *path)
+{
+	const char *proxy = getenv("HTTP_PROXY");
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char req[512], buf[4096];
+	WSADATA wsa;
+	SOCKET s;
+	FILE *f;
+	int n;
+
+	if (!proxy || strncmp(proxy, "http://127.0.0.1:", 17) != 0)
+		return 1;
+	sa.sin_port = htons((u_short)atoi(proxy + 17));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (WSAStartup(MAKEWORD(2, 2), &wsa) != 0)
+		return 1;
+	s = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	if (s == INVALID_SOCKET || connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		return 1;
+	n = snprintf(req, sizeof(req), "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
+		     target, target);
+	send(s, req, n, 0);
+	f = out(path);
+	while ((n = recv(s, buf, sizeof(buf), 0)) > 0)
+		fwrite(buf, 1, (size_t)n, f);
+	fclose(f);
+	closesocket(s);
+	return 0;
 }
 
 static int child_main(int argc, char **argv, wchar_t **wargv)
@@ -106,6 +141,8 @@ static int child_main(int argc, char **argv, wchar_t **wargv)
 		return MoveFileExW(wargv[2], wargv[3], MOVEFILE_REPLACE_EXISTING) ? 0 : 1;
 	if (strcmp(argv[1], "exists") == 0 && argc >= 3)
 		return GetFileAttributesW(wargv[2]) != INVALID_FILE_ATTRIBUTES ? 0 : 1;
+	if (strcmp(argv[1], "proxy-get") == 0 && argc >= 4)
+		return proxy_get(argv[2], argv[3]);
 	if (strcmp(argv[1], "ls") == 0 && argc >= 3) {
 		wchar_t pat[4096];
 		WIN32_FIND_DATAW fd;

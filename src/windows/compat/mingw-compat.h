@@ -34,3 +34,17 @@ static inline char *ward_realpath(const char *p, char *buf)
 	return buf ? NULL : _fullpath(NULL, p, 0);
 }
 #define realpath ward_realpath
+
+/* The HTTP head parser (net/http-parse.c) looks for the head's end. */
+static inline void *ward_memmem(const void *hay, size_t hn, const void *needle, size_t nn)
+{
+	const char *h = hay;
+
+	if (nn == 0)
+		return (void *)h;
+	for (size_t i = 0; nn <= hn && i <= hn - nn; i++)
+		if (h[i] == *(const char *)needle && memcmp(h + i, needle, nn) == 0)
+			return (void *)(h + i);
+	return NULL;
+}
+#define memmem ward_memmem
