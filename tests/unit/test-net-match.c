@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <cmocka.h>
 
+#include "net/net-event.h"
 #include "net/net-match.h"
 
 static char *allow_list[] = { "github.com", "*.githubusercontent.com", "registry.example.org:8443",
@@ -310,10 +311,54 @@ static void test_net_check_address_private_rule(void **state)
 	assert_non_null(strstr(reason, "network.deny"));
 }
 
+/* The reason and the `net` audit event both proxies write (net-event.c). */
+static void test_net_event(void **state)
+{
+	WardPolicy p = make_policy();
+	NetMatcher m;
+	NetDecision d;
+	char why[320];
+	cJSON *o;
+
+	net_matcher_init(&m, &p, NULL);
+	decide(&m, "x.evil.example", 443, &d);
+	assert_string_equal(net_refusal_reason(&d, "x.evil.example", 443, why, sizeof(why)),
+			    "*.evil.example in network.deny");
+	decide(&m, "unlisted.example", 443, &d);
+	assert_string_equal(net_refusal_reason(&d, "unlisted.example", 443, why, sizeof(why)),
+			    "not in network.allow");
+	decide(&m, "localhost", 8080, &d);
+	net_refusal_reason(&d, "localhost", 8080, why, sizeof(why));
+	assert_non_null(strstr(why, "localhost inside the sandbox"));
+
+	decide(&m, "github.com", 443, &d);
+	o = net_event_object(&(NetEvent){ .kind = "socks5", .host = "github.com", .port = 443,
+					  .address = "192.0.2.1", .verdict = NET_VERDICT_ALLOW,
+					  .rule = d.rule, .decision = &d, .bytes_up = 3,
+					  .bytes_down = 4, .duration_ms = 5, .program = "git" });
+	assert_non_null(o);
+	assert_string_equal(cJSON_GetObjectItem(o, "kind")->valuestring, "socks5");
+	assert_string_equal(cJSON_GetObjectItem(o, "verdict")->valuestring, "allow");
+	assert_string_equal(cJSON_GetObjectItem(o, "rule")->valuestring, "github.com");
+	assert_string_equal(cJSON_GetObjectItem(o, "list")->valuestring, "network.allow");
+	assert_int_equal(cJSON_GetObjectItem(o, "bytes_down")->valueint, 4);
+	assert_string_equal(cJSON_GetObjectItem(o, "program")->valuestring, "git");
+	assert_null(cJSON_GetObjectItem(o, "destination"));
+	cJSON_Delete(o);
+	/* A rule that is a reason, not the decision's pattern: no list. */
+	o = net_event_object(&(NetEvent){ .kind = "http", .host = "unlisted.example", .port = 443,
+					  .verdict = NET_VERDICT_DENY, .rule = "not in network.allow",
+					  .decision = &d });
+	assert_null(cJSON_GetObjectItem(o, "list"));
+	assert_string_equal(cJSON_GetObjectItem(o, "address")->valuestring, "");
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_net_normalize_names),
+		cmocka_unit_test(test_net_event),
 		cmocka_unit_test(test_net_normalize_literals),
 		cmocka_unit_test(test_net_match_exact_and_default_ports),
 		cmocka_unit_test(test_net_match_wildcards),

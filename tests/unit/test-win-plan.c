@@ -160,6 +160,97 @@ static void test_win_plan_w2_refuses_proxy_and_unknown(void **state)
 	policy_free(p);
 }
 
+static int build_proxy(const WardPolicy *p, WinTier tier, char **argv, char **env, uint16_t port,
+		       WinPlan **ret, char *why, size_t n)
+{
+	WinPlanInput in = {
+		.policy = p, .tier = tier, .workspace = "C:\\ws",
+		.config_dir = "C:\\Users\\me\\AppData\\Roaming\\ward",
+		.state_dir = "C:\\Users\\me\\AppData\\Local\\ward", .run_id = RUN_ID,
+		.argv = argv, .envp = env, .host = &fake_host, .proxy_port = port,
+	};
+
+	return win_plan_build(&in, ret, why, n);
+}
+
+static bool env_has(const WinPlan *plan, const char *kv)
+{
+	STRV_FOREACH(e, plan->env)
+		if (strcmp(*e, kv) == 0)
+			return true;
+	return false;
+}
+
+/* network.mode proxy on W2 (ward.exe's proxy on @port): the proxy class,
+ * the loopback exemption, no capability, the variables pointing at the
+ * proxy whatever the host's said; a network.commands program outside the
+ * writable roots gets internetClient, one planted in the workspace does
+ * not; W1 gets neither class nor variables. */
+static void test_win_plan_w2_proxy(void **state)
+{
+	WardPolicy *p = policy();
+	char *tool[] = { "C:\\ws\\tool.exe", NULL }, *git[] = { "git", NULL },
+	     *planted[] = { "C:\\ws\\git.exe", NULL };
+	char *env[] = { "Path=C:\\Windows\\System32;C:\\Program Files\\Git\\cmd",
+			"PATHEXT=.COM;.EXE;.BAT;.CMD", "HTTP_PROXY=http://evil.example:1",
+			"NO_PROXY=*", NULL };
+	WinPlan *plan = NULL;
+	char why[512] = "", *text;
+
+	p->net_mode = NET_MODE_PROXY;
+	assert_int_equal(strv_extend(&p->env_pass, "HTTP_PROXY"), 0);
+	assert_int_equal(strv_extend(&p->env_pass, "NO_PROXY"), 0);
+	p->net_commands = calloc(1, sizeof(*p->net_commands));
+	assert_non_null(p->net_commands);
+	p->net_commands[0].name = strdup("git");
+	p->n_net_commands = 1;
+
+	/* No port: refused, never widened. */
+	assert_int_equal(build_proxy(p, WIN_TIER_W2, tool, env, 0, &plan, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "network.mode proxy"));
+	assert_null(plan);
+
+	assert_int_equal(build_proxy(p, WIN_TIER_W2, tool, env, 50123, &plan, why, sizeof(why)), 0);
+	assert_int_equal(plan->net.cls, WIN_NET_PROXY);
+	assert_true(plan->net.loopback_exempt);
+	assert_int_equal(plan->net.proxy_port, 50123);
+	assert_null(plan->token.capabilities);
+	assert_true(env_has(plan, "HTTP_PROXY=http://127.0.0.1:50123"));
+	assert_true(env_has(plan, "HTTPS_PROXY=http://127.0.0.1:50123"));
+	assert_true(env_has(plan, "ALL_PROXY=socks5h://127.0.0.1:50123"));
+	assert_true(env_has(plan, "NO_PROXY="));
+	assert_false(env_has(plan, "HTTP_PROXY=http://evil.example:1"));
+	assert_false(env_has(plan, "NO_PROXY=*"));
+	text = win_plan_describe(plan);
+	show(text);
+	assert_true(has_line(text, "network-class proxy proxy 127.0.0.1:50123 loopback-exempt"));
+	free(text);
+	plan = win_plan_free(plan);
+
+	/* git from Program Files: the command class, internetClient. */
+	assert_int_equal(build_proxy(p, WIN_TIER_W2, git, env, 50123, &plan, why, sizeof(why)), 0);
+	assert_int_equal(plan->net.cls, WIN_NET_COMMAND);
+	assert_string_equal(plan->net.command, "git");
+	assert_int_equal(strv_length(plan->token.capabilities), 1);
+	assert_string_equal(plan->token.capabilities[0], "internetClient");
+	assert_string_equal(plan->token.capability_sids[0], "S-1-15-3-1");
+	plan = win_plan_free(plan);
+
+	/* git.exe in the workspace: the command could have planted it. */
+	assert_int_equal(build_proxy(p, WIN_TIER_W2, planted, env, 50123, &plan, why, sizeof(why)), 0);
+	assert_int_equal(plan->net.cls, WIN_NET_PROXY);
+	assert_null(plan->token.capabilities);
+	assert_non_null(strstr(plan->net.note, "writable"));
+	plan = win_plan_free(plan);
+
+	/* W1: the network is open and said so; no proxy class, no variables. */
+	assert_int_equal(build_proxy(p, WIN_TIER_W1, tool, env, 50123, &plan, why, sizeof(why)), 0);
+	assert_int_equal(plan->net.cls, WIN_NET_NONE);
+	assert_false(env_has(plan, "HTTP_PROXY=http://127.0.0.1:50123"));
+	plan = win_plan_free(plan);
+	policy_free(p);
+}
+
 static void test_win_plan_refuses_bad_paths(void **state)
 {
 	static const char *const bad[] = {
@@ -614,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_win_plan_cow),
 		cmocka_unit_test(test_win_plan_w2_appcontainer),
 		cmocka_unit_test(test_win_plan_w2_refuses_proxy_and_unknown),
+		cmocka_unit_test(test_win_plan_w2_proxy),
 		cmocka_unit_test(test_win_plan_refuses_bad_paths),
 		cmocka_unit_test(test_win_plan_system_paths_need_helper),
 		cmocka_unit_test(test_win_plan_w1_labels),
