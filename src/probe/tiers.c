@@ -257,7 +257,7 @@ static const WinRow win_rows[] = {
 		{ TIER_NOT_HELD, "the host's network, unfiltered" },
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
-		{ TIER_HELD, "no internetClient capability: no network at all; WFP filters on the package SID block every connect, accept and raw socket (when they cannot be put up: reported degraded, the row partly held, --strict refuses); network.mode proxy is refused until the proxy is ported" } },
+		{ TIER_HELD, "no internetClient capability: no network at all; WFP filters on the package SID block every connect, accept and raw socket (when they cannot be put up: reported degraded, the row partly held, --strict refuses); network.mode proxy: the same walls with a permit to ward.exe's proxy port only, the package SID exempted from the AppContainer loopback block, the proxy's allow and deny lists (a network.commands program holds internetClient and is refused when the walls cannot be put up)" } },
 	  NOT_ON_REAL_WINDOWS },
 	{ "leftovers-killed", "leftover processes killed", {
 		{ TIER_HELD, "a kill-on-close job object: everything the command started dies with ward" },

@@ -72,6 +72,13 @@ static void unlock(WinProxy *p)
 	LeaveCriticalSection(&p->lock);
 }
 
+/* The proxy's sockets are never inherited (the child is created with an
+ * explicit handle list too: win32-proc.c). */
+static void no_inherit(SOCKET s)
+{
+	(void)SetHandleInformation((HANDLE)s, HANDLE_FLAG_INHERIT, 0);
+}
+
 /* Wait until @s is readable (or writable) or @ms pass: 1, 0 on timeout, -1. */
 static int wait_socket(SOCKET s, bool write, unsigned ms)
 {
@@ -246,6 +253,7 @@ static int connect_addr(Conn *c, const struct sockaddr *sa, int salen)
 
 	if (s == INVALID_SOCKET)
 		return -EIO;
+	no_inherit(s);
 	(void)ioctlsocket(s, FIONBIO, &nb);
 	if (connect(s, sa, salen) == SOCKET_ERROR && WSAGetLastError() != WSAEWOULDBLOCK) {
 		err = WSAGetLastError();
@@ -358,9 +366,13 @@ static void relay(Conn *c)
 {
 	char *buf = malloc(RELAY_BUF);
 	bool up_open = true, down_open = true;
+	DWORD ms = c->p->idle_ms;
 
 	if (!buf)
 		return;
+	/* A peer that stops reading blocks a send at most this long. */
+	(void)setsockopt(c->client, SOL_SOCKET, SO_SNDTIMEO, (const char *)&ms, sizeof(ms));
+	(void)setsockopt(c->upstream, SOL_SOCKET, SO_SNDTIMEO, (const char *)&ms, sizeof(ms));
 	while (up_open || down_open) {
 		fd_set rs;
 		struct timeval tv = { .tv_sec = c->p->idle_ms / 1000,
@@ -509,8 +521,13 @@ static void serve(Conn *c)
 		return;
 	}
 	r = (unsigned char)c->head[0] == 5 ? socks_head(c, deadline) : http_head(c, deadline, &req);
-	if (r < 0)
+	if (r < 0) {
+		if (!c->rule[0])
+			snprintf(c->rule, sizeof(c->rule), "%s",
+				 r == -ETIMEDOUT ? "request head not complete in time"
+						 : "closed before a complete request");
 		return;
+	}
 	if (decide_and_connect(c) < 0)
 		return;
 	if (strcmp(c->kind, "socks5") == 0) {
@@ -631,6 +648,7 @@ static DWORD WINAPI accept_thread(void *arg)
 		s = accept(FD_ISSET(p->l4, &rs) ? p->l4 : p->l6, NULL, NULL);
 		if (s == INVALID_SOCKET)
 			continue;
+		no_inherit(s);
 		lock(p);
 		if (p->n_active >= p->max_conns) {
 			p->overflowed++;
@@ -674,6 +692,7 @@ static SOCKET listen_on(int family, uint16_t port, uint16_t *ret_port)
 
 	if (s == INVALID_SOCKET)
 		return s;
+	no_inherit(s);
 	/* Nobody else may bind the same port while it is ours. */
 	(void)setsockopt(s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (const char *)&one, sizeof(one));
 	if (family == AF_INET) {
