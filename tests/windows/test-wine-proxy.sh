@@ -50,7 +50,7 @@ strip_cr() { tr -d '\r'; }
 show() { strip_cr <"$1" | sed 's/^/# /'; }
 winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
 
-echo "1..20"
+echo "1..22"
 
 # The upstream: logs the request line of every connection it gets.
 cat >"$T/server.py" <<'EOF'
@@ -366,5 +366,38 @@ else
 	show "$T/out"
 fi
 
-[ -f "$state/network.journal" ] && show "$state/network.journal"
+# The command class: win-child named in network.commands (outside every
+# writable root) holds internetClient, so without the walls it is refused,
+# not degraded; with them its own allow list applies in the proxy.
+cat >"$ws/commands.json" <<EOF
+{"network": {"mode": "proxy", "allow": [], "commands": {"win-child": ["allowed.test:$SP"]},
+             "hosts": {"allowed.test": "127.0.0.1"}}}
+EOF
+child=$(winpath "$bin/win-child.exe")
+rm -f "$ws/marker"
+(cd "$ws" && FAULT='' wardt run -p "$WS\\commands.json" -- "$child" write "$WS\\marker") >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] &&
+	grep -q '^ward: .*win-child.exe holds internetClient (network.commands.win-child) and the WFP filters that keep it to the proxy cannot be put up' "$T/out"; then
+	ok "a network.commands program without the walls: refused at plan (exit 125), never run degraded"
+else
+	not_ok "the command class without walls (exit $rc)"
+	show "$T/out"
+fi
+before=$(lines)
+rm -f "$ws/got.txt"
+(cd "$ws" && wardt run --dry-run -p "$WS\\commands.json" -- "$child" exit 0) >"$T/dry" 2>&1
+(cd "$ws" && wardt run -p "$WS\\commands.json" -- "$child" proxy-get "allowed.test:$SP" "$WS\\got.txt") \
+	>"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^capability internetClient' "$T/dry" &&
+	strip_cr <"$T/dry" | grep -q '^network-class command proxy 127.0.0.1:[0-9]* loopback-exempt network.commands.win-child$' &&
+	grep -q upstream-ok "$ws/got.txt" 2>/dev/null && [ "$(lines)" -eq $((before + 1)) ]; then
+	ok "with the walls: the command class holds internetClient and reaches what network.commands.win-child allows (network.allow is empty)"
+else
+	not_ok "the command class with walls (exit $rc)"
+	show "$T/dry"
+	show "$T/out"
+fi
+
 [ $fails -eq 0 ]
