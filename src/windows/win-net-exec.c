@@ -153,6 +153,41 @@ undo:
 	return -EPERM;
 }
 
+int win_walls_verify(const WinNetApi *api, const WinWfpPlan *p, char *why, size_t n_why)
+{
+	void *engine = NULL;
+	char detail[256] = "";
+	int r;
+
+	if (p->n == 0 || !p->persistent)
+		return fail(why, n_why, -EINVAL, "plan", "not a persistent plan");
+	r = api->wfp_open(api->ctx, false, &engine, detail, sizeof(detail));
+	if (r < 0)
+		return fail(why, n_why, r, "FwpmEngineOpen0", detail);
+	for (size_t i = 0; i < p->n; i++) {
+		WinWfpFilter seen;
+		char step[64];
+
+		snprintf(step, sizeof(step), "FwpmFilterGetByKey0 %s", p->filters[i].name);
+		memset(&seen, 0, sizeof(seen));
+		detail[0] = 0;
+		r = api->wfp_get_filter(api->ctx, engine, &p->filters[i].key, &seen, detail,
+					sizeof(detail));
+		if (r == -ENOENT)
+			snprintf(detail, sizeof(detail), "not there (run ward-setup.exe again)");
+		if (r >= 0 && (r = win_wfp_filter_check(&p->filters[i], &seen, detail,
+							 sizeof(detail))) < 0)
+			snprintf(step, sizeof(step), "read-back %s", p->filters[i].name);
+		if (r < 0) {
+			api->wfp_close(api->ctx, engine);
+			fail(why, n_why, r, step, detail);
+			return r == -ENOSYS ? r : -EPERM;
+		}
+	}
+	api->wfp_close(api->ctx, engine);
+	return 0;
+}
+
 void win_walls_down(const WinNetApi *api, WinWalls *w)
 {
 	if (w->engine)

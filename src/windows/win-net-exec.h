@@ -28,6 +28,13 @@ int win_walls_up(const WinNetApi *api, const WinWfpPlan *p, WinWalls *ret, char 
  * it: what cannot be held is known before --strict decides and before the
  * host changes. A success here is no proof: win_walls_up() reads back. */
 int win_walls_try(const WinNetApi *api, const WinWfpPlan *p, char *why, size_t n_why);
+/* Whether a persistent plan's filters are in place as planned, changing
+ * nothing: a plain session, each filter read back by its key and compared
+ * (win_wfp_filter_check()). 0, or the refusal with the call and the filter
+ * named in @why: no engine, a filter missing, different or unreadable.
+ * The sandbox-user tier checks ward-setup.exe's walls on the offline user
+ * this way before every run. */
+int win_walls_verify(const WinNetApi *api, const WinWfpPlan *p, char *why, size_t n_why);
 /* Close the session (a dynamic plan's filters go with it). */
 void win_walls_down(const WinNetApi *api, WinWalls *w);
 

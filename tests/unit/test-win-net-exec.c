@@ -473,6 +473,54 @@ static void test_walls_persistent_journal_first(void **state)
 	assert_int_equal(F->n, 0);
 }
 
+/* The sandbox-user tier's check of ward-setup.exe's walls: it reads
+ * back, adds nothing, and refuses a missing, wider or unreadable filter
+ * and a missing engine. */
+static void test_walls_verify_reads_back(void **state)
+{
+	WinWfpPlan p, dyn;
+	WinWalls w;
+	char why[512] = "";
+	size_t n;
+
+	(void)state;
+	plan(&p, true);
+	/* Nothing there yet (setup never ran): refused, nothing added. */
+	assert_int_equal(win_walls_verify(&fake_api, &p, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "ward-setup.exe"));
+	assert_int_equal(F->n, 0);
+	assert_int_equal(win_walls_up(&fake_api, &p, &w, why, sizeof(why)), 0);
+	win_walls_down(&fake_api, &w);
+	n = F->n;
+	strv_free(F->calls);
+	F->calls = NULL;
+	assert_int_equal(win_walls_verify(&fake_api, &p, why, sizeof(why)), 0);
+	assert_false(called("add_filter"));
+	assert_false(called("journal_append"));
+	assert_int_equal(F->n, n);
+	assert_false(F->open);
+	/* A filter that reads back wider: refused, the filter named. */
+	F->lie_at = "get_filter";
+	F->lie_filter = 4;
+	assert_int_equal(win_walls_verify(&fake_api, &p, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, p.filters[4].name));
+	assert_false(F->open);
+	F->lie_at = NULL;
+	/* No engine (Wine's 1764), a failed read: refused. */
+	F->fail_at = "open";
+	F->fail_with = -ENOSYS;
+	assert_true(win_walls_verify(&fake_api, &p, why, sizeof(why)) < 0);
+	assert_non_null(strstr(why, "FwpmEngineOpen0"));
+	F->fail_at = "get_filter";
+	F->fail_with = -EIO;
+	assert_int_equal(win_walls_verify(&fake_api, &p, why, sizeof(why)), -EPERM);
+	assert_false(F->open);
+	/* Only a persistent plan is checked this way. */
+	F->fail_at = NULL;
+	plan(&dyn, false);
+	assert_int_equal(win_walls_verify(&fake_api, &dyn, why, sizeof(why)), -EINVAL);
+}
+
 static void test_loopback_exempt_and_back(void **state)
 {
 	char why[512] = "";
@@ -604,6 +652,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_walls_fail_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walls_try_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_walls_persistent_journal_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walls_verify_reads_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_exempt_and_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loopback_fail_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cleanup_removes_tracked_only, setup, teardown),
