@@ -24,6 +24,8 @@
 #include "windows/win-proxy.h"
 #include "windows/win32-api.h"
 #include "windows/win32-net.h"
+#include "windows/win32-setup.h"
+#include "windows/win32-user-run.h"
 #include "windows/win32-util.h"
 #include "ward/ward.h"
 
@@ -62,6 +64,10 @@ struct BackendPlan {
 	/* The run's input (it outlives the plan): its audit log is opened
 	 * after plan, before run. */
 	const BackendInput *input;
+	/* The sandbox-user tier: a W1-write plan for ward-setup.exe's
+	 * offline user (win-user.h), run through ward-runner.exe. */
+	bool user;
+	WinSandboxUser su;
 };
 
 /* A variable of ward's own environment, UTF-8, or NULL. */
@@ -145,6 +151,8 @@ static void unexempt(BackendPlan *b, char ***lines)
 
 static BackendPlan *win_free(BackendPlan *b)
 {
+	if (b)
+		win_user_wipe(&b->su);
 	WardError e = { 0 };
 
 	if (!b)
@@ -355,6 +363,55 @@ PLAN_FN(plan_w1, WIN_TIER_W1)
 PLAN_FN(plan_w1_write, WIN_TIER_W1_WRITE)
 PLAN_FN(plan_w2, WIN_TIER_W2)
 
+/* The sandbox-user tier: ward-setup.exe's record read back (its DACL
+ * first), the offline user's walls read back, then the W1-write plan
+ * made the user's (win-user.h). Network none only: the online user needs
+ * the proxy. Every refusal names its step; nothing has changed yet. */
+static int plan_user(const BackendInput *in, BackendPlan **ret, WardError *reterr)
+{
+	_cleanup_(win_freep) BackendPlan *b = NULL;
+	WinSetupApi sapi;
+	Win32SetupCtx sctx = { 0 };
+	WinWfpInput wi = { .identity = WIN_WFP_USER, .persistent = true };
+	const char *step = "setup";
+	char why[768] = "";
+	int r;
+
+	if (in->policy->net_mode != NET_MODE_NONE)
+		return ward_error_set(reterr, "tier", EOPNOTSUPP,
+				      "the sandbox-user tier runs network none only (the offline "
+				      "user); the online user needs the proxy on Windows");
+	if (in->cow_upper)
+		return ward_error_set(reterr, "tier", EOPNOTSUPP,
+				      "--cow is not available on the sandbox-user tier");
+	r = plan_tier(WIN_TIER_W1_WRITE, in, &b, reterr);
+	if (r < 0)
+		return r;
+	sctx.state_dir = b->state;
+	win32_setup_init(&sapi, &sctx);
+	r = win_user_load(&sapi, b->state, 0, &b->su, &step, why, sizeof(why));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return ward_error_set(reterr, step, EPERM, "%s", why);
+	wi.sid = b->su.sid;
+	if (win_wfp_plan(&wi, &b->wfp) < 0)
+		return ward_error_set(reterr, "network-wall", EINVAL, "no wall plan for %s",
+				      b->su.sid);
+	r = win_walls_verify(&b->netapi, &b->wfp, why, sizeof(why));
+	if (r < 0)
+		return ward_error_set(reterr, "network-wall", -r,
+				      "ward-setup.exe's WFP filters on the offline user %s: %s",
+				      b->su.sid, why);
+	r = win_user_plan(b->plan, &b->su);
+	if (r < 0)
+		return r == -ENOMEM ? r : ward_error_set(reterr, "plan", -r, "not a W1-write plan");
+	b->ctx.sandbox_sid = b->su.synthetic_sid;
+	b->user = true;
+	*ret = TAKE_PTR(b);
+	return 0;
+}
+
 static int win_acquire(BackendPlan *b, WardError *reterr)
 {
 	int r;
@@ -459,7 +516,8 @@ static cJSON *win_describe(const BackendPlan *b)
 	STRV_FOREACH(s, p->needs_helper)
 		cJSON_AddItemToArray(helper, cJSON_CreateString(*s));
 	cJSON_AddStringToObject(d, "platform", "windows");
-	cJSON_AddStringToObject(d, "windows_tier", win_tier_to_string(p->tier));
+	cJSON_AddStringToObject(d, "windows_tier",
+				b->user ? "sandbox-user" : win_tier_to_string(p->tier));
 	cJSON_AddStringToObject(d, "run_id", b->run_id);
 	cJSON_AddItemToObject(d, "enforced", enf);
 	cJSON_AddItemToObject(d, "degraded", deg);
@@ -483,8 +541,11 @@ static int win_run(BackendPlan *b, BackendResult *ret, WardError *reterr)
 		err = (WardError){ 0 };
 		ward_error_set(&err, "proxy", EAGAIN, "cannot start the proxy's thread");
 		r = -EAGAIN;
-	} else
+	} else if (b->user)
+		r = win32_user_run(b->plan, &b->su, b->state, &res, &err);
+	else
 		r = win_exec_child(b->plan, &b->api, &res, &err);
+	win_user_wipe(&b->su);
 	/* The job is closed: nothing of the run is left to wall or serve. */
 	if (b->proxy) {
 		ProxyRefusal refused[PROXY_REPORT_DISTINCT + 1];
@@ -604,3 +665,4 @@ WIN_BACKEND(backend_win_w0, WIN_RUN_TIER_W0, "windows-w0", plan_w0);
 WIN_BACKEND(backend_win_w1, WIN_RUN_TIER_W1, "windows-w1", plan_w1);
 WIN_BACKEND(backend_win_w1_write, WIN_RUN_TIER_W1_WRITE, "windows-w1-write", plan_w1_write);
 WIN_BACKEND(backend_win_w2, WIN_RUN_TIER_W2, "windows-w2", plan_w2);
+WIN_BACKEND(backend_win_user, WIN_RUN_TIER_USER, "windows-sandbox-user", plan_user);

@@ -13,6 +13,7 @@ enum {
 	WIN_RUN_TIER_W1 = 1,
 	WIN_RUN_TIER_W2 = 2,
 	WIN_RUN_TIER_W1_WRITE = 4,
+	WIN_RUN_TIER_USER = 5,   /* the sandbox-user tier (seed 2), "sandbox-user" */
 };
 
 /* The run module's number of @t; -EINVAL for none. */

@@ -13,6 +13,7 @@ extern const Backend backend_win_w0;
 extern const Backend backend_win_w1;
 extern const Backend backend_win_w1_write;
 extern const Backend backend_win_w2;
+extern const Backend backend_win_user;
 
 static int t3_probe(WardError *reterr)
 {
@@ -29,6 +30,7 @@ static const Backend *const backends[] = {
 	[WIN_RUN_TIER_W2] = &backend_win_w2,
 	[3] = &backend_t3_none,
 	[WIN_RUN_TIER_W1_WRITE] = &backend_win_w1_write,
+	[WIN_RUN_TIER_USER] = &backend_win_user,
 };
 
 const Backend *backend_for_tier(int tier)

@@ -72,8 +72,10 @@ static void usage(FILE *f)
 	      "       ward.exe diff ID [--json] | apply ID [PATH]... | undo ID | discard ID\n"
 	      "       ward.exe --version\n"
 	      "\n"
-	      "  --tier W2|W1|W1-write|W0   W2 (AppContainer) is the default; the others only\n"
-	      "                             when asked for (docs/windows.md)\n"
+	      "  --tier W2|W1|W1-write|W0|sandbox-user\n"
+	      "                             W2 (AppContainer) is the default; the others only\n"
+	      "                             when asked for (docs/windows.md); sandbox-user needs\n"
+	      "                             ward-setup.exe run once, as an administrator\n"
 	      "  --strict                   refuse when the tier leaves something unconfined\n"
 	      "  --dry-run                  print the plan, change nothing, run nothing\n"
 	      "  --cow                      copy-on-write: the workspace stays as it is, writes\n"
@@ -235,9 +237,16 @@ static int cmd_run(int argc, char **argv)
 		case OPT_TIER: {
 			WinTier t = win_tier_from_string(v);
 
+			/* The sandbox-user tier is not a plan-layer tier of its own:
+			 * a W1-write plan for ward-setup.exe's user (win-user.h). */
+			if (strcmp(v, "sandbox-user") == 0) {
+				tier = WIN_RUN_TIER_USER;
+				break;
+			}
 			if (t < 0) {
 				snprintf(msg, sizeof(msg),
-					 "--tier: unknown tier '%s' (W2, W1-write, W1, W0)", v);
+					 "--tier: unknown tier '%s' (W2, W1-write, W1, W0, "
+					 "sandbox-user)", v);
 				cli_parsed_done(&parsed);
 				return usage_error(result, msg);
 			}

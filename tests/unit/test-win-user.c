@@ -274,8 +274,8 @@ static void test_user_plan(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_user_load, setup),
-		cmocka_unit_test_setup(test_user_load_fail_closed, setup),
+		cmocka_unit_test_setup_teardown(test_user_load, setup, NULL),
+		cmocka_unit_test_setup_teardown(test_user_load_fail_closed, setup, NULL),
 		cmocka_unit_test(test_user_plan),
 	};
 

@@ -77,7 +77,7 @@ refused() {
 	fi
 }
 
-echo "1..28"
+echo "1..32"
 
 request "$T/good"
 # Wine reports every token elevated. The real runner refuses to run
@@ -277,5 +277,40 @@ else
 	not_ok "helper: pipe name of another run (exit $rc)"
 	show "$T/out"
 fi
+
+# The sandbox-user tier through ward.exe itself (ward-runner.exe beside
+# it). Wine has no second user: what is shown is that each step before
+# the logon refuses, with its name, and the command never runs.
+cp "$bin/ward.exe" "$T/bin/"
+ustate=$(echo "$T"/prefix/drive_c/users/*/AppData/Local)/ward
+mkdir -p "$ustate"
+# urun DESC STEP EXPECTED: ward.exe run --tier sandbox-user refuses at STEP
+# (the result's setup_step), tier 5, not started, the marker absent.
+urun() {
+	local d=$1 step=$2 want=$3 rc
+	rm -f "$ws/marker" "$ws/r.json"
+	(cd "$ws" && wine "$T/bin/ward.exe" run --tier sandbox-user --result "$WS\\r.json" -- \
+		"$WS\\win-child.exe" write "$WS\\marker") >"$T/out" 2>&1
+	rc=$?
+	if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q -- "$want" "$T/out" &&
+		python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(not (j["setup_step"] == sys.argv[2] and j["tier"] == 5 and j["started"] is False))' \
+			"$ws/r.json" "$step"; then
+		ok "$d"
+	else
+		not_ok "$d (exit $rc)"
+		show "$T/out"
+	fi
+}
+urun "sandbox-user: no setup on this host: refused, naming ward-setup.exe" "setup" \
+	"run ward-setup.exe once"
+printf '%s\n' "$SYN" >"$ustate/sandbox-sid"
+urun "sandbox-user: no credential record: refused, naming ward-setup.exe" "setup" \
+	"no credential record"
+printf 'not a record' >"$ustate/sandbox-users.dpapi"
+urun "sandbox-user: a record whose DACL does not read back as setup's: refused before it is read" \
+	"credentials" "credential file:"
+printf 'S-1-5-32-545\n' >"$ustate/sandbox-sid"
+urun "sandbox-user: a sandbox-sid that is not a synthetic SID: refused" "setup" \
+	"does not hold one synthetic SID"
 
 [ "$fails" -eq 0 ]
