@@ -209,10 +209,11 @@ cJSON *tier_gaps_json(int tier, int abi, TierHold which)
 	return a;
 }
 
-/* ward.exe's tiers (docs/windows.md), in the order W0, W1, W1-write, W2.
+/* ward.exe's tiers (docs/windows.md), in the order W0, W1, W1-write, W2,
+ * sandbox-user (ward-setup.exe's offline user through ward-runner.exe).
  * Each row also says what of it is verified: ward.exe is built and tested
  * on Linux, under Wine, which enforces none of these mechanisms. */
-static const char *const win_tiers[] = { "W0", "W1", "W1-write", "W2" };
+static const char *const win_tiers[] = { "W0", "W1", "W1-write", "W2", "sandbox-user" };
 
 typedef struct WinRow {
 	const char *id;
@@ -220,7 +221,7 @@ typedef struct WinRow {
 	struct {
 		TierHold hold;
 		const char *how;
-	} w[4];
+	} w[5];
 	const char *verified;
 } WinRow;
 
@@ -233,43 +234,50 @@ static const WinRow win_rows[] = {
 		{ TIER_NOT_HELD, "the command reads what the user can read" },
 		{ TIER_NOT_HELD, "low integrity still reads medium-integrity files (reported degraded)" },
 		{ TIER_NOT_HELD, "a write-restricted token restricts writes only (reported degraded)" },
-		{ TIER_HELD, "AppContainer: only paths with an ACE for the run's package SID (the workspace, fs.read*, the run's TEMP); fs.deny and ward's dirs denied" } },
+		{ TIER_HELD, "AppContainer: only paths with an ACE for the run's package SID (the workspace, fs.read*, the run's TEMP); fs.deny and ward's dirs denied" },
+		{ TIER_PARTLY, "fs.deny and ward's config dir denied to the sandbox user; otherwise it reads what it may, and ward-setup.exe granted it read on the profile, Windows, Program Files and ProgramData (reported degraded)" } },
 	  NOT_ON_REAL_WINDOWS },
 	{ "writes", "writes confined", {
 		{ TIER_NOT_HELD, "the command writes what the user can write" },
 		{ TIER_HELD, "low integrity writes only where the plan labelled low (the workspace, fs.read_write, TEMP)" },
 		{ TIER_HELD, "only where the run's sandbox-write SID (or Everyone, or the logon SID) may write" },
-		{ TIER_HELD, "only where the package SID holds a modify ACE" } },
+		{ TIER_HELD, "only where the package SID holds a modify ACE" },
+		{ TIER_HELD, "only where both the sandbox user and the synthetic SID hold a write ACE (the workspace, fs.read_write, TEMP)" } },
 	  NOT_ON_REAL_WINDOWS },
 	{ "exec", "exec confined", {
 		{ TIER_NOT_HELD, "anything the user can run" },
 		{ TIER_NOT_HELD, "low integrity runs what it can read" },
 		{ TIER_NOT_HELD, "writes only are restricted" },
-		{ TIER_PARTLY, "fs.read_exec paths, and what Windows lets every AppContainer run (the system directories)" } },
+		{ TIER_PARTLY, "fs.read_exec paths, and what Windows lets every AppContainer run (the system directories)" },
+		{ TIER_NOT_HELD, "writes only are restricted" } },
 	  NOT_ON_REAL_WINDOWS },
 	{ "protected", "protected paths read-only", {
 		{ TIER_PARTLY, "writable during the run; one the run created is moved out of the workspace afterwards" },
 		{ TIER_HELD, "medium labels on protected paths inside the writable roots; created ones moved out afterwards" },
 		{ TIER_HELD, "deny-write ACEs for the sandbox-write SID; created ones moved out afterwards" },
-		{ TIER_HELD, "no write ACE for the package SID; created ones moved out afterwards" } },
+		{ TIER_HELD, "no write ACE for the package SID; created ones moved out afterwards" },
+		{ TIER_HELD, "deny-write ACEs for the synthetic SID and the sandbox user; created ones moved out afterwards" } },
 	  "the plan and the quarantine after the run: unit tests and Wine; read-only: not verified until a real Windows machine runs it" },
 	{ "network", "network confined to allowed domains", {
 		{ TIER_NOT_HELD, "the host's network, unfiltered" },
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
-		{ TIER_HELD, "no internetClient capability: no network at all; WFP filters on the package SID block every connect, accept and raw socket (when they cannot be put up: reported degraded, the row partly held, --strict refuses); network.mode proxy: the same walls with a permit to ward.exe's proxy port only, the package SID exempted from the AppContainer loopback block, the proxy's allow and deny lists (a network.commands program holds internetClient and is refused when the walls cannot be put up)" } },
+		{ TIER_HELD, "no internetClient capability: no network at all; WFP filters on the package SID block every connect, accept and raw socket (when they cannot be put up: reported degraded, the row partly held, --strict refuses); network.mode proxy: the same walls with a permit to ward.exe's proxy port only, the package SID exempted from the AppContainer loopback block, the proxy's allow and deny lists (a network.commands program holds internetClient and is refused when the walls cannot be put up)" },
+		{ TIER_HELD, "the offline user: ward-setup.exe's persistent WFP filters block every connect, accept and raw socket, read back before each run (missing: refused); network.mode proxy (the online user) is refused: not built" } },
 	  NOT_ON_REAL_WINDOWS },
 	{ "leftovers-killed", "leftover processes killed", {
 		{ TIER_HELD, "a kill-on-close job object: everything the command started dies with ward" },
 		{ TIER_HELD, "a kill-on-close job object" },
 		{ TIER_HELD, "a kill-on-close job object" },
-		{ TIER_HELD, "a kill-on-close job object" } },
+		{ TIER_HELD, "a kill-on-close job object" },
+		{ TIER_HELD, "a kill-on-close job holding the runner and the command" } },
 	  "verified under Wine at W0 (a grandchild dies with the job); the job is read back at every tier" },
 	{ "limits", "resource limits", {
 		{ TIER_PARTLY, "the timeout, limits.pids (active processes) and limits.memory_mb (job memory); the others are reported degraded" },
 		{ TIER_PARTLY, "as at W0" },
 		{ TIER_PARTLY, "as at W0" },
-		{ TIER_PARTLY, "as at W0" } },
+		{ TIER_PARTLY, "as at W0" },
+		{ TIER_PARTLY, "as at W0; the runner counts as one of limits.pids" } },
 	  "the job's limits are read back (unit tests); enforcement: not verified until a real Windows machine runs it" },
 };
 /* clang-format on */
@@ -304,8 +312,8 @@ char *tier_windows_table_markdown(void)
 {
 	char *buf = NULL;
 
-	if (append(&buf, "| guarantee (Windows) | W0 | W1 | W1-write | W2 | verified |\n"
-			 "|---|---|---|---|---|---|\n") < 0)
+	if (append(&buf, "| guarantee (Windows) | W0 | W1 | W1-write | W2 | sandbox-user | verified |\n"
+			 "|---|---|---|---|---|---|---|\n") < 0)
 		return NULL;
 	for (size_t i = 0; i < ELEMENTSOF(win_rows); i++) {
 		if (append(&buf, "| %s |", win_rows[i].name) < 0)

@@ -389,6 +389,9 @@ static int plan_user(const BackendInput *in, BackendPlan **ret, WardError *reter
 		return r;
 	sctx.state_dir = b->state;
 	win32_setup_init(&sapi, &sctx);
+#if WARD_TEST_HOOKS
+	win_fault_setup_install(&sapi, getenv("WARD_TEST_WIN_FAULT"));
+#endif
 	r = win_user_load(&sapi, b->state, 0, &b->su, &step, why, sizeof(why));
 	if (r == -ENOMEM)
 		return r;
@@ -398,6 +401,9 @@ static int plan_user(const BackendInput *in, BackendPlan **ret, WardError *reter
 	if (win_wfp_plan(&wi, &b->wfp) < 0)
 		return ward_error_set(reterr, "network-wall", EINVAL, "no wall plan for %s",
 				      b->su.sid);
+#if WARD_TEST_HOOKS
+	win_fault_net_seed(getenv("WARD_TEST_WIN_FAULT"), &b->wfp);
+#endif
 	r = win_walls_verify(&b->netapi, &b->wfp, why, sizeof(why));
 	if (r < 0)
 		return ward_error_set(reterr, "network-wall", -r,
@@ -406,6 +412,15 @@ static int plan_user(const BackendInput *in, BackendPlan **ret, WardError *reter
 	r = win_user_plan(b->plan, &b->su);
 	if (r < 0)
 		return r == -ENOMEM ? r : ward_error_set(reterr, "plan", -r, "not a W1-write plan");
+	strv_free(b->notes);
+	b->notes = NULL;
+	STRV_FOREACH(d, b->plan->degraded) {
+		char line[1024];
+
+		snprintf(line, sizeof(line), "tier sandbox-user: %s", *d);
+		if (strv_extend(&b->notes, line) < 0)
+			return -ENOMEM;
+	}
 	b->ctx.sandbox_sid = b->su.synthetic_sid;
 	b->user = true;
 	*ret = TAKE_PTR(b);
@@ -542,7 +557,7 @@ static int win_run(BackendPlan *b, BackendResult *ret, WardError *reterr)
 		ward_error_set(&err, "proxy", EAGAIN, "cannot start the proxy's thread");
 		r = -EAGAIN;
 	} else if (b->user)
-		r = win32_user_run(b->plan, &b->su, b->state, &res, &err);
+		r = win32_user_run(b->plan, &b->api, &b->su, b->state, &res, &err);
 	else
 		r = win_exec_child(b->plan, &b->api, &res, &err);
 	win_user_wipe(&b->su);

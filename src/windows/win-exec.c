@@ -391,7 +391,7 @@ static int prepare_host(const WinPlan *plan, const WinApi *api, WardError *err)
 	return 0;
 }
 
-static int check_job(const WinPlan *plan, const WinApi *api, void *job, WardError *err)
+int win_exec_check_job(const WinPlan *plan, const WinApi *api, void *job, WardError *err)
 {
 	WinJobPlan seen = { 0 };
 	int r = api->job_read(api->ctx, job, &seen);
@@ -428,7 +428,7 @@ static int run_child(const WinPlan *plan, const WinApi *api, WinExecResult *res,
 	r = api->job_create(api->ctx, &plan->job, &job, why, sizeof(why));
 	if (r < 0)
 		return ward_error_set(err, "job", r, "Failed to create the job object: %s", why);
-	r = check_job(plan, api, job, err);
+	r = win_exec_check_job(plan, api, job, err);
 	if (r < 0)
 		goto out;
 	{

@@ -37,6 +37,10 @@ int win_exec_release_count(const WinApi *api, unsigned *ret_quarantined, WardErr
 
 /* All three: run @plan. 0 when the command ran (whatever its status), else -errno
  * with @err filled (step and reason) and exit_code 125. */
+/* The job's limits read back (job_read) equal the plan's, else
+ * "job-readback". For a backend that makes its own job (the sandbox-user
+ * tier's runner). */
+int win_exec_check_job(const WinPlan *plan, const WinApi *api, void *job, WardError *err);
 int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, WardError *err);
 /* Undo the journals of runs that died (crashed, killed); 0 if there were
  * none or all were undone, else -errno (and those journals stay). */

@@ -8,6 +8,7 @@
 
 #include "windows/win-fault.h"
 #include "windows/win-sid.h"
+#include "windows/win-setup.h"
 
 static WinApi real;
 
@@ -180,8 +181,9 @@ static int no_time(void *ctx, void *proc, const WinCowLaunch *l, char *why, size
 static int install_one(WinApi *api, const char *fault, size_t n)
 {
 #define IS(name) (n == strlen(name) && strncmp(fault, name, n) == 0)
-	if (IS("wfp-echo") || IS("wfp-lie") || IS("lb-echo") || IS("lb-lie"))
-		return 0; /* win_fault_net_install()'s */
+	if (IS("wfp-echo") || IS("wfp-lie") || IS("lb-echo") || IS("lb-lie") || IS("wfp-setup") ||
+	    IS("setup-echo"))
+		return 0; /* win_fault_net_install()'s, win_fault_setup_install()'s */
 	else if (IS("profile-echo"))
 		api->profile_create = echo_profile;
 	else if (IS("userenv-missing"))
@@ -241,18 +243,22 @@ static struct {
 	WinWfpFilter f[WIN_WFP_MAX_FILTERS];
 	size_t n, n_pending;
 	bool lie;
+	bool seeded;   /* wfp-setup: persistent filters outlive a session */
 } eng;
 
 static int e_open(void *ctx, bool dynamic, void **ret, char *why, size_t n)
 {
-	eng.n = eng.n_pending = 0;
+	if (!eng.seeded)
+		eng.n = 0;
+	eng.n_pending = 0;
 	*ret = &eng;
 	return 0;
 }
 
 static void e_close(void *ctx, void *engine)
 {
-	eng.n = 0;
+	if (!eng.seeded)
+		eng.n = 0;
 }
 
 static int e_begin(void *ctx, void *engine, char *why, size_t n)
@@ -342,7 +348,7 @@ int win_fault_net_install(WinNetApi *api, const char *fault)
 		api->loopback_get = lb_get;
 		api->loopback_set = lb_set;
 	}
-	if (!listed(fault, "wfp-echo") && !listed(fault, "wfp-lie"))
+	if (!listed(fault, "wfp-echo") && !listed(fault, "wfp-lie") && !listed(fault, "wfp-setup"))
 		return 0;
 	eng.lie = listed(fault, "wfp-lie");
 	api->wfp_open = e_open;
@@ -355,4 +361,63 @@ int win_fault_net_install(WinNetApi *api, const char *fault)
 	api->wfp_add_filter = e_add_filter;
 	api->wfp_get_filter = e_get_filter;
 	return 0;
+}
+
+void win_fault_net_seed(const char *fault, const WinWfpPlan *p)
+{
+	if (!listed(fault, "wfp-setup"))
+		return;
+	memcpy(eng.f, p->filters, p->n * sizeof(p->filters[0]));
+	eng.n = p->n;
+	eng.seeded = true;
+}
+
+/* setup-echo: what ward-setup.exe would have left, on a host that cannot
+ * make it (Wine): the record's DACL reads back as setup sets it, DPAPI
+ * is the identity (the test writes the record in clear), and the offline
+ * user exists with a made-up SID. */
+static WinSetupApi real_setup;
+
+static int echo_cred_dacl(void *ctx, const char *path, char **ret)
+{
+	char self[WIN_SID_STRING_MAX];
+	size_t n = strlen(path), k = strlen("\\sandbox-users.dpapi"), nd = 0;
+	void *data = NULL;
+	int r;
+
+	if (n < k || strcmp(path + n - k, "\\sandbox-users.dpapi") != 0)
+		return real_setup.dacl_get(ctx, path, ret);
+	r = real_setup.file_read(ctx, path, &data, &nd); /* absent stays absent */
+	free(data);
+	if (r < 0)
+		return r;
+	r = real_setup.self_sid(ctx, self);
+	return r < 0 ? r : win_setup_cred_sddl(self, ret);
+}
+
+static int identity_unprotect(void *ctx, const void *in, size_t n, void **ret, size_t *n_ret)
+{
+	if (!(*ret = malloc(n ? n : 1)))
+		return -ENOMEM;
+	memcpy(*ret, in, n);
+	*n_ret = n;
+	return 0;
+}
+
+static int fake_user_get(void *ctx, const char *name, char ret[WIN_SID_STRING_MAX])
+{
+	if (strcmp(name, WIN_SETUP_OFFLINE_USER) != 0)
+		return -ENOENT;
+	snprintf(ret, WIN_SID_STRING_MAX, "%s", WIN_FAULT_OFFLINE_SID);
+	return 0;
+}
+
+void win_fault_setup_install(WinSetupApi *api, const char *fault)
+{
+	if (!listed(fault, "setup-echo"))
+		return;
+	real_setup = *api;
+	api->dacl_get = echo_cred_dacl;
+	api->dpapi_unprotect = identity_unprotect;
+	api->user_get = fake_user_get;
 }

@@ -45,12 +45,20 @@
  *                     asked one: with profile-echo, acl-echo and job-echo
  *                     a W2 run's plumbing (environment, proxy) reaches a
  *                     child that runs, unconfined
+ *   wfp-setup         the wfp-echo engine holding, before the run, the
+ *                     persistent filters ward-setup.exe makes for the
+ *                     offline user (the sandbox-user tier's read-back)
+ *   setup-echo        what ward-setup.exe leaves, where it cannot be made
+ *                     (Wine): the credential record's DACL reads back as
+ *                     setup sets it, DPAPI is the identity, the offline
+ *                     user exists (WIN_FAULT_OFFLINE_SID)
  * Several are given comma-separated ("job-echo,token-lie").
  * Portable: the wrapper only calls through the table. */
 #pragma once
 
 #include "windows/win-api.h"
 #include "windows/win-net-api.h"
+#include "windows/win-setup-api.h"
 
 /* Replace entries of @api per @fault (NULL or "": no change). -EINVAL for
  * an unknown name. */
@@ -58,3 +66,8 @@ int win_fault_install(WinApi *api, const char *fault);
 /* The wfp-* entries of @fault replace @api's WFP engine; the rest are
  * win_fault_install()'s. */
 int win_fault_net_install(WinNetApi *api, const char *fault);
+/* wfp-setup: the fake engine holds @p's filters from now on. */
+void win_fault_net_seed(const char *fault, const WinWfpPlan *p);
+/* setup-echo: replace @api's record, DPAPI and user calls. */
+#define WIN_FAULT_OFFLINE_SID "S-1-5-21-1-2-3-1005"
+void win_fault_setup_install(WinSetupApi *api, const char *fault);

@@ -121,11 +121,14 @@ static int resolve_workspace(Run *run)
  * the run's tier does not hold, or holds partly. */
 static int tier_gaps(Run *run, WinTier t)
 {
+	/* The sandbox-user tier has its own column (a W1-write plan for
+	 * ward-setup.exe's user, not a plan-layer tier). */
+	const char *name = run->tier == WIN_RUN_TIER_USER ? "sandbox-user" : win_tier_to_string(t);
 	const TierHold which[] = { TIER_NOT_HELD, TIER_PARTLY };
 	char ***dst[] = { &run->result.not_held, &run->result.partly_held };
 
 	for (size_t i = 0; i < 2; i++) {
-		cJSON *g = tier_windows_gaps_json(win_tier_to_string(t), which[i]);
+		cJSON *g = tier_windows_gaps_json(name, which[i]);
 		const cJSON *it;
 
 		if (!g)

@@ -204,6 +204,30 @@ int win_user_plan(WinPlan *plan, const WinSandboxUser *u)
 			pp->n_add++;
 		}
 	}
+	/* What W1-write leaves open is not what this tier leaves open: the
+	 * network is the offline user's (walled), reads are the user's. */
+	{
+		char **kept = NULL;
+
+		STRV_FOREACH(d, plan->degraded)
+			if (strncmp(*d, "network:", 8) != 0 && strncmp(*d, "fs reads:", 9) != 0 &&
+			    strv_extend(&kept, *d) < 0) {
+				strv_free(kept);
+				return -ENOMEM;
+			}
+		if (strv_extend(&kept, "fs reads: not confined to the policy; the sandbox user reads "
+				       "what it may (ward-setup.exe granted it read on the profile, "
+				       "Windows, Program Files, ProgramData); fs.deny and ward's "
+				       "config dir are denied to it") < 0) {
+			strv_free(kept);
+			return -ENOMEM;
+		}
+		strv_free(plan->degraded);
+		plan->degraded = kept;
+	}
+	/* The runner is in the job too: one more process than the policy's. */
+	if (plan->job.active_processes)
+		plan->job.active_processes++;
 	strv_free(plan->our_sids);
 	plan->our_sids = NULL;
 	if (strv_extend(&plan->our_sids, u->synthetic_sid) < 0 ||

@@ -76,15 +76,33 @@ static char *runner_path(void)
 	return GetFileAttributesW(buf) == INVALID_FILE_ATTRIBUTES ? NULL : win32_utf8(buf);
 }
 
-int win32_user_run(const WinPlan *plan, const WinSandboxUser *u, const char *state,
-		   WinExecResult *ret, WardError *err)
+/* The run's timeout: the job is terminated (the runner, the command,
+ * all it started); the runner's pipe closes and the run reports it. */
+typedef struct Watchdog {
+	HANDLE job;
+	volatile LONG fired;
+} Watchdog;
+
+static void CALLBACK timeout_fired(PVOID data, BOOLEAN timer)
+{
+	Watchdog *w = data;
+
+	(void)timer;
+	InterlockedExchange(&w->fired, 1);
+	TerminateJobObject(w->job, WARD_EXIT_SETUP);
+}
+
+int win32_user_run(const WinPlan *plan, const WinApi *api, const WinSandboxUser *u,
+		   const char *state, WinExecResult *ret, WardError *err)
 {
 	WinRunnerRequest req = { 0 };
 	_cleanup_free_ char *runner = runner_path(), *text = NULL;
-	JOBOBJECT_EXTENDED_LIMIT_INFORMATION lim = { 0 };
 	Logon logon = { .u = u };
 	WinRunnerLaunch l = { .launch = logon_launch, .userdata = &logon, .client_sid = u->sid,
 			      .expect_user = u->sid };
+	Watchdog dog = { 0 };
+	HANDLE timer = NULL;
+	void *job = NULL;
 	char why[1024] = "";
 	uint32_t code = 0;
 	bool started = false;
@@ -103,27 +121,44 @@ int win32_user_run(const WinPlan *plan, const WinSandboxUser *u, const char *sta
 	r = win_runner_format(&req, &text);
 	if (r < 0)
 		return ward_error_set(err, "runner", -r, "the runner's request cannot be made");
-	/* The job: the runner, the command and all it starts end with ward. */
-	l.job = CreateJobObjectW(NULL, NULL);
-	if (!l.job)
-		return ward_error_set(err, "job", EIO, "CreateJobObjectW failed (error %lu)",
-				      (unsigned long)GetLastError());
-	lim.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE |
-					       JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
-	if (!SetInformationJobObject(l.job, JobObjectExtendedLimitInformation, &lim, sizeof(lim))) {
-		CloseHandle(l.job);
-		return ward_error_set(err, "job", EIO, "SetInformationJobObject failed (error %lu)",
-				      (unsigned long)GetLastError());
+	/* The plan's job, read back: the runner, the command and all it
+	 * starts end with ward. */
+	r = api->job_create(api->ctx, &plan->job, &job, why, sizeof(why));
+	if (r < 0)
+		return ward_error_set(err, "job", -r, "Failed to create the job object: %s", why);
+	r = win_exec_check_job(plan, api, job, err);
+	if (r < 0)
+		goto out;
+	l.job = job;
+	dog.job = job;
+	if (plan->timeout_s &&
+	    !CreateTimerQueueTimer(&timer, NULL, timeout_fired, &dog,
+				   (DWORD)(plan->timeout_s > 4000000 ? 4000000000u
+								     : plan->timeout_s * 1000),
+				   0, WT_EXECUTEONLYONCE)) {
+		r = ward_error_set(err, "timeout", EIO, "CreateTimerQueueTimer failed (error %lu)",
+				   (unsigned long)GetLastError());
+		goto out;
 	}
 	r = win32_runner_run(runner, state, plan->run_id, text, strlen(text), &l, &code, &started,
 			     why, sizeof(why));
-	/* Whatever is left of the run goes with the job. */
-	TerminateJobObject(l.job, WARD_EXIT_SETUP);
-	CloseHandle(l.job);
+	if (timer)
+		DeleteTimerQueueTimer(NULL, timer, INVALID_HANDLE_VALUE);
 	ret->started = started;
-	if (r < 0)
-		return ward_error_set(err, "runner", -r, "%s", why);
-	ret->status = code;
-	ret->exit_code = (int)code;
-	return 0;
+	ret->timed_out = dog.fired;
+	if (dog.fired) {
+		ret->status = WARD_EXIT_SETUP;
+		ret->exit_code = 124; /* as a W-tier run that times out */
+		r = 0;
+	} else if (r < 0) {
+		r = ward_error_set(err, "runner", -r, "%s", why);
+	} else {
+		ret->status = code;
+		ret->exit_code = (int)code;
+	}
+out:
+	/* Whatever is left of the run goes with the job. */
+	TerminateJobObject(job, WARD_EXIT_SETUP);
+	api->close_job(api->ctx, job);
+	return r;
 }

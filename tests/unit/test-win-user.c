@@ -260,6 +260,10 @@ static void test_user_plan(void **state)
 	}
 	assert_true(ws);
 	assert_true(deny);
+	/* W1-write's "network: not confined" is not this tier's. */
+	STRV_FOREACH(d, plan->degraded)
+		assert_true(strncmp(*d, "network:", 8) != 0);
+	assert_true(strv_length(plan->degraded) >= 1);
 	free(per_run);
 	win_plan_free(plan);
 

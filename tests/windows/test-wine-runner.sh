@@ -77,7 +77,7 @@ refused() {
 	fi
 }
 
-echo "1..32"
+echo "1..36"
 
 request "$T/good"
 # Wine reports every token elevated. The real runner refuses to run
@@ -281,7 +281,7 @@ fi
 # The sandbox-user tier through ward.exe itself (ward-runner.exe beside
 # it). Wine has no second user: what is shown is that each step before
 # the logon refuses, with its name, and the command never runs.
-cp "$bin/ward.exe" "$T/bin/"
+cp "$bin/ward.exe" "$bin/ward-test.exe" "$T/bin/"
 ustate=$(echo "$T"/prefix/drive_c/users/*/AppData/Local)/ward
 mkdir -p "$ustate"
 # urun DESC STEP EXPECTED: ward.exe run --tier sandbox-user refuses at STEP
@@ -289,7 +289,7 @@ mkdir -p "$ustate"
 urun() {
 	local d=$1 step=$2 want=$3 rc
 	rm -f "$ws/marker" "$ws/r.json"
-	(cd "$ws" && wine "$T/bin/ward.exe" run --tier sandbox-user --result "$WS\\r.json" -- \
+	(cd "$ws" && wine "$T/bin/${WARD_EXE:-ward.exe}" run --tier sandbox-user --result "$WS\\r.json" -- \
 		"$WS\\win-child.exe" write "$WS\\marker") >"$T/out" 2>&1
 	rc=$?
 	if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q -- "$want" "$T/out" &&
@@ -312,5 +312,36 @@ urun "sandbox-user: a record whose DACL does not read back as setup's: refused b
 printf 'S-1-5-32-545\n' >"$ustate/sandbox-sid"
 urun "sandbox-user: a sandbox-sid that is not a synthetic SID: refused" "setup" \
 	"does not hold one synthetic SID"
+
+# Past the record with ward-test.exe (setup-echo: the record's DACL reads
+# back as setup sets it, DPAPI is the identity, the offline user exists as
+# S-1-5-21-1-2-3-1005); then each later step refuses.
+printf '%s\n' "$SYN" >"$ustate/sandbox-sid"
+printf 'ward-sandbox-credentials 1\nWardSandboxOffline\tAb3!aaaaaaaaaaaaaaaaaaaa\nWardSandboxOnline\tCd4#bbbbbbbbbbbbbbbbbbbb\n' \
+	>"$ustate/sandbox-users.dpapi"
+export WARD_EXE=ward-test.exe
+WARD_TEST_WIN_FAULT=setup-echo urun \
+	"sandbox-user: no filtering engine (Wine's FwpmEngineOpen0): the offline user's walls unproven, refused" \
+	"network-wall" "FwpmEngineOpen0"
+WARD_TEST_WIN_FAULT=setup-echo,wfp-echo urun \
+	"sandbox-user: ward-setup.exe's filters not there: refused before anything changes" \
+	"network-wall" "not there (run ward-setup.exe again)"
+# Everything before the logon held (the ACLs granted and journaled, the
+# job read back): Wine's CreateProcessWithLogonW fails here (error 0; where
+# it starts the runner as the calling user instead, the runner's token user
+# is read back and refused, as win-runner-peer.exe shows above). Either
+# way: refused at the runner step, the command never ran.
+WARD_TEST_WIN_FAULT=setup-echo,wfp-setup,acl-echo,job-echo urun \
+	"sandbox-user: the logon as the sandbox user failing (or not being that user) is refused, the command never ran" \
+	"runner" "CreateProcessWithLogonW(WardSandboxOffline) failed\|S-1-5-21-1-2-3-1005"
+# The ACLs the run granted are undone whatever the refusal: no ACE for the
+# synthetic SID or the user stays in the journal.
+if [ ! -e "$ustate/journal" ] && ! ls "$ustate"/journal* >/dev/null 2>&1; then
+	ok "sandbox-user: nothing left behind (no undo journal after the refusal)"
+else
+	not_ok "sandbox-user: an undo journal was left"
+	ls -la "$ustate" | sed 's/^/# /'
+fi
+unset WARD_EXE
 
 [ "$fails" -eq 0 ]

@@ -201,10 +201,10 @@ check "W1-write is tier 4 in the result; refused under wine, nothing ran" \
 ward probe --table 2>&1 | strip_cr >"$T/table"
 if [ -r "$docs" ]; then
 	check "probe --table: the Windows rows, with what is verified, as in docs/tiers.md" \
-		bash -c "grep -q '^| guarantee (Windows) | W0 | W1 | W1-write | W2 | verified |' '$T/table' && grep -Fxf '$T/table' '$docs' | diff -q - '$T/table' >/dev/null"
+		bash -c "grep -q '^| guarantee (Windows) | W0 | W1 | W1-write | W2 | sandbox-user | verified |' '$T/table' && grep -Fxf '$T/table' '$docs' | diff -q - '$T/table' >/dev/null"
 else # the unprivileged user's copy of the tests has no docs/ (the root run compares)
 	check "probe --table: the Windows rows, with what is verified" \
-		grep -q '^| guarantee (Windows) | W0 | W1 | W1-write | W2 | verified |' "$T/table"
+		grep -q '^| guarantee (Windows) | W0 | W1 | W1-write | W2 | sandbox-user | verified |' "$T/table"
 fi
 ward probe --tier W2 2>&1 | strip_cr >"$T/facts"
 check "probe --tier W2: what W2 holds, and that enforcement is not verified until real Windows" \
