@@ -21,7 +21,7 @@ static int usage_err(const char *cmd)
 {
 	fprintf(stderr, "ward: usage: ward.exe %s ID%s\n", cmd,
 		strcmp(cmd, "diff") == 0    ? " [--json]"
-		: strcmp(cmd, "apply") == 0 ? " [PATH]..."
+		: strcmp(cmd, "apply") == 0 ? " [--force] [PATH]..."
 					    : "");
 	return 2;
 }
@@ -58,12 +58,14 @@ int win_cow_main(int argc, char **argv)
 	_cleanup_strv_ char **paths = NULL, **out = NULL;
 	WinCowLayout l = { 0 };
 	WinCowFs fs;
-	bool json = false;
+	bool json = false, force = false;
 	int r;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0 && strcmp(cmd, "diff") == 0)
 			json = true;
+		else if (strcmp(argv[i], "--force") == 0 && strcmp(cmd, "apply") == 0)
+			force = true;
 		else if (argv[i][0] == '-' && argv[i][1])
 			return usage_err(cmd);
 		else if (!id)
@@ -103,7 +105,7 @@ int win_cow_main(int argc, char **argv)
 		} else if (r == -ENOENT)
 			fprintf(stderr, "ward: %s: nothing to undo\n", id);
 	} else if (strcmp(cmd, "apply") == 0) {
-		r = win_cow_apply(&fs, &l, paths, &out);
+		r = win_cow_apply(&fs, &l, paths, force, &out);
 		if (r >= 0) {
 			printf("workspace %s\n", l.workspace);
 			print_lines(out);

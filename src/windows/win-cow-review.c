@@ -49,6 +49,7 @@ void win_cow_layout_done(WinCowLayout *l)
 	free(l->whiteout);
 	free(l->ops);
 	free(l->journal);
+	free(l->stamps);
 	free(l->workspace);
 	strv_free(l->protected_);
 	memset(l, 0, sizeof(*l));
@@ -59,7 +60,8 @@ static int layout(const char *state, const char *id, WinCowLayout *l)
 	memset(l, 0, sizeof(*l));
 	if (asprintf(&l->session, "%s\\sessions\\%s", state, id) < 0 ||
 	    !(l->upper = join(l->session, "upper")) || !(l->whiteout = join(l->session, "whiteout")) ||
-	    !(l->ops = join(l->session, "ops")) || !(l->journal = join(l->session, "journal.jsonl"))) {
+	    !(l->ops = join(l->session, "ops")) || !(l->journal = join(l->session, "journal.jsonl")) ||
+	    !(l->stamps = join(l->session, "stamps.jsonl"))) {
 		win_cow_layout_done(l);
 		return -ENOMEM;
 	}
@@ -73,10 +75,14 @@ int win_cow_session_create(const WinCowFs *fs, const char *state, const char *id
 	_cleanup_cjson_ cJSON *j = cJSON_CreateObject();
 	WinCowLayout l;
 	cJSON *prot;
+	char start[24];
 	int r;
 
 	if (!valid_id(id))
 		return -EINVAL;
+	/* Before anything of the session exists: an edit made after this is
+	 * one the session did not see. */
+	snprintf(start, sizeof(start), "%lld", (long long)fs->now(fs->ctx));
 	if (!sessions || !j || (r = layout(state, id, &l)) < 0)
 		return -ENOMEM;
 	r = fs->mkdir(fs->ctx, sessions);
@@ -94,7 +100,8 @@ int win_cow_session_create(const WinCowFs *fs, const char *state, const char *id
 	if (r >= 0 && (!prot || !cJSON_AddNumberToObject(j, "v", 1) ||
 		       !cJSON_AddStringToObject(j, "id", id) ||
 		       !cJSON_AddStringToObject(j, "workspace", workspace) ||
-		       !cJSON_AddBoolToObject(j, "cow", true) || !cJSON_AddNumberToObject(j, "runs", 1)))
+		       !cJSON_AddBoolToObject(j, "cow", true) || !cJSON_AddNumberToObject(j, "runs", 1) ||
+		       !cJSON_AddStringToObject(j, "start", start)))
 		r = -ENOMEM;
 	if (prot) {
 		for (char *const *p = protected_; p && *p; p++)
@@ -138,6 +145,12 @@ int win_cow_session_open(const WinCowFs *fs, const char *state, const char *id,
 		r = -ENOMEM;
 		goto fail;
 	}
+	/* No start (or one that does not parse): 0, so every workspace entry
+	 * an apply touches counts as changed (refused without --force). */
+	it = cJSON_GetObjectItemCaseSensitive(j, "start");
+	if (cJSON_IsString(it) && strspn(it->valuestring, "0123456789") == strlen(it->valuestring) &&
+	    strlen(it->valuestring) > 0 && strlen(it->valuestring) < 19)
+		ret->start = strtoll(it->valuestring, NULL, 10);
 	prot = cJSON_GetObjectItemCaseSensitive(j, "protected");
 	cJSON_ArrayForEach(it, prot)
 	if (cJSON_IsString(it) && strv_extend(&ret->protected_, it->valuestring) < 0) {
@@ -422,6 +435,80 @@ static char *backup_path(const WinCowLayout *l, int seq, int i)
 	return asprintf(&s, "%s\\%d.d\\%d", l->ops, seq, i) < 0 ? NULL : s;
 }
 
+/* Record the change time a step of this session left on @rel, so that
+ * a later apply does not take it for an edit made in the workspace. */
+static int stamp(const WinCowFs *fs, const WinCowLayout *l, const char *rel)
+{
+	_cleanup_free_ char *ws = join(l->workspace, rel), *h = hex(rel);
+	char c[24] = "-";
+	int64_t t = 0;
+	cJSON *line;
+
+	if (!ws || !h)
+		return -ENOMEM;
+	if (fs->ctime(fs->ctx, ws, &t) == 0)
+		snprintf(c, sizeof(c), "%lld", (long long)t);
+	line = cJSON_CreateObject();
+	if (!line || !cJSON_AddStringToObject(line, "p", h) || !cJSON_AddStringToObject(line, "c", c)) {
+		cJSON_Delete(line);
+		return -ENOMEM;
+	}
+	return append_json(fs, l->stamps, line);
+}
+
+/* The last change time this session's own steps left on @rel: 1 and
+ * @ret, or 0 when none did. */
+static int stamped(const WinCowFs *fs, const WinCowLayout *l, const char *rel, int64_t *ret)
+{
+	_cleanup_free_ char *text = NULL, *h = hex(rel);
+	int found = 0;
+
+	if (!h)
+		return -ENOMEM;
+	if (fs->read(fs->ctx, l->stamps, &text) < 0)
+		return 0;
+	for (char *line = text, *next; line && *line; line = next) {
+		_cleanup_cjson_ cJSON *j = NULL;
+		const cJSON *p, *c;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		j = cJSON_Parse(line);
+		p = cJSON_GetObjectItemCaseSensitive(j, "p");
+		c = cJSON_GetObjectItemCaseSensitive(j, "c");
+		if (!cJSON_IsString(p) || !cJSON_IsString(c) || strcmp(p->valuestring, h) != 0)
+			continue;
+		found = strcmp(c->valuestring, "-") != 0;
+		if (found)
+			*ret = strtoll(c->valuestring, NULL, 10);
+	}
+	return found;
+}
+
+/* Whether the workspace entry @rel changed during the session, by someone
+ * else than this session's own steps. */
+static int conflict(const WinCowFs *fs, const WinCowLayout *l, const char *rel)
+{
+	_cleanup_free_ char *ws = join(l->workspace, rel);
+	int64_t t = 0, mine = 0;
+	int r;
+
+	if (!ws)
+		return -ENOMEM;
+	r = fs->ctime(fs->ctx, ws, &t);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return 1; /* cannot tell: a conflict */
+	if (t < l->start)
+		return 0;
+	r = stamped(fs, l, rel, &mine);
+	if (r < 0)
+		return r;
+	return !(r == 1 && mine == t);
+}
+
 /* Put back what step @i did (idempotent: a step that never ran, or ran
  * before, ends in the same state). */
 static int restore(const WinCowFs *fs, const WinCowLayout *l, int seq, int i, const Step *s)
@@ -445,7 +532,7 @@ static int restore(const WinCowFs *fs, const WinCowLayout *l, int seq, int i, co
 			r = fs->mkdir(fs->ctx, ws);
 	} else if (k != WIN_FILE_NONE)
 		r = fs->remove(fs->ctx, ws);
-	return r;
+	return r < 0 ? r : stamp(fs, l, s->path);
 }
 
 static int do_step(const WinCowFs *fs, const WinCowLayout *l, const Step *s)
@@ -585,7 +672,7 @@ static int run_steps(const WinCowFs *fs, const WinCowLayout *l, int seq, Plan *p
 		cJSON_AddStringToObject(line, "ot", (char[]){ s->old, 0 });
 		if ((r = append_json(fs, l->journal, line)) < 0)
 			break;
-		if ((r = do_step(fs, l, s)) < 0)
+		if ((r = do_step(fs, l, s)) < 0 || (r = stamp(fs, l, s->path)) < 0)
 			break;
 		line = obj_num("d", (double)done);
 		if (line)
@@ -637,33 +724,90 @@ static cJSON *header(const char *type, int seq)
 
 int win_cow_recover(const WinCowFs *fs, const WinCowLayout *l);
 
-int win_cow_apply(const WinCowFs *fs, const WinCowLayout *l, char *const *paths, char ***out)
+/* Append @sub to @p unless a workspace entry it touches changed during
+ * the session (then *@ret_conflict, and nothing of it is planned). */
+static int plan_checked(const WinCowFs *fs, const WinCowLayout *l, Plan *p, Plan *sub,
+			bool force, bool *ret_conflict)
+{
+	int r;
+
+	*ret_conflict = false;
+	for (size_t k = 0; !force && k < sub->n; k++) {
+		if ((r = conflict(fs, l, sub->steps[k].path)) < 0)
+			return r;
+		if (r) {
+			*ret_conflict = true;
+			return 0;
+		}
+	}
+	for (size_t k = 0; k < sub->n; k++) {
+		Step *t = realloc(p->steps, (p->n + 1) * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		p->steps = t;
+		p->steps[p->n++] = sub->steps[k];
+		sub->steps[k].path = NULL;
+	}
+	return 0;
+}
+
+static int refuse_conflict(const WinCowChange *c, char ***out, bool *refused)
+{
+	*refused = true;
+	return out && strv_extendf(out, "refused %s: changed in the workspace since the session "
+					"started (a conflict); to apply it anyway: apply --force",
+				   c->path) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
+int win_cow_apply(const WinCowFs *fs, const WinCowLayout *l, char *const *paths, bool force,
+		  char ***out)
 {
 	WinCowChange *c = NULL;
 	size_t n = 0;
 	Plan p = { 0 };
-	bool refused = false;
+	bool refused = false, *skip = NULL;
 	int r, seq;
 
 	if ((r = win_cow_recover(fs, l)) < 0)
 		return r;
 	if ((r = win_cow_changes(fs, l, &c, &n)) < 0)
 		return r;
-	/* Removals first, deepest first; then what is added, parents first. */
+	if (n && !(skip = calloc(n, sizeof(*skip))))
+		r = -ENOMEM;
+	/* Removals first, deepest first; then what is added, parents first.
+	 * A change whose workspace side changed during the session is left
+	 * out whole (its removal and its addition). */
 	for (size_t i = n; r >= 0 && i-- > 0;) {
+		Plan sub = { 0 };
+
 		if (!chosen(l, &c[i], paths)) {
 			if (c[i].refused && covered(paths, c[i].path))
 				refused = true;
 			continue;
 		}
 		if (c[i].kind == WIN_COW_DELETED || c[i].kind == WIN_COW_TYPE_CHANGED)
-			r = plan_remove_tree(fs, l, &p, c[i].path);
+			r = plan_remove_tree(fs, l, &sub, c[i].path);
+		if (r >= 0)
+			r = plan_checked(fs, l, &p, &sub, force, &skip[i]);
+		if (r >= 0 && skip[i])
+			r = refuse_conflict(&c[i], out, &refused);
+		plan_done(&sub);
 	}
 	for (size_t i = 0; r >= 0 && i < n; i++) {
-		if (!chosen(l, &c[i], paths) || c[i].kind == WIN_COW_DELETED)
+		Plan sub = { 0 };
+
+		if (!chosen(l, &c[i], paths) || c[i].kind == WIN_COW_DELETED || skip[i])
 			continue;
-		r = plan_add(&p, c[i].directory ? OP_MKDIR : OP_PUT, c[i].path,
+		r = plan_add(&sub, c[i].directory ? OP_MKDIR : OP_PUT, c[i].path,
 			     c[i].kind == WIN_COW_MODIFIED ? 'f' : 'n');
+		if (r >= 0)
+			r = plan_checked(fs, l, &p, &sub, force, &skip[i]);
+		if (r >= 0 && skip[i])
+			r = refuse_conflict(&c[i], out, &refused);
+		plan_done(&sub);
 	}
 	for (size_t i = 0; r >= 0 && out && i < n; i++)
 		if (c[i].refused && !chosen(l, &c[i], paths) && covered(paths, c[i].path) &&
@@ -671,6 +815,7 @@ int win_cow_apply(const WinCowFs *fs, const WinCowLayout *l, char *const *paths,
 				      "it anyway, name it",
 				 c[i].path) < 0)
 			r = -ENOMEM;
+	free(skip);
 	win_cow_changes_free(c, n);
 	if (r >= 0 && p.n) {
 		seq = next_seq(fs, l);

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "windows/win-plan.h"
 
@@ -37,6 +38,11 @@ typedef struct WinCowFs {
 	/* Append @line, flushed before it returns. */
 	int (*append)(void *ctx, const char *path, const char *line);
 	int (*rename)(void *ctx, const char *from, const char *to); /* replaces */
+	/* The entry's change time in 100-ns units (NTFS's ChangeTime: no
+	 * program can set it), not through a link; -ENOENT when absent. */
+	int (*ctime)(void *ctx, const char *path, int64_t *ret);
+	/* The clock the file system stamps change times from, same units. */
+	int64_t (*now)(void *ctx);
 } WinCowFs;
 
 typedef enum WinCowChangeKind {
@@ -56,14 +62,19 @@ typedef struct WinCowChange {
 typedef struct WinCowLayout {
 	char *session;        /* <state>\sessions\<id> */
 	char *upper, *whiteout, *ops, *journal;
+	char *stamps;         /* stamps.jsonl: the change time each apply, undo or
+	                       * rollback step left on a workspace path */
 	char *workspace;      /* from session.json */
+	int64_t start;        /* session.json's "start" (0: none, every entry
+	                       * that exists counts as changed) */
 	char **protected_;    /* from session.json */
 } WinCowLayout;
 
 const char *win_cow_kind_name(WinCowChangeKind k); /* Linux's: "added", ... */
 
 /* Create the session: its directories and session.json
- * ({"v":1,"id","workspace","cow":true,"runs":1,"protected":[...]}). */
+ * ({"v":1,"id","workspace","cow":true,"runs":1,"protected":[...],
+ * "start":"<fs->now(), decimal>"}). */
 int win_cow_session_create(const WinCowFs *fs, const char *state, const char *id,
 			   const char *workspace, char *const *protected_);
 /* Open: the layout and session.json; -ENOENT for an unknown id, -EINVAL for
@@ -83,8 +94,15 @@ char *win_cow_changes_json(const WinCowChange *c, size_t n);
  * a path names it or a protected path covering it). Journaled, backed up;
  * a step that fails rolls the apply back. Lines for a human in @out
  * ("applied X", "removed X", "refused X: why"). 0 all applied, 1 some
- * refused, <0 error. */
-int win_cow_apply(const WinCowFs *fs, const WinCowLayout *l, char *const *paths, char ***out);
+ * refused, <0 error.
+ *
+ * Conflicts, as on Linux (docs/cow.md): a change whose workspace entry
+ * (or, for a removed directory, any entry below it) has a change time not
+ * older than the session's start, and not the one this session's own last
+ * step left there (stamps.jsonl), was changed in the workspace during the
+ * session: it is refused unless @force. */
+int win_cow_apply(const WinCowFs *fs, const WinCowLayout *l, char *const *paths, bool force,
+		  char ***out);
 /* Undo the newest apply not undone yet. -ENOENT: nothing to undo. */
 int win_cow_undo(const WinCowFs *fs, const WinCowLayout *l, char ***out);
 /* Remove the session's directory. */

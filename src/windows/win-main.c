@@ -69,7 +69,7 @@ static void usage(FILE *f)
 	      "       ward.exe probe [--tier T] [--table]\n"
 	      "       ward.exe net-check [--proxy-port PORT]\n"
 	      "       ward.exe cleanup\n"
-	      "       ward.exe diff ID [--json] | apply ID [PATH]... | undo ID | discard ID\n"
+	      "       ward.exe diff ID [--json] | apply [--force] ID [PATH]... | undo ID | discard ID\n"
 	      "       ward.exe --version\n"
 	      "\n"
 	      "  --tier W2|W1|W1-write|W0|sandbox-user\n"

@@ -207,9 +207,41 @@ static int f_rename(void *ctx, const char *from, const char *to)
 										       : last_err();
 }
 
+/* ChangeTime (FileBasicInfo), of the entry itself, never through a link. */
+static int f_ctime(void *ctx, const char *path, int64_t *ret)
+{
+	_cleanup_free_ wchar_t *w = win32_wide(path);
+	FILE_BASIC_INFO bi;
+	HANDLE h;
+	BOOL ok;
+
+	if (!w)
+		return -ENOMEM;
+	h = CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+			NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT,
+			NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return last_err();
+	ok = GetFileInformationByHandleEx(h, FileBasicInfo, &bi, sizeof(bi));
+	CloseHandle(h);
+	if (!ok)
+		return last_err();
+	*ret = bi.ChangeTime.QuadPart;
+	return 0;
+}
+
+/* The coarse system time: the clock NTFS stamps ChangeTime from. */
+static int64_t f_now(void *ctx)
+{
+	FILETIME ft;
+
+	GetSystemTimeAsFileTime(&ft);
+	return (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
+}
+
 void win32_cow_fs_init(WinCowFs *fs)
 {
 	*fs = (WinCowFs){ .stat = f_stat, .list = f_list, .mkdir = f_mkdir, .remove = f_remove,
 			  .copy = f_copy, .same = f_same, .read = f_read, .write = f_write,
-			  .append = f_append, .rename = f_rename };
+			  .append = f_append, .rename = f_rename, .ctime = f_ctime, .now = f_now };
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/strv.h"
@@ -175,9 +176,45 @@ static int p_rename(void *ctx, const char *from, const char *to)
 	return r;
 }
 
+/* Change times: the test stands in the modification time for NTFS's
+ * ChangeTime (which no program sets) so that it can date an edit; the
+ * clock is the test's, set in setup() well after every file it writes. */
+static int64_t test_now;
+
+static int p_ctime(void *ctx, const char *path, int64_t *ret)
+{
+	char *h = host(path);
+	struct stat st;
+	int r = lstat(h, &st);
+
+	free(h);
+	if (r < 0)
+		return -errno;
+	*ret = (int64_t)st.st_mtim.tv_sec * 10000000 + st.st_mtim.tv_nsec / 100;
+	return 0;
+}
+
+static int64_t p_now(void *ctx)
+{
+	return test_now;
+}
+
+/* Date @win's change time @delta seconds after the session's start. */
+static void edited(const char *win, int delta)
+{
+	char *h = host(win);
+	int64_t t = test_now + (int64_t)delta * 10000000;
+	struct timespec ts[2] = { { .tv_sec = t / 10000000, .tv_nsec = (t % 10000000) * 100 },
+				  { .tv_sec = t / 10000000, .tv_nsec = (t % 10000000) * 100 } };
+
+	assert_int_equal(utimensat(AT_FDCWD, h, ts, AT_SYMLINK_NOFOLLOW), 0);
+	free(h);
+}
+
 static const WinCowFs fs = { .stat = p_stat, .list = p_list, .mkdir = p_mkdir,
 			     .remove = p_remove, .copy = p_copy, .same = p_same, .read = p_read,
-			     .write = p_write, .append = p_append, .rename = p_rename };
+			     .write = p_write, .append = p_append, .rename = p_rename,
+			     .ctime = p_ctime, .now = p_now };
 
 #define ID "00112233445566aa"
 #define STATE "C:\\state"
@@ -221,7 +258,10 @@ static void assert_file(const char *win, const char *want)
 static int setup(void **state)
 {
 	char *protected_[] = { ".git", NULL };
+	struct timespec now;
 
+	assert_int_equal(clock_gettime(CLOCK_REALTIME, &now), 0);
+	test_now = ((int64_t)now.tv_sec + 3600) * 10000000;
 	snprintf(root, sizeof(root), "/tmp/ward-win-cow-review.XXXXXX");
 	assert_non_null(mkdtemp(root));
 	md("C:\\ws");
@@ -306,7 +346,7 @@ static void test_apply_undo(void **state)
 
 	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
 	/* Everything but the protected change: applied; that one refused (1). */
-	assert_int_equal(win_cow_apply(&fs, &l, NULL, &out), 1);
+	assert_int_equal(win_cow_apply(&fs, &l, NULL, false, &out), 1);
 	assert_file("C:\\ws\\f.txt", "original\nadded\n");
 	assert_file("C:\\ws\\g.txt", NULL);
 	assert_file("C:\\ws\\gone\\a", NULL);
@@ -347,12 +387,12 @@ static void test_apply_undo(void **state)
 	assert_int_equal(win_cow_undo(&fs, &l, &out), -ENOENT);
 
 	/* Named, the protected change is applied; a path selects a subtree. */
-	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ "new", NULL }, &out), 0);
+	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ "new", NULL }, false, &out), 0);
 	assert_file("C:\\ws\\new\\n.txt", "new\n");
 	assert_file("C:\\ws\\f.txt", "original\n");
 	strv_free(out);
 	out = NULL;
-	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ ".git\\config", NULL }, &out), 0);
+	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ ".git\\config", NULL }, false, &out), 0);
 	assert_file("C:\\ws\\.git\\config", "planted\n");
 	strv_free(out);
 
@@ -390,6 +430,84 @@ static void test_recover_killed_apply(void **state)
 	win_cow_layout_done(&l);
 }
 
+/* A workspace file edited during the session, and an entry added under a
+ * directory the session deleted: refused (1), left as they are, the other
+ * changes applied; --force applies them. */
+static void test_apply_conflict(void **state)
+{
+	WinCowLayout l;
+	char **out = NULL;
+
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	w("C:\\ws\\f.txt", "edited by the user\n");
+	edited("C:\\ws\\f.txt", 5);
+	w("C:\\ws\\gone\\b", "the user's new file\n");
+	edited("C:\\ws\\gone\\b", 5);
+	assert_int_equal(win_cow_apply(&fs, &l, NULL, false, &out), 1);
+	assert_file("C:\\ws\\f.txt", "edited by the user\n");
+	assert_file("C:\\ws\\gone\\b", "the user's new file\n");
+	assert_file("C:\\ws\\gone\\a", "a\n");
+	assert_file("C:\\ws\\g.txt", NULL);          /* not in conflict: applied */
+	assert_file("C:\\ws\\new\\n.txt", "new\n");
+	assert_true(strv_contains(out, "refused f.txt: changed in the workspace since the session "
+				       "started (a conflict); to apply it anyway: apply --force"));
+	assert_true(strv_contains(out, "refused gone: changed in the workspace since the session "
+				       "started (a conflict); to apply it anyway: apply --force"));
+	strv_free(out);
+	out = NULL;
+	/* An edit dated before the start is no conflict. */
+	edited("C:\\ws\\gone\\b", -5);
+	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ "gone", NULL }, false, &out), 0);
+	assert_int_equal(p_stat(NULL, "C:\\ws\\gone"), WIN_FILE_NONE);
+	strv_free(out);
+	out = NULL;
+	/* --force: applied over the edit (its backup keeps it for undo). */
+	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ "f.txt", NULL }, true, &out), 0);
+	assert_file("C:\\ws\\f.txt", "original\nadded\n");
+	strv_free(out);
+	out = NULL;
+	assert_int_equal(win_cow_undo(&fs, &l, &out), 0);
+	assert_file("C:\\ws\\f.txt", "edited by the user\n");
+	strv_free(out);
+	win_cow_layout_done(&l);
+}
+
+/* A session.json without a start (an older one): every workspace entry an
+ * apply touches counts as changed; what this session's own steps left
+ * (stamps.jsonl) does not, so apply --force, undo, apply again holds. */
+static void test_conflict_own_steps(void **state)
+{
+	WinCowLayout l;
+	char **out = NULL;
+
+	w(SES "\\session.json", "{\"v\":1,\"id\":\"" ID "\",\"workspace\":\"C:\\\\ws\",\"cow\":true,"
+				"\"runs\":1,\"protected\":[\".git\"]}");
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	assert_int_equal(l.start, 0);
+	assert_int_equal(win_cow_apply(&fs, &l, NULL, false, &out), 1);
+	assert_file("C:\\ws\\f.txt", "original\n");
+	assert_file("C:\\ws\\g.txt", "keep\n");
+	assert_true(strv_contains(out, "refused g.txt: changed in the workspace since the session "
+				       "started (a conflict); to apply it anyway: apply --force"));
+	strv_free(out);
+	out = NULL;
+	assert_int_equal(win_cow_apply(&fs, &l, NULL, true, &out), 1); /* .git still refused */
+	assert_file("C:\\ws\\f.txt", "original\nadded\n");
+	strv_free(out);
+	out = NULL;
+	assert_int_equal(win_cow_undo(&fs, &l, &out), 0);
+	assert_file("C:\\ws\\f.txt", "original\n");
+	strv_free(out);
+	out = NULL;
+	/* The undo's own restores are stamped: no conflict now. */
+	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ "f.txt", "g.txt", NULL }, false, &out),
+			 0);
+	assert_file("C:\\ws\\f.txt", "original\nadded\n");
+	assert_file("C:\\ws\\g.txt", NULL);
+	strv_free(out);
+	win_cow_layout_done(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +515,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_apply_undo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recover_killed_apply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_apply_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_own_steps, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,7 @@ seed() {
 	printf '[core]\n' >"$ws/.git/config"
 }
 
-echo "1..24"
+echo "1..26"
 
 # The plan: the workspace read-only (the boundary), the session's upper and
 # whiteout dirs the only writable place, the DLL readable, the pipe named
@@ -157,6 +157,19 @@ ward apply "$id" >"$T/apply2" 2>&1
 rc=$?
 check "apply refuses a protected change (exit 3) and names it; .git/config unchanged" \
 	bash -c "[ $rc -eq 3 ] && grep -q 'refused .git.config: a protected path' '$T/apply2' && printf '[core]\n' | cmp -s - '$ws/.git/config'"
+# A conflict: g.txt, which session $id2 deleted, edited in the workspace
+# after that session started: refused (exit 3), the edit kept; --force
+# applies the deletion.
+printf 'edited by the user\n' >"$ws/g.txt"
+ward apply "$id2" g.txt >"$T/apply3" 2>&1
+rc=$?
+check "apply refuses a change whose workspace file was edited during the session (exit $rc); the edit stays" \
+	bash -c "[ $rc -eq 3 ] && grep -q 'refused g.txt: changed in the workspace since the session started' '$T/apply3' &&
+		printf 'edited by the user\n' | cmp -s - '$ws/g.txt'"
+show "$T/apply3"
+ward apply --force "$id2" g.txt >"$T/apply4" 2>&1
+rc=$?
+check "apply --force applies it over the edit (exit $rc)" bash -c "[ $rc -eq 0 ] && [ ! -e '$ws/g.txt' ]"
 ward discard "$id" >/dev/null 2>&1
 check "discard removes the session" test ! -e "$state/sessions/$id"
 
