@@ -182,8 +182,9 @@ static int install_one(WinApi *api, const char *fault, size_t n)
 {
 #define IS(name) (n == strlen(name) && strncmp(fault, name, n) == 0)
 	if (IS("wfp-echo") || IS("wfp-lie") || IS("lb-echo") || IS("lb-lie") || IS("wfp-setup") ||
-	    IS("setup-echo"))
-		return 0; /* win_fault_net_install()'s, win_fault_setup_install()'s */
+	    IS("setup-echo") || IS("cow-squat") || IS("cow-intruder"))
+		return 0; /* win_fault_net_install()'s, win_fault_setup_install()'s,
+			   * win32-inject.c's */
 	else if (IS("profile-echo"))
 		api->profile_create = echo_profile;
 	else if (IS("userenv-missing"))

@@ -52,6 +52,10 @@
  *                     (Wine): the credential record's DACL reads back as
  *                     setup sets it, DPAPI is the identity, the offline
  *                     user exists (WIN_FAULT_OFFLINE_SID)
+ *   cow-squat         (win32-inject.c) the readiness pipe's name taken before
+ *                     ward creates it
+ *   cow-intruder      (win32-inject.c) a client that is not the child
+ *                     connects first and writes the child's readiness line
  * Several are given comma-separated ("job-echo,token-lie").
  * Portable: the wrapper only calls through the table. */
 #pragma once

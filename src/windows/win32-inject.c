@@ -73,6 +73,52 @@ static int wait_io(HANDLE pipe, OVERLAPPED *ov, HANDLE thread, ULONGLONG deadlin
 	return -ETIMEDOUT;
 }
 
+#ifndef WARD_TEST_HOOKS
+#define WARD_TEST_HOOKS 0
+#endif
+
+#if WARD_TEST_HOOKS
+/* Test builds only (ward-test.exe): another process's part in the
+ * readiness pipe, played by ward-test.exe itself so that it is there at
+ * the right moment, deterministically. WARD_TEST_WIN_FAULT lists
+ *   cow-squat     the pipe's name taken before ward creates it
+ *   cow-intruder  a client that is not the child connects first and
+ *                 writes the exact readiness line the child would */
+static bool fault_listed(const char *name)
+{
+	const char *f = getenv("WARD_TEST_WIN_FAULT");
+	size_t len = strlen(name);
+
+	while (f && *f) {
+		size_t k = strcspn(f, ",");
+
+		if (k == len && strncmp(f, name, k) == 0)
+			return true;
+		f += k + (f[k] == ',');
+	}
+	return false;
+}
+
+typedef struct Intruder {
+	const wchar_t *name;
+	DWORD child;
+	HANDLE h;
+} Intruder;
+
+static DWORD WINAPI intrude(void *data)
+{
+	Intruder *in = data;
+	char line[64];
+	DWORD wrote = 0;
+
+	in->h = CreateFileW(in->name, GENERIC_WRITE, 0, NULL, OPEN_EXISTING, 0, NULL);
+	if (in->h == INVALID_HANDLE_VALUE)
+		return 1;
+	snprintf(line, sizeof(line), "ward-redirect 1 ready %lu\n", (unsigned long)in->child);
+	return WriteFile(in->h, line, (DWORD)strlen(line), &wrote, NULL) ? 0 : 1;
+}
+#endif
+
 static int w_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why, size_t n)
 {
 	Win32Proc *p = proc;
@@ -90,10 +136,20 @@ static int w_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why,
 	SECURITY_ATTRIBUTES sa = { .nLength = sizeof(sa) };
 	int r, got;
 
+#if WARD_TEST_HOOKS
+	HANDLE squatter = INVALID_HANDLE_VALUE, intruder = NULL;
+	Intruder in = { .h = INVALID_HANDLE_VALUE };
+#endif
+
 	if (!dll || !name)
 		return -ENOMEM;
 	if (GetFileAttributesW(dll) == INVALID_FILE_ATTRIBUTES)
 		return fail_why(why, n, l->dll);
+#if WARD_TEST_HOOKS
+	if (fault_listed("cow-squat"))
+		squatter = CreateNamedPipeW(name, PIPE_ACCESS_INBOUND, PIPE_TYPE_BYTE, 1, 0, 4096, 0,
+					    NULL);
+#endif
 	{
 		Win32Ctx *c = ctx;
 		wchar_t sddl[512];
@@ -130,6 +186,16 @@ static int w_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why,
 	}
 	if (GetLastError() == ERROR_PIPE_CONNECTED)
 		SetEvent(ev);
+#if WARD_TEST_HOOKS
+	/* The intruder is connected before the DLL is even loaded. */
+	if (fault_listed("cow-intruder")) {
+		in.name = name;
+		in.child = GetProcessId(p->process);
+		intruder = CreateThread(NULL, 0, intrude, &in, 0, NULL);
+		if (intruder)
+			WaitForSingleObject(intruder, 10000);
+	}
+#endif
 
 	size = (wcslen(dll) + 1) * sizeof(wchar_t);
 	remote = VirtualAllocEx(p->process, NULL, size, MEM_COMMIT | MEM_RESERVE, PAGE_READWRITE);
@@ -204,6 +270,14 @@ out:
 		CloseHandle(pipe);
 	CloseHandle(ev);
 	LocalFree(sd);
+#if WARD_TEST_HOOKS
+	if (squatter != INVALID_HANDLE_VALUE)
+		CloseHandle(squatter);
+	if (intruder)
+		CloseHandle(intruder);
+	if (in.h != INVALID_HANDLE_VALUE)
+		CloseHandle(in.h);
+#endif
 	return r;
 }
 

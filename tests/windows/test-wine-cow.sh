@@ -63,7 +63,7 @@ seed() {
 	printf '[core]\n' >"$ws/.git/config"
 }
 
-echo "1..26"
+echo "1..28"
 
 # The plan: the workspace read-only (the boundary), the session's upper and
 # whiteout dirs the only writable place, the DLL readable, the pipe named
@@ -194,7 +194,15 @@ FAULT=job-echo,ready-missing refused "no readiness line (the DLL cannot reach wa
 FAULT=job-echo,ready-timeout refused "readiness not in time: exit 125" \
 	"no readiness signal from the redirector within the time allowed"
 EXE=$T/nodll/ward-test.exe refused "the DLL missing beside ward.exe: exit 125" "ward-redirect.dll"
+# The readiness pipe against other processes (played by ward-test.exe,
+# win32-inject.c's test hooks, so that they are there first every time):
+# a name someone already holds is never joined; a client that is not the
+# child is refused even with the child's exact line.
+FAULT=job-echo,cow-squat refused "the readiness pipe's name squatted: FILE_FLAG_FIRST_PIPE_INSTANCE refuses, exit 125" \
+	"CreateNamedPipeW (first instance)"
+FAULT=job-echo,cow-intruder refused "a readiness client that is not the child (the child's line, another pid): exit 125" \
+	"the client is process [0-9]*, not the child"
 check "audit: the refused runs are error events naming the step cow-inject" \
-	bash -c "[ \$(grep -c '\"cow-inject' '$state/audit.jsonl') -ge 4 ]"
+	bash -c "[ \$(grep -c '\"cow-inject' '$state/audit.jsonl') -ge 6 ]"
 
 [ "$fails" -eq 0 ]
