@@ -207,9 +207,13 @@ static int add(Walk *w, const char *rel, WinCowChangeKind kind, bool dir)
 	return 0;
 }
 
-static int walk_upper(Walk *w, const char *rel)
+typedef int (*VisitFn)(Walk *w, const char *rel);
+
+/* @visit each entry of <@root>\@rel by its relative path (nothing when
+ * the directory does not exist). */
+static int each_entry(Walk *w, const char *root, const char *rel, VisitFn visit)
 {
-	_cleanup_free_ char *dir = join(w->l->upper, rel);
+	_cleanup_free_ char *dir = join(root, rel);
 	_cleanup_strv_ char **names = NULL;
 	int r;
 
@@ -219,66 +223,60 @@ static int walk_upper(Walk *w, const char *rel)
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
 	STRV_FOREACH(nm, names) {
-		_cleanup_free_ char *r2 = join(rel, *nm), *up = NULL, *ws = NULL;
-		WinFileKind ku, kw;
+		_cleanup_free_ char *r2 = join(rel, *nm);
 
-		if (!r2 || !(up = join(w->l->upper, r2)) || !(ws = join(w->l->workspace, r2)))
+		if (!r2)
 			return -ENOMEM;
-		ku = w->fs->stat(w->fs->ctx, up);
-		kw = w->fs->stat(w->fs->ctx, ws);
-		if (ku == WIN_FILE_DIRECTORY) {
-			if (kw == WIN_FILE_NONE)
-				r = add(w, r2, WIN_COW_ADDED, true);
-			else if (kw == WIN_FILE_REGULAR)
-				r = add(w, r2, WIN_COW_TYPE_CHANGED, true);
-			if (r >= 0)
-				r = walk_upper(w, r2);
-		} else if (ku == WIN_FILE_REGULAR) {
-			if (kw == WIN_FILE_NONE)
-				r = add(w, r2, WIN_COW_ADDED, false);
-			else if (kw == WIN_FILE_DIRECTORY)
-				r = add(w, r2, WIN_COW_TYPE_CHANGED, false);
-			else {
-				r = w->fs->same(w->fs->ctx, up, ws);
-				if (r == 0)
-					r = add(w, r2, WIN_COW_MODIFIED, false);
-			}
-		}
-		if (r < 0)
+		if ((r = visit(w, r2)) < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int walk_whiteout(Walk *w, const char *rel)
+/* An upper entry: added, type-changed or modified against the workspace;
+ * a directory is walked into. */
+static int visit_upper(Walk *w, const char *rel)
 {
-	_cleanup_free_ char *dir = join(w->l->whiteout, rel);
-	_cleanup_strv_ char **names = NULL;
-	int r;
+	_cleanup_free_ char *up = join(w->l->upper, rel), *ws = join(w->l->workspace, rel);
+	WinFileKind ku, kw;
+	int r = 0;
 
-	if (!dir)
+	if (!up || !ws)
 		return -ENOMEM;
-	r = w->fs->list(w->fs->ctx, dir, &names);
-	if (r < 0)
-		return r == -ENOENT ? 0 : r;
-	STRV_FOREACH(nm, names) {
-		_cleanup_free_ char *r2 = join(rel, *nm), *wh = NULL, *ws = NULL, *up = NULL;
-		WinFileKind kw;
-
-		if (!r2 || !(wh = join(w->l->whiteout, r2)) || !(ws = join(w->l->workspace, r2)) ||
-		    !(up = join(w->l->upper, r2)))
-			return -ENOMEM;
-		if (w->fs->stat(w->fs->ctx, wh) == WIN_FILE_DIRECTORY) {
-			r = walk_whiteout(w, r2);
-		} else {
-			kw = w->fs->stat(w->fs->ctx, ws);
-			r = 0;
-			if (kw != WIN_FILE_NONE && w->fs->stat(w->fs->ctx, up) == WIN_FILE_NONE)
-				r = add(w, r2, WIN_COW_DELETED, kw == WIN_FILE_DIRECTORY);
-		}
-		if (r < 0)
-			return r;
+	ku = w->fs->stat(w->fs->ctx, up);
+	kw = w->fs->stat(w->fs->ctx, ws);
+	if (ku == WIN_FILE_DIRECTORY) {
+		if (kw == WIN_FILE_NONE)
+			r = add(w, rel, WIN_COW_ADDED, true);
+		else if (kw == WIN_FILE_REGULAR)
+			r = add(w, rel, WIN_COW_TYPE_CHANGED, true);
+		return r < 0 ? r : each_entry(w, w->l->upper, rel, visit_upper);
 	}
+	if (ku != WIN_FILE_REGULAR)
+		return 0;
+	if (kw == WIN_FILE_NONE)
+		return add(w, rel, WIN_COW_ADDED, false);
+	if (kw == WIN_FILE_DIRECTORY)
+		return add(w, rel, WIN_COW_TYPE_CHANGED, false);
+	r = w->fs->same(w->fs->ctx, up, ws);
+	return r == 0 ? add(w, rel, WIN_COW_MODIFIED, false) : r < 0 ? r : 0;
+}
+
+/* A whiteout: a deletion of what the workspace has there and the upper
+ * does not; a whiteout directory is walked into. */
+static int visit_whiteout(Walk *w, const char *rel)
+{
+	_cleanup_free_ char *wh = join(w->l->whiteout, rel), *ws = join(w->l->workspace, rel),
+			    *up = join(w->l->upper, rel);
+	WinFileKind kw;
+
+	if (!wh || !ws || !up)
+		return -ENOMEM;
+	if (w->fs->stat(w->fs->ctx, wh) == WIN_FILE_DIRECTORY)
+		return each_entry(w, w->l->whiteout, rel, visit_whiteout);
+	kw = w->fs->stat(w->fs->ctx, ws);
+	if (kw != WIN_FILE_NONE && w->fs->stat(w->fs->ctx, up) == WIN_FILE_NONE)
+		return add(w, rel, WIN_COW_DELETED, kw == WIN_FILE_DIRECTORY);
 	return 0;
 }
 
@@ -297,10 +295,10 @@ void win_cow_changes_free(WinCowChange *c, size_t n)
 int win_cow_changes(const WinCowFs *fs, const WinCowLayout *l, WinCowChange **ret, size_t *n)
 {
 	Walk w = { .fs = fs, .l = l };
-	int r = walk_upper(&w, "");
+	int r = each_entry(&w, l->upper, "", visit_upper);
 
 	if (r >= 0)
-		r = walk_whiteout(&w, "");
+		r = each_entry(&w, l->whiteout, "", visit_whiteout);
 	if (r < 0) {
 		win_cow_changes_free(w.items, w.n);
 		return r;

@@ -16,40 +16,18 @@
 # Needs WARD_WIN_BIN (ward.exe, ward-test.exe, ward-redirect.dll,
 # win-child.exe); skips when Wine cannot start.
 set -u
-bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@" >&2; then ok "$d"; else not_ok "$d"; fi; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-
-[ -n "$bin" ] && [ -f "$bin/ward-test.exe" ] && [ -f "$bin/ward-redirect.dll" ] ||
-	skip_all "no ward-test.exe or ward-redirect.dll (make windows)"
-command -v wine >/dev/null || skip_all "wine is not installed"
-
-T=$(mktemp -d /tmp/ward-wine-cow.XXXXXX)
-export LANG=C.UTF-8 WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-cleanup() {
-	wineserver -k >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-if ! wineboot -i >"$T/boot.log" 2>&1; then
-	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
-fi
+# shellcheck source=tests/windows/wine-common.sh
+. "$(dirname "$0")/wine-common.sh"
+wine_setup cow ward.exe ward-test.exe ward-redirect.dll win-child.exe
 
 ws=$T/ws
 mkdir -p "$ws/.git" "$ws/sub" "$T/bin" "$T/out" "$T/nodll"
 cp "$bin/ward.exe" "$bin/ward-test.exe" "$bin/ward-redirect.dll" "$bin/win-child.exe" "$T/bin/"
 cp "$bin/ward-test.exe" "$bin/win-child.exe" "$T/nodll/"
-winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
 WS=$(winpath "$ws")
 B=$(winpath "$T/bin")
 OUT=$(winpath "$T/out")
 cd "$ws" || exit 1
-strip_cr() { tr -d '\r'; }
-show() { strip_cr <"$1" | sed 's/^/# /'; }
 ward() { wine "$T/bin/ward.exe" "$@"; }
 cow() { WARD_TEST_WIN_FAULT=${FAULT:-job-echo} wine "${EXE:-$T/bin/ward-test.exe}" run --tier W0 --cow "$@"; }
 child() { printf '%s' "$B\\win-child.exe"; }

@@ -10,29 +10,10 @@
 #
 # Needs WARD_WIN_BIN (a directory with ward.exe); skips when Wine cannot start.
 set -u
-bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-
-[ -n "$bin" ] && [ -f "$bin/ward.exe" ] || skip_all "no ward.exe (make windows)"
-command -v wine >/dev/null || skip_all "wine is not installed"
-
-T=$(mktemp -d /tmp/ward-wine-net.XXXXXX)
-export LANG=C.UTF-8 WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-cleanup() {
-	wineserver -k >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-if ! wineboot -i >"$T/boot.log" 2>&1; then
-	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
-fi
+# shellcheck source=tests/windows/wine-common.sh
+. "$(dirname "$0")/wine-common.sh"
+wine_setup net ward.exe
 ward() { wine "$bin/ward.exe" "$@"; }
-strip_cr() { tr -d '\r'; }
-show() { strip_cr <"$1" | sed 's/^/# /'; }
 
 echo "1..18"
 
@@ -103,7 +84,6 @@ fi
 # anything runs; never a run that looks walled.
 ws=$T/ws
 mkdir -p "$ws"
-winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
 WS=$(winpath "$ws")
 wardt() { WARD_TEST_WIN_FAULT=$FAULT wine "$bin/ward-test.exe" "$@"; }
 run_marker() { # CMD ARGS...: the command (cmd.exe) would write a marker

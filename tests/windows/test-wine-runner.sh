@@ -12,29 +12,10 @@
 # win-runner-peer.exe, ward-helper.exe, ward-helper-test.exe,
 # win-helper-peer.exe, win-child.exe); skips when Wine cannot start.
 set -u
-bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-
-[ -n "$bin" ] && [ -f "$bin/ward-runner.exe" ] || skip_all "no ward-runner.exe (make windows)"
-command -v wine >/dev/null || skip_all "wine is not installed"
-
-T=$(mktemp -d /tmp/ward-wine-runner.XXXXXX)
-export LANG=C.UTF-8 WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-cleanup() {
-	wineserver -k >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-if ! wineboot -i >"$T/boot.log" 2>&1; then
-	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
-fi
-strip_cr() { tr -d '\r'; }
-show() { strip_cr <"$1" | sed 's/^/# /'; }
-winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
+# shellcheck source=tests/windows/wine-common.sh
+. "$(dirname "$0")/wine-common.sh"
+wine_setup runner ward.exe ward-test.exe ward-runner.exe ward-runner-test.exe win-runner-peer.exe \
+	ward-helper.exe ward-helper-test.exe win-helper-peer.exe win-child.exe
 
 SYN=S-1-15-3-1024-1111-2222-3333-4444-5555-6666-7777-8888
 RUN=00000000000000aa

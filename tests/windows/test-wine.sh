@@ -9,37 +9,16 @@
 # win-child.exe (`make windows-test` stages it; run-unpriv.sh passes it as
 # WARD_HELPERS). Skips, with the reason, when Wine cannot start.
 set -u
-bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@" >&2; then ok "$d"; else not_ok "$d"; fi; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-
-[ -n "$bin" ] && [ -f "$bin/ward.exe" ] || skip_all "no ward.exe (make windows)"
-command -v wine >/dev/null || skip_all "wine is not installed (make windows-test installs wine64)"
-
+# shellcheck source=tests/windows/wine-common.sh
+. "$(dirname "$0")/wine-common.sh"
 docs=$(cd "$(dirname "$0")/../.." && pwd)/docs/tiers.md
-T=$(mktemp -d /tmp/ward-wine.XXXXXX)
-# Wine decodes the Unix argv with the Unix locale: UTF-8, whoever runs us.
-export LANG=C.UTF-8
-export WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-cleanup() {
-	wineserver -k >/dev/null 2>&1
-	rm -rf "$T"
-}
-trap cleanup EXIT
-if ! wineboot -i >"$T/boot.log" 2>&1 || ! wine cmd /c exit 0 >/dev/null 2>&1; then
-	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
-fi
+wine_setup main ward.exe ward-test.exe win-child.exe
 
 # The workspace and the programs, as Windows paths (Z: is Wine's /).
 ws=$T/ws
 mkdir -p "$ws" "$T/bin"
 cp "$bin/ward.exe" "$bin/ward-test.exe" "$bin/win-child.exe" "$T/bin/"
 cp "$bin/win-child.exe" "$ws/"
-winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
 WS=$(winpath "$ws")
 cd "$ws" || exit 1
 ward() { wine "$T/bin/ward.exe" "$@"; }
@@ -47,7 +26,6 @@ ward() { wine "$T/bin/ward.exe" "$@"; }
 # QueryInformationJobObject, which returns zeros (see the W0 test below).
 wardt() { WARD_TEST_WIN_FAULT=${FAULT:-job-echo} wine "$T/bin/ward-test.exe" "$@"; }
 child() { wine "$T/bin/win-child.exe" "$@"; }
-strip_cr() { tr -d '\r'; }
 
 echo "1..44"
 

@@ -391,16 +391,38 @@ static void opened(const Route *r, ULONG opts)
 		whiteout_set(r->rel, false);
 }
 
-static NTSTATUS NTAPI h_create(PHANDLE h, ACCESS_MASK access, POBJECT_ATTRIBUTES oa,
-			       PIO_STATUS_BLOCK io, PLARGE_INTEGER alloc, ULONG fattr, ULONG share,
-			       ULONG disp, ULONG opts, PVOID ea, ULONG ealen)
+/* The arguments of an NtCreateFile or NtOpenFile call but its object
+ * attributes, and which of the two it was. */
+typedef struct OpenCall {
+	bool create;
+	PHANDLE h;
+	ACCESS_MASK access;
+	PIO_STATUS_BLOCK io;
+	PLARGE_INTEGER alloc;
+	ULONG fattr, share, disp, opts;
+	PVOID ea;
+	ULONG ealen;
+} OpenCall;
+
+static NTSTATUS call_original(const OpenCall *c, POBJECT_ATTRIBUTES oa)
+{
+	if (c->create)
+		return o_create(c->h, c->access, oa, c->io, c->alloc, c->fattr, c->share, c->disp,
+				c->opts, c->ea, c->ealen);
+	return o_open(c->h, c->access, oa, c->io, c->share, c->opts);
+}
+
+/* What both open hooks do: route the name, then deny, say not found, or
+ * make the call on the routed name (noting a copy-up or new entry) or on
+ * the caller's. */
+static NTSTATUS routed_open(const OpenCall *c, POBJECT_ATTRIBUTES oa)
 {
 	Route r;
 	NTSTATUS s;
 
 	if (!redirect_enter())
-		return o_create(h, access, oa, io, alloc, fattr, share, disp, opts, ea, ealen);
-	s = route(oa, access, disp, opts, &r);
+		return call_original(c, oa);
+	s = route(oa, c->access, c->disp, c->opts, &r);
 	if (NT_OK(s)) {
 		switch (r.action) {
 		case WIN_COW_DENY:
@@ -411,15 +433,15 @@ static NTSTATUS NTAPI h_create(PHANDLE h, ACCESS_MASK access, POBJECT_ATTRIBUTES
 			break;
 		case WIN_COW_REDIRECT:
 		case WIN_COW_COPY_UP:
-			s = o_create(h, access, &r.oa, io, alloc, fattr, share, disp, opts, ea, ealen);
+			s = call_original(c, &r.oa);
 			if (NT_OK(s))
-				opened(&r, opts);
+				opened(&r, c->opts);
 			break;
 		case WIN_COW_PASS:
 		case WIN_COW_MERGE:
 		case _WIN_COW_ACTION_MAX:
 		default:
-			s = o_create(h, access, oa, io, alloc, fattr, share, disp, opts, ea, ealen);
+			s = call_original(c, oa);
 		}
 	}
 	route_done(&r);
@@ -427,39 +449,25 @@ static NTSTATUS NTAPI h_create(PHANDLE h, ACCESS_MASK access, POBJECT_ATTRIBUTES
 	return s;
 }
 
+static NTSTATUS NTAPI h_create(PHANDLE h, ACCESS_MASK access, POBJECT_ATTRIBUTES oa,
+			       PIO_STATUS_BLOCK io, PLARGE_INTEGER alloc, ULONG fattr, ULONG share,
+			       ULONG disp, ULONG opts, PVOID ea, ULONG ealen)
+{
+	OpenCall c = { .create = true, .h = h, .access = access, .io = io, .alloc = alloc,
+		       .fattr = fattr, .share = share, .disp = disp, .opts = opts, .ea = ea,
+		       .ealen = ealen };
+
+	return routed_open(&c, oa);
+}
+
+/* NtOpenFile is NtCreateFile's FILE_OPEN: routed as one. */
 static NTSTATUS NTAPI h_open(PHANDLE h, ACCESS_MASK access, POBJECT_ATTRIBUTES oa,
 			     PIO_STATUS_BLOCK io, ULONG share, ULONG opts)
 {
-	Route r;
-	NTSTATUS s;
+	OpenCall c = { .create = false, .h = h, .access = access, .io = io, .share = share,
+		       .disp = WIN_FILE_OPEN, .opts = opts };
 
-	if (!redirect_enter())
-		return o_open(h, access, oa, io, share, opts);
-	s = route(oa, access, WIN_FILE_OPEN, opts, &r);
-	if (NT_OK(s)) {
-		switch (r.action) {
-		case WIN_COW_DENY:
-			s = ST_ACCESS_DENIED;
-			break;
-		case WIN_COW_NOT_FOUND:
-			s = ST_NOT_FOUND;
-			break;
-		case WIN_COW_REDIRECT:
-		case WIN_COW_COPY_UP:
-			s = o_open(h, access, &r.oa, io, share, opts);
-			if (NT_OK(s))
-				opened(&r, opts);
-			break;
-		case WIN_COW_PASS:
-		case WIN_COW_MERGE:
-		case _WIN_COW_ACTION_MAX:
-		default:
-			s = o_open(h, access, oa, io, share, opts);
-		}
-	}
-	route_done(&r);
-	redirect_leave();
-	return s;
+	return routed_open(&c, oa);
 }
 
 static NTSTATUS query_attr(QueryAttrFn fn, POBJECT_ATTRIBUTES oa, PVOID info)
