@@ -638,6 +638,19 @@ char *win_backend_plan_text(const BackendPlan *b)
 {
 	char *text = win_plan_describe(b->plan);
 
+	if (text && b->user) {
+		char *more = NULL;
+
+		if (asprintf(&more, "sandbox-user %s %s (ward-runner.exe, CreateProcessWithLogonW; "
+				    "the W1-write plan below is the user's)\n"
+				    "walls %zu persistent filters on %s (ward-setup.exe's, read back)\n%s",
+			     b->su.name, b->su.sid, b->wfp.n, b->su.sid, text) < 0) {
+			free(text);
+			return NULL;
+		}
+		free(text);
+		text = more;
+	}
 	if (text && b->walls_held) {
 		char *more = NULL;
 

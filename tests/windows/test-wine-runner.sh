@@ -58,7 +58,7 @@ refused() {
 	fi
 }
 
-echo "1..36"
+echo "1..37"
 
 request "$T/good"
 # Wine reports every token elevated. The real runner refuses to run
@@ -322,6 +322,22 @@ if [ ! -e "$ustate/journal" ] && ! ls "$ustate"/journal* >/dev/null 2>&1; then
 else
 	not_ok "sandbox-user: an undo journal was left"
 	ls -la "$ustate" | sed 's/^/# /'
+fi
+# --dry-run: the plan is the user's: the recorded synthetic SID and the
+# user's SID on the workspace, nothing changed, nothing run.
+rm -f "$ws/marker"
+(cd "$ws" && WARD_TEST_WIN_FAULT=setup-echo,wfp-setup wine "$T/bin/ward-test.exe" run --tier sandbox-user \
+	--dry-run -- "$WS\\win-child.exe" write "$WS\\marker") >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ ! -e "$ws/marker" ] &&
+	grep -q '^sandbox-user WardSandboxOffline S-1-5-21-1-2-3-1005' "$T/out" &&
+	grep -q "^restricting-sid $SYN" "$T/out" &&
+	[ "$(strip_cr <"$T/out" | grep -c '^grant .* modify (workspace)$')" -eq 2 ] &&
+	grep -q '^deny .* all (ward config)' "$T/out"; then
+	ok "sandbox-user --dry-run: the W1-write plan made the user's (the recorded synthetic SID, a workspace grant for each, deny-all for the user on ward's config), nothing run"
+else
+	not_ok "sandbox-user --dry-run (exit $rc)"
+	show "$T/out"
 fi
 unset WARD_EXE
 
