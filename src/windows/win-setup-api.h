@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "windows/win-setup.h"
 #include "windows/win-sid.h"
 
 typedef struct WinSetupApi {
@@ -41,6 +42,13 @@ typedef struct WinSetupApi {
 	/* A path's DACL as SDDL, and set it. */
 	int (*dacl_get)(void *ctx, const char *path, char **ret);
 	int (*dacl_set)(void *ctx, const char *path, const char *sddl);
+	/* The Windows Firewall through INetFwPolicy2 (COM): add @rule (one of
+	 * the same name is replaced), read a rule back by name (-ENOENT: none),
+	 * remove it (-ENOENT: none). -ENOSYS: the COM class or INetFwRule3 is
+	 * missing (Wine). */
+	int (*fw_add)(void *ctx, const WinFwRule *rule, char *why, size_t n_why);
+	int (*fw_get)(void *ctx, const char *name, WinFwRule *ret, char *why, size_t n_why);
+	int (*fw_remove)(void *ctx, const char *name);
 	/* The setup journal: read (-ENOENT), append (flushed), replace (NULL: delete). */
 	int (*journal_read)(void *ctx, char **ret);
 	int (*journal_append)(void *ctx, const char *text);

@@ -211,6 +211,32 @@ static int step_creds(const WinSetupApi *api, const WinSetupStep *st,
 	return 0;
 }
 
+/* The firewall variant of the walls: journaled, added, read back. */
+static int step_firewall(const WinSetupApi *api, const char *sid, char *why, size_t n)
+{
+	WinFwRule want, seen;
+	char detail[256] = "";
+	int r;
+
+	if (win_setup_fw_rule(sid, &want) < 0)
+		return refuse(why, n, -EPERM, "firewall: no rule for %s", sid);
+	r = journal(api, WIN_SETUPJ_FWRULE, want.name, NULL);
+	if (r < 0)
+		return refuse(why, n, r, "firewall: the journal cannot be written");
+	r = api->fw_add(api->ctx, &want, detail, sizeof(detail));
+	if (r < 0)
+		return refuse(why, n, r, "firewall: INetFwPolicy2 rule add: %s",
+			      *detail ? detail : strerror(-r));
+	memset(&seen, 0, sizeof(seen));
+	r = api->fw_get(api->ctx, want.name, &seen, detail, sizeof(detail));
+	if (r < 0)
+		return refuse(why, n, r, "firewall: the rule added does not read back (%s)",
+			      r == -ENOENT ? "not there" : *detail ? detail : strerror(-r));
+	if (win_setup_fw_check(&want, &seen, detail, sizeof(detail)) < 0)
+		return refuse(why, n, -EPERM, "%s", detail);
+	return 0;
+}
+
 static int step_walls(const WinSetupApi *api, const WinNetApi *net, char *why, size_t n)
 {
 	WinWfpInput in = { .identity = WIN_WFP_USER, .persistent = true };
@@ -237,7 +263,7 @@ static int step_walls(const WinSetupApi *api, const WinNetApi *net, char *why, s
 	if (r < 0)
 		return refuse(why, n, r, "walls: %s", detail);
 	win_walls_down(net, &walls);
-	return 0;
+	return step_firewall(api, sid, why, n);
 }
 
 int win_setup_apply(const WinSetupApi *api, const WinNetApi *net, const WinSetupPlan *p,
@@ -437,6 +463,18 @@ static int undo(const WinSetupApi *api, const WinSetupJournalEntry *e, char *why
 		win_acl_done(&want);
 		win_acl_done(&seen);
 		return r;
+	}
+	case WIN_SETUPJ_FWRULE: {
+		WinFwRule seen;
+
+		r = api->fw_remove(api->ctx, e->arg);
+		if (r < 0 && r != -ENOENT)
+			return r;
+		if (api->fw_get(api->ctx, e->arg, &seen, why, n) != -ENOENT) {
+			snprintf(why, n, "firewall rule '%s' still there after its removal", e->arg);
+			return -EPERM;
+		}
+		return 0;
 	}
 	case _WIN_SETUPJ_KIND_MAX:
 	default:

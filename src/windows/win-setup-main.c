@@ -66,6 +66,16 @@ static int probe(WinSetupApi *api, WinNetApi *net)
 	printf("wfp: %s%s\n", r == 0 ? "engine opens" : "unavailable: ", r == 0 ? "" : why);
 	if (engine)
 		net->wfp_close(net->ctx, engine);
+	{
+		WinFwRule rule;
+
+		/* A read only: a rule of ward's name, or why none can be read. */
+		why[0] = 0;
+		r = api->fw_get(api->ctx, WIN_SETUP_FW_RULE_NAME, &rule, why, sizeof(why));
+		printf("firewall: %s%s\n",
+		       r == 0 ? "ward's rule present" : r == -ENOENT ? "INetFwPolicy2 answers, no rule of ward's" : "unavailable: ",
+		       r == 0 || r == -ENOENT ? "" : *why ? why : strerror(-r));
+	}
 	return 0;
 }
 

@@ -234,6 +234,7 @@ static const char *const jkind[_WIN_SETUPJ_KIND_MAX] = {
 	[WIN_SETUPJ_USER] = "user",
 	[WIN_SETUPJ_HIDE] = "hide",
 	[WIN_SETUPJ_ACL] = "acl",
+	[WIN_SETUPJ_FWRULE] = "fwrule",
 };
 
 int win_setup_journal_line(WinSetupJournalKind kind, const char *arg, const char *sids, char **ret)
@@ -342,4 +343,56 @@ int win_setup_journal_parse(const char *text, WinSetupJournalEntry **ret, size_t
 	*ret = l;
 	*n = cnt;
 	return 0;
+}
+
+int win_setup_fw_rule(const char *sid, WinFwRule *ret)
+{
+	char norm[WIN_SID_STRING_MAX];
+
+	if (!sid || win_sid_normalize(sid, norm) < 0)
+		return -EINVAL;
+	*ret = (WinFwRule){ .outbound = true, .block = true, .enabled = true,
+			    .profiles = WIN_FW_PROFILES_ALL, .protocol = WIN_FW_PROTOCOL_ANY };
+	snprintf(ret->name, sizeof(ret->name), "%s", WIN_SETUP_FW_RULE_NAME);
+	snprintf(ret->users, sizeof(ret->users), "O:LSD:(A;;CC;;;%s)", norm);
+	return 0;
+}
+
+/* The one SID an "O:LSD:(A;;CC;;;<sid>)" list grants, or -EINVAL. */
+static int fw_user(const char *users, char ret[WIN_SID_STRING_MAX])
+{
+	const char *p = strstr(users, "D:(A;;CC;;;");
+	char sid[WIN_SID_STRING_MAX];
+	size_t n;
+
+	if (!p || strchr(p + 1, '(') != p + 2)
+		return -EINVAL;
+	p += strlen("D:(A;;CC;;;");
+	n = strcspn(p, ")");
+	if (n == 0 || n >= sizeof(sid) || strcmp(p + n, ")") != 0)
+		return -EINVAL;
+	memcpy(sid, p, n);
+	sid[n] = 0;
+	return win_sid_normalize(sid, ret);
+}
+
+int win_setup_fw_check(const WinFwRule *want, const WinFwRule *seen, char *why, size_t n_why)
+{
+	char a[WIN_SID_STRING_MAX], b[WIN_SID_STRING_MAX];
+
+	if (strcmp(want->name, seen->name) != 0)
+		snprintf(why, n_why, "firewall rule: its name reads back as '%s'", seen->name);
+	else if (!seen->outbound || !seen->block || !seen->enabled)
+		snprintf(why, n_why, "firewall rule: it reads back %s%s%s", !seen->outbound ? "inbound " : "",
+			 !seen->block ? "allow " : "", !seen->enabled ? "disabled" : "");
+	else if (seen->profiles != want->profiles)
+		snprintf(why, n_why, "firewall rule: profiles %#x, not every profile",
+			 (unsigned)seen->profiles);
+	else if (seen->protocol != want->protocol)
+		snprintf(why, n_why, "firewall rule: protocol %d, not any", (int)seen->protocol);
+	else if (fw_user(want->users, a) < 0 || fw_user(seen->users, b) < 0 || strcmp(a, b) != 0)
+		snprintf(why, n_why, "firewall rule: its users read back as '%.120s'", seen->users);
+	else
+		return 0;
+	return -EPERM;
 }

@@ -16,7 +16,9 @@
  *                setup (CryptProtectData, user scope), in a file whose DACL
  *                holds only that user, SYSTEM and Administrators
  *   walls        persistent WFP filters on the offline user's SID (win-wfp.h
- *                with WIN_WFP_USER): nothing goes out
+ *                with WIN_WFP_USER): nothing goes out; and a Windows
+ *                Firewall rule (INetFwPolicy2) blocking every outbound
+ *                connection of that user (WinFwRule), read back
  *   read-acl     best effort, after the rest reports ready: a read+execute
  *                ACE for both users on the user's profile, the Windows
  *                directory, Program Files (both), ProgramData; each reported,
@@ -105,12 +107,14 @@ int win_setup_cred_check(const char *sddl, const char *owner, char *why, size_t 
  *   user	<name>           a user setup created: deleted (an existing one never)
  *   hide	<name>           the UserList value setup set: deleted
  *   acl	<path>	<sid>...  remove every explicit ACE for these SIDs
+ *   fwrule	<name>         the firewall rule setup added: removed
  * The persistent WFP filters are in the network journal (win-net-journal.h). */
 typedef enum WinSetupJournalKind {
 	WIN_SETUPJ_FILE,
 	WIN_SETUPJ_USER,
 	WIN_SETUPJ_HIDE,
 	WIN_SETUPJ_ACL,
+	WIN_SETUPJ_FWRULE,
 	_WIN_SETUPJ_KIND_MAX,
 } WinSetupJournalKind;
 
@@ -126,3 +130,27 @@ int win_setup_journal_line(WinSetupJournalKind kind, const char *arg, const char
 /* A truncated last line is ignored; anything else malformed: -EINVAL. */
 int win_setup_journal_parse(const char *text, WinSetupJournalEntry **ret, size_t *n);
 void win_setup_journal_free(WinSetupJournalEntry *e, size_t n);
+
+/* The offline user's Windows Firewall rule (the firewall variant of the
+ * walls, seed 2): outbound, block, enabled, every profile, any protocol,
+ * for that user only (INetFwRule3's LocalUserAuthorizedList, an SDDL
+ * granting the user's SID). */
+#define WIN_SETUP_FW_RULE_NAME "ward sandbox: WardSandboxOffline outbound blocked"
+#define WIN_FW_PROFILES_ALL 0x7fffffff /* NET_FW_PROFILE2_ALL */
+#define WIN_FW_PROTOCOL_ANY 256        /* NET_FW_IP_PROTOCOL_ANY */
+
+typedef struct WinFwRule {
+	char name[64];
+	char users[WIN_SID_STRING_MAX + 32]; /* "O:LSD:(A;;CC;;;<sid>)" */
+	bool outbound;
+	bool block;
+	bool enabled;
+	int32_t profiles;
+	int32_t protocol;
+} WinFwRule;
+
+/* The rule for user @sid. -EINVAL: not a SID. */
+int win_setup_fw_rule(const char *sid, WinFwRule *ret);
+/* A rule read back must be exactly the planned one (the user list
+ * compared as parsed SDDL: the same single SID). 0 or -EPERM with @why. */
+int win_setup_fw_check(const WinFwRule *want, const WinFwRule *seen, char *why, size_t n_why);

@@ -15,6 +15,7 @@
 
 #include "common/cleanup.h"
 #include "windows/win-setup.h"
+#include "windows/win32-firewall.h"
 #include "windows/win32-net.h"
 #include "windows/win32-setup.h"
 #include "windows/win32-util.h"
@@ -400,6 +401,9 @@ void win32_setup_init(WinSetupApi *api, Win32SetupCtx *ctx)
 		.file_delete = s_file_delete,
 		.dacl_get = s_dacl_get,
 		.dacl_set = s_dacl_set,
+		.fw_add = win32_fw_add,
+		.fw_get = win32_fw_get,
+		.fw_remove = win32_fw_remove,
 		.journal_read = s_journal_read,
 		.journal_append = s_journal_append,
 		.journal_replace = s_journal_replace,

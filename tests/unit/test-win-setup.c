@@ -210,7 +210,10 @@ typedef struct Host {
 	FakeFile files[16];
 	size_t n_files;
 	char *journal;
-	const char *lie;        /* "user_add": success, no user; "dacl_set": success, no change */
+	WinFwRule fw;           /* the one firewall rule; name "": none */
+	bool no_com;            /* INetFwPolicy2 missing (Wine): -ENOSYS */
+	const char *lie;        /* "user_add": success, no user; "dacl_set": success, no change;
+	                         * "fw_add": success, no rule; "fw_get": reads back inbound */
 	const char *fail;       /* "dacl_set": -EACCES */
 	int next_rid;
 } Host;
@@ -474,7 +477,46 @@ static int h_journal_replace(void *c, const char *text)
 	return 0;
 }
 
+static int h_fw_add(void *c, const WinFwRule *rule, char *why, size_t n)
+{
+	(void)c;
+	if (H->no_com) {
+		snprintf(why, n, "CoCreateInstance(NetFwPolicy2): class not registered");
+		return -ENOSYS;
+	}
+	if (!(H->lie && strcmp(H->lie, "fw_add") == 0))
+		H->fw = *rule;
+	return 0;
+}
+
+static int h_fw_get(void *c, const char *name, WinFwRule *ret, char *why, size_t n)
+{
+	(void)c, (void)why, (void)n;
+	if (H->no_com)
+		return -ENOSYS;
+	if (!*H->fw.name || strcmp(H->fw.name, name) != 0)
+		return -ENOENT;
+	*ret = H->fw;
+	if (H->lie && strcmp(H->lie, "fw_get") == 0)
+		ret->outbound = false;
+	return 0;
+}
+
+static int h_fw_remove(void *c, const char *name)
+{
+	(void)c;
+	if (H->no_com)
+		return -ENOSYS;
+	if (!*H->fw.name || strcmp(H->fw.name, name) != 0)
+		return -ENOENT;
+	memset(&H->fw, 0, sizeof(H->fw));
+	return 0;
+}
+
 static const WinSetupApi host_api = {
+	.fw_add = h_fw_add,
+	.fw_get = h_fw_get,
+	.fw_remove = h_fw_remove,
 	.elevated = h_elevated,
 	.self_sid = h_self,
 	.random = h_random,
@@ -680,6 +722,13 @@ static void test_setup_apply_reads_back(void **state)
 	assert_non_null(net_journal);
 	assert_non_null(strstr(net_journal, off->sid));
 	assert_null(strstr(net_journal, on->sid));
+	/* And the firewall rule: outbound block for the offline user only,
+	 * journaled before it was added. */
+	assert_string_equal(H->fw.name, WIN_SETUP_FW_RULE_NAME);
+	assert_true(H->fw.outbound && H->fw.block && H->fw.enabled);
+	assert_non_null(strstr(H->fw.users, off->sid));
+	assert_null(strstr(H->fw.users, on->sid));
+	assert_non_null(strstr(H->journal, "fwrule\t" WIN_SETUP_FW_RULE_NAME "\n"));
 	/* Journaled: the two users, the hides, the two files. */
 	assert_non_null(strstr(H->journal, "user\tWardSandboxOffline\n"));
 	assert_non_null(strstr(H->journal, "hide\tWardSandboxOnline\n"));
@@ -712,6 +761,59 @@ static void test_setup_apply_reads_back(void **state)
 	assert_null(H->journal);
 	assert_int_equal(n_wfp, 0);
 	assert_null(net_journal);
+	assert_string_equal(H->fw.name, "");
+}
+
+/* The firewall variant fails closed: no INetFwPolicy2 (Wine), a rule
+ * "added" that is not there, one that reads back different: refused; the
+ * journal keeps the rule line for --uninstall. */
+static void test_setup_firewall_fail_closed(void **state)
+{
+	WinSetupPlan p;
+	char why[512] = "";
+	WinFwRule a, b;
+
+	(void)state;
+	assert_int_equal(win_setup_fw_rule("S-1-5-21-7-8-9-1005", &a), 0);
+	assert_string_equal(a.users, "O:LSD:(A;;CC;;;S-1-5-21-7-8-9-1005)");
+	b = a;
+	assert_int_equal(win_setup_fw_check(&a, &b, why, sizeof(why)), 0);
+	b.profiles = 1;
+	assert_int_equal(win_setup_fw_check(&a, &b, why, sizeof(why)), -EPERM);
+	b = a;
+	snprintf(b.users, sizeof(b.users), "O:LSD:(A;;CC;;;S-1-5-21-7-8-9-1005)(A;;CC;;;WD)");
+	assert_int_equal(win_setup_fw_check(&a, &b, why, sizeof(why)), -EPERM);
+	b = a;
+	b.block = false;
+	assert_int_equal(win_setup_fw_check(&a, &b, why, sizeof(why)), -EPERM);
+	assert_int_equal(win_setup_fw_rule("not a sid", &a), -EINVAL);
+
+	H->no_com = true;
+	assert_int_equal(plan_now(&p), 0);
+	assert_int_equal(win_setup_apply(&host_api, &net_api, &p, progress, NULL, why, sizeof(why)),
+			 -ENOSYS);
+	assert_non_null(strstr(why, "firewall: INetFwPolicy2"));
+	win_setup_plan_done(&p);
+	H->no_com = false;
+	H->lie = "fw_add";
+	assert_int_equal(plan_now(&p), 0);
+	assert_int_equal(win_setup_apply(&host_api, &net_api, &p, progress, NULL, why, sizeof(why)),
+			 -EPERM);
+	assert_non_null(strstr(why, "does not read back (not there)"));
+	win_setup_plan_done(&p);
+	H->lie = "fw_get";
+	assert_int_equal(plan_now(&p), 0);
+	assert_int_equal(win_setup_apply(&host_api, &net_api, &p, progress, NULL, why, sizeof(why)),
+			 -EPERM);
+	assert_non_null(strstr(why, "inbound"));
+	win_setup_plan_done(&p);
+	H->lie = NULL;
+	/* The rule line stayed journaled; uninstall removes the rule. */
+	assert_non_null(strstr(H->journal, "fwrule\t"));
+	assert_int_equal(win_setup_uninstall(&host_api, &net_api, progress, NULL, why, sizeof(why)),
+			 0);
+	assert_string_equal(H->fw.name, "");
+	assert_null(H->journal);
 }
 
 static void test_setup_fail_closed(void **state)
@@ -802,6 +904,8 @@ int main(void)
 		cmocka_unit_test(test_setup_journal_parse),
 		cmocka_unit_test_setup_teardown(test_setup_apply_reads_back, host_setup, host_teardown),
 		cmocka_unit_test_setup_teardown(test_setup_fail_closed, host_setup, host_teardown),
+		cmocka_unit_test_setup_teardown(test_setup_firewall_fail_closed, host_setup,
+						host_teardown),
 		cmocka_unit_test_setup_teardown(test_setup_existing_user_is_never_deleted, host_setup,
 						host_teardown),
 	};

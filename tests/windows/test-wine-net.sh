@@ -15,7 +15,7 @@ set -u
 wine_setup net ward.exe
 ward() { wine "$bin/ward.exe" "$@"; }
 
-echo "1..18"
+echo "1..19"
 
 ward net-check >"$T/out" 2>&1
 rc=$?
@@ -155,6 +155,14 @@ if grep -q '^dpapi: ok' "$T/out"; then
 	ok "ward-setup probe: a credential record round-trips through DPAPI, not stored in clear"
 else
 	not_ok "ward-setup probe: DPAPI round trip"
+fi
+# The firewall variant of the walls: Wine's hnetcfg answers INetFwRules::Item
+# with E_NOTIMPL; setup's walls step refuses there (unit test-win-setup:
+# test_setup_firewall_fail_closed), the probe says why.
+if grep -q '^firewall: unavailable: .*HRESULT 0x' "$T/out"; then
+	ok "ward-setup probe: INetFwPolicy2 rules unreadable under Wine, reported unavailable"
+else
+	not_ok "ward-setup probe: firewall line"
 fi
 setup install --no-read-acls >"$T/out" 2>&1
 rc=$?
