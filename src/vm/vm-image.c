@@ -158,8 +158,10 @@ int vm_image_find(char **ret_dir)
 		return r;
 	}
 	r = ready_in(dir, sum, ret_dir);
-	/* An explicit WARD_VM_DIR: nothing else is looked at. */
-	if (r < 0 && !getenv("WARD_VM_DIR")) {
+	/* An explicit WARD_VM_DIR (an absolute path, as vm_image_default_dir()
+	 * takes it): nothing else is looked at. An empty one is no choice. */
+	const char *e = getenv("WARD_VM_DIR");
+	if (r < 0 && !(e && e[0] == '/')) {
 		int r2 = ready_in(VM_SYSTEM_DIR, sum, ret_dir);
 		if (r2 == 0)
 			return 0;

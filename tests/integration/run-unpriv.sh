@@ -51,6 +51,6 @@ status=0
 setpriv --reuid="$uid" --regid="$gid" --init-groups --reset-env \
 	env HOME="$home" USER="$user" LOGNAME="$user" PATH=/usr/local/bin:/usr/bin:/bin \
 	WARD="$stage/ward" WARD_HELPERS="$stage/helpers" WARD_SRC="$stage/src" WARD_STAGE_DIR="$stage/extra" \
-	WARD_MUST_WORK="${WARD_MUST_WORK:-}" WARD_UNPRIV=1 WARD_VM_DIR="${WARD_VM_DIR_UNPRIV:-}" \
+	WARD_MUST_WORK="${WARD_MUST_WORK:-}" WARD_UNPRIV=1 ${WARD_VM_DIR_UNPRIV:+WARD_VM_DIR="$WARD_VM_DIR_UNPRIV"} \
 	bash "$stage/integration/$(basename "$script")" || status=$?
 exit "$status"
