@@ -106,6 +106,16 @@ require_t2() {
 }
 
 # The status of a command, without set -e getting in the way.
+# wait_until CMD...: until CMD succeeds, at most 300 tries 0.1 s apart
+# (bounded, not timed: the bound only keeps a broken run from hanging).
+wait_until() {
+	for _ in $(seq 1 300); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 status_of() {
 	"$@" >/dev/null 2>&1
 	echo $?

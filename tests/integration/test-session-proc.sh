@@ -12,14 +12,6 @@ require_t2
 
 LIVE="$XDG_STATE_HOME/ward/live"
 TAG="wardproc$$x$RANDOM"
-
-wait_until() {
-	for _ in $(seq 1 300); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 running() { pgrep -f "$1" >/dev/null; }
 
 id=$("$WARD" session new)

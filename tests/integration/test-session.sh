@@ -16,15 +16,6 @@ LIVE="$XDG_STATE_HOME/ward/live"
 # A name no other test or user has: the processes of this run.
 TAG="wardsess$$x$RANDOM"
 
-# Wait (bounded, not timed: the bound only keeps a broken run from
-# hanging) until a command succeeds.
-wait_until() {
-	for _ in $(seq 1 300); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 gone() { ! pgrep -f "$1" >/dev/null; }
 running() { pgrep -f "$1" >/dev/null; }
 

@@ -26,13 +26,6 @@ me=$(id -u)
 # A session's QEMU is named after it (-name ward-session-ID).
 qemu_of() { pgrep -f "ward-session-$1" >/dev/null; }
 no_qemu() { ! qemu_of "$1"; }
-wait_until() { # bounded, not timed: the bound only keeps a broken run from hanging
-	for _ in $(seq 1 300); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # (--owner: a redirection keeps bash from exec-ing ward in the subshell)
 mkdir -p "$T/data"
