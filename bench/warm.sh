@@ -4,7 +4,10 @@
 # /bin/true`, bubblewrap (when installed); the same for `git status` in a
 # small repository; the cost of starting a session against a cold run;
 # and the supervisor's peak RSS after 1,000 commands (its RSS after the
-# first 10 and after all of them). Every variant runs with stdin, stdout
+# first 10 and after all of them). Then the same commands from a program
+# that links libward (bench/live-bench.c: ward_live_exec() against its own
+# posix_spawn of the bare command), which has no `ward exec` process to
+# start per command. Every variant runs with stdin, stdout
 # and stderr on /dev/null, as a harness gives them (a terminal on stdin,
 # when this runs from one, would make `ward exec` take its slower path:
 # docs/sessions.md, the spare).
@@ -114,6 +117,24 @@ rss_end = rss_kb(sup)
 print(f"supervisor RSS: at start {rss0[0]} kB, after 10 more commands {rss10[0]} kB, "
       f"after {done + 1000} commands {rss_end[0]} kB (peak {rss_end[1]} kB)")
 PY
+
+# ---- a harness that links libward: no `ward exec` process per command ----
+# bench/live-bench.c, built here against the libward.so beside WARD:
+# ward_live_exec() in a live session against the same program's own
+# posix_spawn of the bare command, interleaved.
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+LIBDIR=$(dirname "$WARD")
+if [ -e "$LIBDIR/libward.so" ] && command -v cc >/dev/null &&
+	cc -O2 -o "$T/live-bench" "$SRC/bench/live-bench.c" -I"$SRC/include" \
+		-L"$LIBDIR" -lward -Wl,-rpath,"$LIBDIR" 2>"$T/cc.log"; then
+	echo "libward (a harness linking it), median and p99 of $N runs each, interleaved (ms):"
+	for c in /bin/true "git status --short"; do
+		# shellcheck disable=SC2086 # the command's words
+		"$T/live-bench" "$N" $c
+	done
+else
+	echo "libward: skipped (no libward.so beside $WARD, or no C compiler: $(head -c 300 "$T/cc.log" 2>/dev/null))"
+fi
 
 # ---- tier 3: a warm session's VM ----
 T3N=${WARD_BENCH_T3_N:-20}
