@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fd-write.h"
 #include "common/json-util.h"
 #include "common/log.h"
 #include "common/strv.h"
@@ -61,22 +62,6 @@ typedef struct FrameHead {
 static int wire_fd = -1;
 static pid_t wire_pid;
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -errno;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* The child's log callback: one frame, one write. */
 static void wire_log(void *userdata, int level, const char *message)
 {
@@ -91,7 +76,7 @@ static void wire_log(void *userdata, int level, const char *message)
 		return;
 	memcpy(buf, &h, sizeof(h));
 	memcpy(buf + sizeof(h), message, n);
-	(void)write_all(wire_fd, buf, sizeof(h) + n);
+	(void)fd_write_all(wire_fd, buf, sizeof(h) + n);
 }
 
 static void run_log(void *userdata, RunLogLevel level, const char *message)
@@ -186,8 +171,8 @@ _noreturn_ static void child(const RunRequest *req, int wfd, const LibLog *log)
 	run = run_free(run);
 	if (text && strlen(text) <= FRAME_RESULT_MAX) {
 		FrameHead h = { .len = (uint32_t)strlen(text), .type = FRAME_RESULT };
-		if (write_all(wfd, &h, sizeof(h)) == 0)
-			(void)write_all(wfd, text, h.len);
+		if (fd_write_all(wfd, &h, sizeof(h)) == 0)
+			(void)fd_write_all(wfd, text, h.len);
 	}
 	/* _exit: the caller's atexit handlers and stdio buffers are not ours. */
 	_exit(0);

@@ -9,6 +9,7 @@
 
 #include "common/cleanup.h"
 #include "common/dirs.h"
+#include "common/fd-write.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/mcp-exec.h"
 #include "mcp/mcp-loop.h"
@@ -32,20 +33,6 @@ typedef struct Loop {
 	bool have_tmpdir;
 } Loop;
 
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, s, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		s += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* Send @msg (taken). */
 static int send_msg(Loop *l, cJSON *msg)
 {
@@ -54,7 +41,7 @@ static int send_msg(Loop *l, cJSON *msg)
 	cJSON_Delete(msg);
 	if (!line)
 		return -ENOMEM;
-	return write_all(l->out_fd, line, strlen(line));
+	return fd_write_all(l->out_fd, line, strlen(line));
 }
 
 static int send_error(Loop *l, const cJSON *id, int code, const char *message)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fd-write.h"
 #include "common/json-util.h"
 #include "common/log.h"
 #include "run/run-paths.h"
@@ -224,20 +225,6 @@ cJSON *run_event_error(const RunOutcome *o)
 	return ev;
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int run_result_write(const cJSON *obj, const char *file, int fd)
 {
 	int r = 0, w;
@@ -254,7 +241,7 @@ int run_result_write(const cJSON *obj, const char *file, int fd)
 		_cleanup_free_ char *text = cJSON_PrintUnformatted(obj), *line = NULL;
 		if (!text || asprintf(&line, "%s\n", text) < 0)
 			r = log_warning_errno(-ENOMEM, "Failed to write the result: %m");
-		else if ((w = write_all(fd, line, strlen(line))) < 0)
+		else if ((w = fd_write_all(fd, line, strlen(line))) < 0)
 			r = log_warning_errno(w, "Failed to write the result to fd %d: %m", fd);
 	}
 	return r;

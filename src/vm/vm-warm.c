@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fd-write.h"
 #include "common/log.h"
 #include "common/strv.h"
 #include "common/time-util.h"
@@ -53,36 +54,15 @@ void vm_console_tail(const char *run_dir, char *buf, size_t n)
 			*c = '?';
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0 && errno == EAGAIN) {
-			struct pollfd pf = { .fd = fd, .events = POLLOUT };
-			(void)poll(&pf, 1, -1);
-			continue;
-		}
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static int send_frame(int mux, char type, uint32_t id, const void *data, size_t n)
 {
 	unsigned char h[VM_MUX_HEAD];
 	int r;
 
 	vm_mux_head(h, type, id, (uint32_t)n);
-	if ((r = write_all(mux, h, sizeof(h))) < 0)
+	if ((r = fd_write_all(mux, h, sizeof(h))) < 0)
 		return r;
-	return n ? write_all(mux, data, n) : 0;
+	return n ? fd_write_all(mux, data, n) : 0;
 }
 
 static int fail_boot(const VmWarm *w, WardError *err, int e, const char *why)
@@ -264,7 +244,7 @@ static _Noreturn void relay_end(Relay *rl, const char *fmt, ...)
 	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		(void)write_all(rl->res, line, strlen(line));
+		(void)fd_write_all(rl->res, line, strlen(line));
 	_exit(0);
 }
 
@@ -308,7 +288,7 @@ static void relay_frames(Relay *rl)
 			int i = h[0] == VM_MUX_STDOUT ? 1 : 2;
 			if (len > VM_MUX_CHUNK)
 				relay_end(rl, "error the guest sent an output frame of %u bytes\n", len);
-			if (!rl->out_broken[i] && write_all(rl->fds[i], data, len) < 0)
+			if (!rl->out_broken[i] && fd_write_all(rl->fds[i], data, len) < 0)
 				rl->out_broken[i] = true; /* the reader is gone: as a pipe's EPIPE */
 			break;
 		}
