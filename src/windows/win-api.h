@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "windows/win-helper-proto.h"
 #include "windows/win-plan.h"
 #include "windows/win-token.h"
 
@@ -88,4 +89,17 @@ typedef struct WinApi {
 	void (*close_proc)(void *ctx, void *proc);
 	/* Closing the job's last handle kills what is left in it. */
 	void (*close_job)(void *ctx, void *job);
+	/* The privileged helper (win32-helper-client.c), one per context:
+	 * ward-helper.exe started elevated (UAC) with exactly @p on its
+	 * command line, and connected (the pipe's server must be the process
+	 * started). -ECANCELED: the elevation was declined; -ENOENT: no
+	 * helper next to ward.exe; -EPERM: refused (why). */
+	int (*helper_start)(void *ctx, const WinHelperPolicy *p, char *why, size_t n_why);
+	/* One request (win_helper_format()'s bytes); 0 when the helper said
+	 * "ok", -EPERM when it refused or closed (why), -ENOTCONN with no
+	 * helper started. */
+	int (*helper_ask)(void *ctx, const char *req, size_t n, char *why, size_t n_why);
+	/* Close the pipe (the helper revokes what still stands and exits) and
+	 * wait for it; its exit code. No-op without a helper. */
+	int (*helper_stop)(void *ctx, uint32_t *ret_code);
 } WinApi;

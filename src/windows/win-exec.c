@@ -1,5 +1,6 @@
 /* The Windows executor. Order, and why:
- *   refuse    paths only the privileged helper may change: refused before
+ *   refuse    paths only the privileged helper may change, when they need
+ *             more than it grants (write, deny, a label): refused before
  *             any change, so nothing is half-applied;
  *   lock      ward's ACL lock, held while ACLs change (acquire, release),
  *             not while the command runs: runs go on side by side, and
@@ -12,13 +13,17 @@
  *             plan's derivation (a mismatch means the ACEs would name
  *             another identity);
  *   paths     directories, DACLs and labels, each read back and checked;
+ *   helper    after the lock is released (a UAC prompt can take long):
+ *             ward-helper.exe started elevated for this run, each grant
+ *             journaled, asked for, and read back by ward itself;
  *   job       created and its limits read back before any process exists;
  *   spawn     suspended, assigned to the job, its token read back and
  *             checked; only then resumed (a child that never ran cannot
  *             have done anything);
  *   wait      with the policy's timeout; the job's last handle closing
  *             kills every process left;
- *   undo      the journal, backwards: ACEs and labels off, ward's
+ *   undo      the journal, backwards: the helper's grants revoked through
+ *             it (and read back), ACEs and labels off, ward's
  *             directories removed, protected paths that were absent and
  *             now exist moved into the quarantine; a failure keeps the
  *             journal for next time. */
@@ -32,6 +37,7 @@
 #include "windows/win-acl.h"
 #include "windows/win-env.h"
 #include "windows/win-exec.h"
+#include "windows/win-helper-proto.h"
 #include "windows/win-journal.h"
 #include "windows/win-path.h"
 
@@ -76,11 +82,136 @@ static int undo_acl(const WinApi *api, const char *path, char **sids, WardError 
 	return 0;
 }
 
-static int undo_journal(const WinApi *api, const char *text, unsigned *moved, WardError *err)
+/* 1 when @path's DACL holds an explicit ACE for @sid, 0 when not (or
+ * the path is gone), -errno when it cannot be read. */
+static int ace_standing(const WinApi *api, const char *path, const char *sid)
+{
+	_cleanup_free_ char *cur = NULL;
+	WinAcl acl = { 0 };
+	int r, found = 0;
+
+	if (api->stat(api->ctx, path) == WIN_FILE_NONE)
+		return 0;
+	r = api->get_sddl(api->ctx, path, false, &cur);
+	if (r >= 0)
+		r = win_acl_parse_sddl(cur, false, &acl);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < acl.n; i++)
+		if (!(acl.aces[i].flags & WIN_ACE_ID) && strcmp(acl.aces[i].sid, sid) == 0)
+			found = 1;
+	win_acl_done(&acl);
+	return found;
+}
+
+/* ward-helper.exe for a dead run's journal @j, revocations only: its
+ * command line lists the journal's helper paths (as read grants: a revoke
+ * of a listed path is all it will be asked) and SIDs. */
+static int helper_start_for_undo(const WinApi *api, const WinJournal *j, char *why, size_t n_why)
+{
+	WinHelperGrant g[WIN_HELPER_GRANTS_MAX];
+	char pkg[WIN_SID_STRING_MAX] = "", syn[WIN_SID_STRING_MAX] = "", run[17] = "";
+	WinHelperPolicy p = { .grants = g };
+
+	for (size_t i = 0; i < j->n; i++) {
+		char id[17], sid[WIN_SID_STRING_MAX], *slot;
+		bool listed = false;
+
+		if (j->entries[i].kind != WIN_JOURNAL_HELPER)
+			continue;
+		if (win_journal_helper_split(j->entries[i].arg2, id, sid) < 0)
+			return -EINVAL;
+		if (*run && strcmp(run, id) != 0) {
+			snprintf(why, n_why, "the journal names two runs (%s, %s)", run, id);
+			return -EINVAL;
+		}
+		memcpy(run, id, sizeof(run));
+		/* A run has at most one package SID and one synthetic SID. */
+		slot = strncmp(sid, "S-1-15-2-", 9) == 0 ? pkg : syn;
+		if (*slot && strcmp(slot, sid) != 0) {
+			snprintf(why, n_why, "the journal names more SIDs than one run has");
+			return -EINVAL;
+		}
+		strcpy(slot, sid);
+		for (size_t k = 0; k < p.n_grants; k++)
+			if (strcmp(g[k].path, j->entries[i].arg) == 0)
+				listed = true;
+		if (listed)
+			continue;
+		if (p.n_grants == WIN_HELPER_GRANTS_MAX) {
+			snprintf(why, n_why, "more than %d helper grants", WIN_HELPER_GRANTS_MAX);
+			return -E2BIG;
+		}
+		g[p.n_grants++] = (WinHelperGrant){ .path = j->entries[i].arg };
+	}
+	p.run_id = run;
+	p.package_sid = *pkg ? pkg : NULL;
+	p.synthetic_sid = *syn ? syn : NULL;
+	if (!api->helper_start) {
+		snprintf(why, n_why, "no privileged helper on this platform");
+		return -ENOSYS;
+	}
+	return api->helper_start(api->ctx, &p, why, n_why);
+}
+
+/* A helper grant: revoked through the helper (the run's own, or, with
+ * @elevate, one started for this journal), then read back. */
+static int undo_helper(const WinApi *api, const WinJournal *j, const WinJournalEntry *e,
+		       bool elevate, bool *started, WardError *err)
+{
+	char id[17], sid[WIN_SID_STRING_MAX], why[512] = "";
+	WinHelperRequest req = { .op = WIN_HELPER_REVOKE, .path = e->arg };
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	if (win_journal_helper_split(e->arg2, id, sid) < 0)
+		return ward_error_set(err, "undo", EINVAL, "A helper entry of the journal is malformed");
+	r = ace_standing(api, e->arg, sid);
+	if (r < 0)
+		return ward_error_set(err, "undo", r, "Failed to read the DACL of '%s'", e->arg);
+	if (r == 0)
+		return 0; /* revoked already (the helper does so when its client goes) */
+	memcpy(req.run_id, id, sizeof(req.run_id));
+	snprintf(req.sid, sizeof(req.sid), "%s", sid);
+	if ((r = win_helper_format(&req, &text)) < 0)
+		return ward_error_set(err, "undo", r, "Cannot ask the helper about '%s'", e->arg);
+	r = api->helper_ask ? api->helper_ask(api->ctx, text, strlen(text), why, sizeof(why))
+			    : -ENOTCONN;
+	if (r == -ENOTCONN && elevate && !*started) {
+		r = helper_start_for_undo(api, j, why, sizeof(why));
+		if (r < 0)
+			return ward_error_set(err, "helper", r,
+					      "'%s' still grants %s read, and ward-helper.exe could "
+					      "not be started to take it back: %s",
+					      e->arg, sid, why);
+		*started = true;
+		r = api->helper_ask(api->ctx, text, strlen(text), why, sizeof(why));
+	}
+	if (r == -ENOTCONN)
+		return ward_error_set(err, "undo", EPERM,
+				      "'%s' still grants %s read (run %s), and only ward's privileged "
+				      "helper can take it back: run `ward.exe cleanup` (it asks for "
+				      "elevation)",
+				      e->arg, sid, id);
+	if (r < 0)
+		return ward_error_set(err, "helper", r, "ward-helper.exe did not revoke %s on '%s': %s",
+				      sid, e->arg, why);
+	/* Read back: the helper's "ok" proves nothing until the DACL says so. */
+	r = ace_standing(api, e->arg, sid);
+	if (r != 0)
+		return ward_error_set(err, "helper-readback", r < 0 ? r : EPERM,
+				      "'%s' still holds an ACE for %s after the helper's revoke", e->arg,
+				      sid);
+	return 0;
+}
+
+static int undo_journal(const WinApi *api, const char *text, unsigned *moved, bool elevate,
+			WardError *err)
 {
 	WinJournal j = { 0 };
 	_cleanup_strv_ char **sids = NULL;
 	int r = win_journal_parse(text, &j), first = 0;
+	bool started = false;
 
 	if (r < 0)
 		return ward_error_set(err, "undo", r, "Failed to read the undo journal");
@@ -153,6 +284,9 @@ static int undo_journal(const WinApi *api, const char *text, unsigned *moved, Wa
 				(*moved)++;
 			break;
 		}
+		case WIN_JOURNAL_HELPER:
+			r = undo_helper(api, &j, e, elevate, &started, err);
+			break;
 		case WIN_JOURNAL_SIDS:
 		case _WIN_JOURNAL_KIND_MAX:
 		case _WIN_JOURNAL_KIND_INVALID:
@@ -163,12 +297,20 @@ static int undo_journal(const WinApi *api, const char *text, unsigned *moved, Wa
 		if (r < 0 && first == 0)
 			first = r;
 	}
+	/* A helper started for this journal only: closing its pipe makes it
+	 * revoke whatever still stands, and exit. */
+	if (started && api->helper_stop) {
+		uint32_t code = 0;
+
+		(void)api->helper_stop(api->ctx, &code);
+	}
 	win_journal_done(&j);
 	return first;
 }
 
 /* Undo the journal @id (NULL: this run's) and remove it. */
-static int undo_one(const WinApi *api, const char *id, unsigned *moved, WardError *err)
+static int undo_one(const WinApi *api, const char *id, unsigned *moved, bool elevate,
+		    WardError *err)
 {
 	_cleanup_free_ char *text = NULL;
 	int r = api->journal_read(api->ctx, id, &text);
@@ -177,14 +319,14 @@ static int undo_one(const WinApi *api, const char *id, unsigned *moved, WardErro
 		return 0;
 	if (r < 0)
 		return ward_error_set(err, "undo", r, "Failed to read the undo journal");
-	r = undo_journal(api, text, moved, err);
+	r = undo_journal(api, text, moved, elevate, err);
 	if (r < 0)
 		return r;
 	return api->journal_remove(api->ctx, id);
 }
 
 /* Under the lock: the journals of runs that died. */
-static int recover_locked(const WinApi *api, WardError *err)
+static int recover_locked(const WinApi *api, bool elevate, WardError *err)
 {
 	_cleanup_strv_ char **ids = NULL;
 	int r = api->journal_stale(api->ctx, &ids), first = 0;
@@ -192,7 +334,7 @@ static int recover_locked(const WinApi *api, WardError *err)
 	if (r < 0)
 		return ward_error_set(err, "recover", r, "Failed to look for unfinished runs");
 	STRV_FOREACH(id, ids) {
-		r = undo_one(api, *id, NULL, err);
+		r = undo_one(api, *id, NULL, elevate, err);
 		if (r < 0 && first == 0)
 			first = r;
 	}
@@ -205,7 +347,18 @@ int win_exec_recover(const WinApi *api, WardError *err)
 
 	if (r < 0)
 		return ward_error_set(err, "lock", r, "Failed to take ward's ACL lock");
-	r = recover_locked(api, err);
+	r = recover_locked(api, false, err);
+	api->unlock(api->ctx);
+	return r;
+}
+
+int win_exec_cleanup(const WinApi *api, WardError *err)
+{
+	int r = api->lock(api->ctx);
+
+	if (r < 0)
+		return ward_error_set(err, "lock", r, "Failed to take ward's ACL lock");
+	r = recover_locked(api, true, err);
 	api->unlock(api->ctx);
 	return r;
 }
@@ -383,10 +536,135 @@ static int prepare_host(const WinPlan *plan, const WinApi *api, WardError *err)
 			return ward_error_set(err, "journal", r, "Failed to write the undo journal");
 		if (pp->create_dir && (r = ensure_dir(api, pp->path, err)) < 0)
 			return r;
+		if (pp->needs_helper)
+			continue; /* the helper's (helper_acquire), after the lock */
 		if (pp->n_add && (r = apply_acl(plan, pp, api, err)) < 0)
 			return r;
 		if (pp->label_rid && (r = apply_label(pp, api, err)) < 0)
 			return r;
+	}
+	return 0;
+}
+
+/* The paths only the privileged helper may change: each must need only
+ * what it grants (allow read or read+execute, inheritable, for one of
+ * the run's SIDs), no directory created, no label, and at most
+ * WIN_HELPER_GRANTS_MAX of them. Checked before any change. */
+static int helper_check(const WinPlan *plan, WardError *err)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < plan->n_paths; i++) {
+		const WinPathPlan *pp = &plan->paths[i];
+
+		if (!pp->needs_helper)
+			continue;
+		if (++n > WIN_HELPER_GRANTS_MAX)
+			return ward_error_set(err, "helper", E2BIG,
+					      "more than %d paths need ward's privileged helper",
+					      WIN_HELPER_GRANTS_MAX);
+		if (pp->label_rid || pp->create_dir || pp->absent)
+			return ward_error_set(err, "helper", EPERM,
+					      "'%s' (%s) needs a change under a system directory that "
+					      "ward's privileged helper never makes (a label or a new "
+					      "directory)", pp->path, pp->why);
+		for (size_t k = 0; k < pp->n_add; k++) {
+			const WinAce *a = &pp->add[k];
+
+			if (a->type != WIN_ACE_ALLOW || a->flags != (WIN_ACE_OI | WIN_ACE_CI) ||
+			    (a->mask != WIN_FILE_READ && a->mask != WIN_FILE_READ_EXEC) ||
+			    !strv_contains(plan->our_sids, a->sid) ||
+			    (strncmp(a->sid, "S-1-15-2-", 9) != 0 &&
+			     strncmp(a->sid, "S-1-15-3-1024-", 14) != 0))
+				return ward_error_set(err, "helper", EPERM,
+						      "'%s' (%s) is under a system directory and needs "
+						      "more than read or read+execute; ward's privileged "
+						      "helper grants only those (never write or deny)",
+						      pp->path, pp->why);
+		}
+	}
+	return 0;
+}
+
+/* Start the helper for this run with exactly the plan's helper grants on
+ * its command line, then for each grant: journal it, ask for it, and
+ * read the DACL back. */
+static int helper_acquire(const WinPlan *plan, const WinApi *api, WardError *err)
+{
+	WinHelperGrant g[WIN_HELPER_GRANTS_MAX];
+	WinHelperPolicy pol = { .run_id = plan->run_id, .grants = g };
+	char why[512] = "";
+	int r;
+
+	for (size_t i = 0; i < plan->n_paths; i++) {
+		const WinPathPlan *pp = &plan->paths[i];
+		bool exec = false;
+
+		if (!pp->needs_helper)
+			continue;
+		for (size_t k = 0; k < pp->n_add; k++) {
+			exec |= pp->add[k].mask == WIN_FILE_READ_EXEC;
+			if (strncmp(pp->add[k].sid, "S-1-15-2-", 9) == 0)
+				pol.package_sid = pp->add[k].sid;
+			else
+				pol.synthetic_sid = pp->add[k].sid;
+		}
+		g[pol.n_grants++] = (WinHelperGrant){ .path = pp->path, .exec = exec };
+	}
+	if (!api->helper_start)
+		return ward_error_set(err, "helper", ENOSYS, "no privileged helper on this platform");
+	r = api->helper_start(api->ctx, &pol, why, sizeof(why));
+	if (r == -ECANCELED)
+		return ward_error_set(err, "helper", ECANCELED,
+				      "the elevation of ward-helper.exe was declined (UAC): '%s' and "
+				      "%zu more path(s) under system directories need it",
+				      g[0].path, pol.n_grants - 1);
+	if (r < 0)
+		return ward_error_set(err, "helper", r, "Failed to start ward-helper.exe: %s", why);
+	for (size_t i = 0; i < plan->n_paths; i++) {
+		const WinPathPlan *pp = &plan->paths[i];
+		_cleanup_free_ char *back = NULL;
+		WinAcl seen = { 0 };
+		WinAclChange chg;
+
+		if (!pp->needs_helper)
+			continue;
+		for (size_t k = 0; k < pp->n_add; k++) {
+			WinHelperRequest req = {
+				.op = pp->add[k].mask == WIN_FILE_READ_EXEC ? WIN_HELPER_GRANT_READ_EXEC
+									    : WIN_HELPER_GRANT_READ,
+				.path = pp->path,
+			};
+			_cleanup_free_ char *arg = NULL, *text = NULL;
+
+			memcpy(req.run_id, plan->run_id, sizeof(req.run_id));
+			snprintf(req.sid, sizeof(req.sid), "%s", pp->add[k].sid);
+			r = win_journal_helper_arg(plan->run_id, pp->add[k].sid, &arg);
+			if (r >= 0)
+				r = journal(api, WIN_JOURNAL_HELPER, pp->path, arg);
+			if (r < 0)
+				return ward_error_set(err, "journal", r, "Failed to write the undo journal");
+			if ((r = win_helper_format(&req, &text)) < 0)
+				return ward_error_set(err, "helper", r, "Cannot ask the helper for '%s'",
+						      pp->path);
+			r = api->helper_ask(api->ctx, text, strlen(text), why, sizeof(why));
+			if (r < 0)
+				return ward_error_set(err, "helper", r,
+						      "ward-helper.exe did not grant %s read on '%s': %s",
+						      pp->add[k].sid, pp->path, why);
+		}
+		/* Read back by ward itself: the helper's "ok" is its word. */
+		win_plan_acl_change(plan, pp, &chg);
+		r = api->get_sddl(api->ctx, pp->path, false, &back);
+		if (r >= 0)
+			r = win_acl_parse_sddl(back, false, &seen);
+		if (r >= 0)
+			r = win_acl_check(&seen, &chg, why, sizeof(why));
+		win_acl_done(&seen);
+		if (r < 0)
+			return ward_error_set(err, "helper-readback", r,
+					      "The DACL of '%s' is not what the helper reported: %s",
+					      pp->path, *why ? why : "unreadable");
 	}
 	return 0;
 }
@@ -510,18 +788,19 @@ int win_exec_acquire(const WinPlan *plan, const WinApi *api, WardError *err)
 	int r;
 
 	/* Refused before any change: nothing is half-applied. */
-	if (plan->needs_helper && plan->needs_helper[0])
-		return ward_error_set(err, "helper", EPERM,
-				      "'%s' (and %zu more) can only be changed by ward's privileged "
-				      "helper, which is not available yet",
-				      plan->needs_helper[0], strv_length(plan->needs_helper) - 1);
+	if ((r = helper_check(plan, err)) < 0)
+		return r;
 	r = api->lock(api->ctx);
 	if (r < 0)
 		return ward_error_set(err, "lock", r, "Failed to take ward's ACL lock");
-	r = recover_locked(api, err);
+	r = recover_locked(api, false, err);
 	if (r >= 0)
 		r = prepare_host(plan, api, err);
 	api->unlock(api->ctx);
+	/* The helper's grants, outside the lock: its UAC prompt waits for a
+	 * person. */
+	if (r >= 0 && plan->needs_helper && plan->needs_helper[0])
+		r = helper_acquire(plan, api, err);
 	return r;
 }
 
@@ -542,8 +821,16 @@ int win_exec_release_count(const WinApi *api, unsigned *ret_quarantined, WardErr
 
 	if (r < 0)
 		return ward_error_set(err, "lock", r, "Failed to take ward's ACL lock");
-	r = undo_one(api, NULL, ret_quarantined, err);
+	r = undo_one(api, NULL, ret_quarantined, false, err);
 	api->unlock(api->ctx);
+	/* The run's helper, if it has one: its grants are revoked and read
+	 * back by now; closing its pipe makes it revoke whatever still stands
+	 * (a failed undo) and exit. */
+	if (api->helper_stop) {
+		uint32_t code = 0;
+
+		(void)api->helper_stop(api->ctx, &code);
+	}
 	return r;
 }
 

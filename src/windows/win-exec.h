@@ -45,3 +45,8 @@ int win_exec_run(const WinPlan *plan, const WinApi *api, WinExecResult *ret, War
 /* Undo the journals of runs that died (crashed, killed); 0 if there were
  * none or all were undone, else -errno (and those journals stay). */
 int win_exec_recover(const WinApi *api, WardError *err);
+/* `ward.exe cleanup`: as win_exec_recover, and a privileged helper's
+ * grant a dead run left standing is revoked by starting ward-helper.exe
+ * (UAC) for that journal's revocations only (win_exec_recover, a run's
+ * own recovery, refuses then and names `ward.exe cleanup`). */
+int win_exec_cleanup(const WinApi *api, WardError *err);

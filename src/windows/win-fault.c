@@ -4,9 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cleanup.h"
 #include "common/strv.h"
 
+#include "windows/win-acl.h"
 #include "windows/win-fault.h"
+#include "windows/win-helper-proto.h"
 #include "windows/win-sid.h"
 #include "windows/win-setup.h"
 
@@ -42,6 +45,47 @@ static int echo_get_sddl(void *ctx, const char *path, bool label, char **ret)
 		if (strcmp(echoed[i].path, path) == 0)
 			return (*ret = strdup(echoed[i].sddl)) ? 0 : -ENOMEM;
 	return real.get_sddl(ctx, path, label, ret);
+}
+
+/* helper-echo: the DACL change the helper reported "ok" for, as ward.exe
+ * then reads it (Wine keeps no DACL, and the helper is another process:
+ * acl-echo's table is per process). WARD_TEST_ACL_SEED="PATH|SDDL" puts a
+ * DACL there first (a grant a killed run left). */
+static int echo_helper_ask(void *ctx, const char *req, size_t n, char *why, size_t n_why)
+{
+	_cleanup_free_ char *cur = NULL, *next = NULL;
+	WinHelperRequest q;
+	WinAcl acl = { 0 }, out = { 0 };
+	WinAce ace = { .type = WIN_ACE_ALLOW, .flags = WIN_ACE_OI | WIN_ACE_CI };
+	char *remove[2] = { NULL, NULL };
+	WinAclChange chg = { .remove_sids = remove };
+	int r = real.helper_ask(ctx, req, n, why, n_why);
+
+	if (r < 0 || win_helper_parse(req, n, &q, why, n_why) < 0)
+		return r;
+	remove[0] = q.sid;
+	if (q.op != WIN_HELPER_REVOKE) {
+		ace.mask = q.op == WIN_HELPER_GRANT_READ_EXEC ? WIN_FILE_READ_EXEC : WIN_FILE_READ;
+		snprintf(ace.sid, sizeof(ace.sid), "%s", q.sid);
+		chg.add = &ace;
+		chg.n_add = 1;
+	}
+	if (echo_get_sddl(ctx, q.path, false, &cur) >= 0 && win_acl_parse_sddl(cur, false, &acl) >= 0 &&
+	    win_acl_apply_change(&acl, &chg, &out) >= 0 && (next = win_acl_format_sddl(&out, false)))
+		(void)echo_set_sddl(ctx, q.path, false, next);
+	win_acl_done(&acl);
+	win_acl_done(&out);
+	win_helper_request_done(&q);
+	return 0;
+}
+
+static void seed_acl(void)
+{
+	const char *s = getenv("WARD_TEST_ACL_SEED"), *bar = s ? strchr(s, '|') : NULL;
+	_cleanup_free_ char *path = bar ? strndup(s, (size_t)(bar - s)) : NULL;
+
+	if (path)
+		(void)echo_set_sddl(NULL, path, false, bar + 1);
 }
 
 static int missing_profile(void *ctx, const char *name, char ret[WIN_SID_STRING_MAX], char *why,
@@ -182,9 +226,15 @@ static int install_one(WinApi *api, const char *fault, size_t n)
 {
 #define IS(name) (n == strlen(name) && strncmp(fault, name, n) == 0)
 	if (IS("wfp-echo") || IS("wfp-lie") || IS("lb-echo") || IS("lb-lie") || IS("wfp-setup") ||
-	    IS("setup-echo") || IS("cow-squat") || IS("cow-intruder"))
+	    IS("setup-echo") || IS("cow-squat") || IS("cow-intruder") || IS("helper-declined") ||
+	    IS("helper-squat"))
 		return 0; /* win_fault_net_install()'s, win_fault_setup_install()'s,
-			   * win32-inject.c's */
+			   * win32-inject.c's, win32-helper-client.c's */
+	else if (IS("helper-echo")) {
+		seed_acl();
+		api->helper_ask = echo_helper_ask;
+		api->get_sddl = echo_get_sddl;
+	}
 	else if (IS("profile-echo"))
 		api->profile_create = echo_profile;
 	else if (IS("userenv-missing"))

@@ -56,6 +56,15 @@
  *                     ward creates it
  *   cow-intruder      (win32-inject.c) a client that is not the child
  *                     connects first and writes the child's readiness line
+ *   helper-echo       helper_ask: the DACL change the helper answered "ok"
+ *                     for reads back in ward-test.exe (Wine keeps no DACL;
+ *                     the helper is another process); WARD_TEST_ACL_SEED=
+ *                     "PATH|SDDL" is that path's DACL before (a grant a
+ *                     killed run left)
+ *   helper-declined   (win32-helper-client.c) the UAC prompt declined:
+ *                     ShellExecuteExW fails with ERROR_CANCELLED
+ *   helper-squat      (win32-helper-client.c) the helper's pipe name taken
+ *                     by another process (ward-test.exe) before it starts
  * Several are given comma-separated ("job-echo,token-lie").
  * Portable: the wrapper only calls through the table. */
 #pragma once

@@ -47,7 +47,7 @@
 #endif
 
 #define EXIT_REFUSED 125
-#define MAX_GRANTS 64
+#define MAX_GRANTS WIN_HELPER_GRANTS_MAX
 
 typedef struct Helper {
 	WinHelperPolicy pol;

@@ -26,6 +26,8 @@
 #include "windows/win-sid.h"
 
 #define WIN_HELPER_MAX 4096
+/* The most paths one run may send to the helper. */
+#define WIN_HELPER_GRANTS_MAX 64
 
 typedef enum WinHelperOp {
 	WIN_HELPER_GRANT_READ,

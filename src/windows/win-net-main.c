@@ -13,10 +13,19 @@
 #include <windows.h>
 
 #include "common/cleanup.h"
+#include "windows/win-exec.h"
 #include "windows/win-net-exec.h"
 #include "windows/win-wfp.h"
+#include "windows/win32-api.h"
 #include "windows/win32-net.h"
 #include "windows/win32-util.h"
+
+#ifndef WARD_TEST_HOOKS
+#define WARD_TEST_HOOKS 0
+#endif
+#if WARD_TEST_HOOKS
+#include "windows/win-fault.h"
+#endif
 
 int win_cleanup_main(int argc, char **argv);
 int win_netcheck_main(int argc, char **argv);
@@ -46,12 +55,40 @@ static char *state_dir(void)
 	return dir;
 }
 
+/* The undo journals of runs that died (killed, crashed): undone as the
+ * next run would, and a privileged helper's grant such a run left
+ * standing is revoked by starting ward-helper.exe (UAC) for it. */
+static int cleanup_runs(const char *state)
+{
+	Win32Ctx c = { .state_dir = state };
+	WardError err = { 0 };
+	WinApi api;
+	int r;
+
+	win32_api_init(&api, &c);
+#if WARD_TEST_HOOKS
+	if (win_fault_install(&api, getenv("WARD_TEST_WIN_FAULT")) < 0) {
+		fprintf(stderr, "ward: cleanup: WARD_TEST_WIN_FAULT: unknown fault\n");
+		return -EINVAL;
+	}
+#endif
+	r = win_exec_cleanup(&api, &err);
+	if (r < 0) {
+		fprintf(stderr, "ward: cleanup: a dead run's undo journal stays in %s (%s: %s)\n",
+			state, err.step, err.detail);
+		return r;
+	}
+	printf("cleanup: dead runs' undo journals: none left\n");
+	return 0;
+}
+
 int win_cleanup_main(int argc, char **argv)
 {
 	_cleanup_free_ char *state = state_dir();
 	Win32NetCtx ctx = { 0 };
 	WinCleanupReport rep;
 	WinNetApi api;
+	bool runs_failed = false;
 	int r;
 
 	(void)argv;
@@ -63,6 +100,8 @@ int win_cleanup_main(int argc, char **argv)
 		fprintf(stderr, "ward: cleanup: LOCALAPPDATA is not set; ward's state dir lives there\n");
 		return EXIT_REFUSED;
 	}
+	if (cleanup_runs(state) < 0)
+		runs_failed = true;
 	ctx.state_dir = state;
 	win32_net_init(&api, &ctx);
 	r = win32_net_lock(&ctx);
@@ -74,7 +113,7 @@ int win_cleanup_main(int argc, char **argv)
 	win32_net_unlock(&ctx);
 	if (r == 0) {
 		printf("cleanup: %zu network change(s) removed, none left\n", rep.removed);
-		return 0;
+		return runs_failed ? EXIT_REFUSED : 0;
 	}
 	if (r == -EBUSY) {
 		fprintf(stderr,

@@ -336,4 +336,5 @@ void win32_api_init(WinApi *api, Win32Ctx *ctx)
 	};
 	win32_proc_init(api);
 	win32_inject_init(api);
+	win32_helper_init(api);
 }

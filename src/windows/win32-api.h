@@ -12,6 +12,7 @@ typedef struct Win32Ctx {
 	/* The run's package or synthetic SID (NULL for W0, W1): --cow's
 	 * readiness pipe grants it write (win32-inject.c). */
 	const char *sandbox_sid;
+	void *helper;           /* the run's privileged helper, once started (win32-helper-client.c) */
 } Win32Ctx;
 
 /* A process of the table (spawn_suspended's handle). */
@@ -24,6 +25,8 @@ typedef struct Win32Proc {
 void win32_proc_init(WinApi *api);
 /* cow_inject (win32-inject.c). */
 void win32_inject_init(WinApi *api);
+/* helper_start, helper_ask, helper_stop (win32-helper-client.c). */
+void win32_helper_init(WinApi *api);
 /* The table, with @ctx (not owned) as its context. */
 void win32_api_init(WinApi *api, Win32Ctx *ctx);
 /* Mark run @ctx->run_id alive: a file in the state dir opened without

@@ -19,6 +19,7 @@
 #include "policy/policy.h"
 #include "windows/win-exec.h"
 #include "windows/win-acl.h"
+#include "windows/win-helper-proto.h"
 #include "windows/win-journal.h"
 
 #define RUN_ID "00000000000000aa"
@@ -50,6 +51,12 @@ typedef struct Fake {
 	const char *create_on_wait;  /* the "command" creates this directory */
 	char quarantined[128];  /* fail_at applies only after the resume (the undo) */
 	char profile_sid[WIN_SID_STRING_MAX]; /* "" : derive as Windows does */
+	/* The privileged helper: started with @helper_policy's grants (copied). */
+	bool helper_up;
+	char helper_run[17], helper_pkg[WIN_SID_STRING_MAX];
+	char helper_paths[8][128];
+	bool helper_exec[8];
+	size_t helper_n;
 } Fake;
 
 static Fake *F;
@@ -398,6 +405,94 @@ static int f_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why,
 	return 0;
 }
 
+static int f_helper_start(void *ctx, const WinHelperPolicy *p, char *why, size_t n)
+{
+	int r;
+
+	call("helper_start");
+	assert_false(F->helper_up);
+	if (fails("helper_start", &r)) {
+		snprintf(why, n, "fake refusal");
+		return r;
+	}
+	snprintf(F->helper_run, sizeof(F->helper_run), "%s", p->run_id);
+	snprintf(F->helper_pkg, sizeof(F->helper_pkg), "%s", p->package_sid ? p->package_sid : "");
+	F->helper_n = p->n_grants;
+	for (size_t i = 0; i < p->n_grants && i < 8; i++) {
+		snprintf(F->helper_paths[i], sizeof(F->helper_paths[i]), "%s", p->grants[i].path);
+		F->helper_exec[i] = p->grants[i].exec;
+	}
+	F->helper_up = true;
+	return 0;
+}
+
+/* As the helper would (win-helper-main.c): parse, check against what it
+ * was started with, change the DACL (no lock: it is another process). */
+static int f_helper_ask(void *ctx, const char *req, size_t n, char *why, size_t n_why)
+{
+	WinHelperGrant g[8];
+	WinHelperPolicy pol = { .run_id = F->helper_run, .package_sid = F->helper_pkg, .grants = g,
+				.n_grants = F->helper_n };
+	WinHelperRequest q;
+	WinAcl acl = { 0 }, out = { 0 };
+	WinAce ace = { .type = WIN_ACE_ALLOW, .flags = WIN_ACE_OI | WIN_ACE_CI };
+	char *remove[2] = { NULL, NULL };
+	WinAclChange chg = { .remove_sids = remove };
+	FakeObj *o;
+	int r;
+
+	if (!F->helper_up)
+		return -ENOTCONN;
+	for (size_t i = 0; i < F->helper_n; i++)
+		g[i] = (WinHelperGrant){ .path = F->helper_paths[i], .exec = F->helper_exec[i] };
+	assert_int_equal(win_helper_parse(req, n, &q, why, n_why), 0);
+	assert_int_equal(win_helper_allow(&pol, &q, why, n_why), 0);
+	call("helper_ask %s %s %s", q.op == WIN_HELPER_REVOKE ? "revoke" : q.op == WIN_HELPER_GRANT_READ
+									   ? "grant-read" : "grant-read-exec",
+	     q.path, q.sid);
+	/* Journaled before it is asked for. */
+	if (q.op != WIN_HELPER_REVOKE) {
+		char line[512];
+
+		snprintf(line, sizeof(line), "helper\t%s\t%s %s\n", q.path, q.run_id, q.sid);
+		assert_non_null(F->journal);
+		assert_non_null(strstr(F->journal, line));
+	}
+	if (fails("helper_ask", &r)) {
+		snprintf(why, n_why, "the helper refused: fake");
+		win_helper_request_done(&q);
+		return r;
+	}
+	o = obj(q.path);
+	assert_non_null(o);
+	if (!(F->lie_at && strcmp(F->lie_at, "helper_ask") == 0)) {
+		remove[0] = q.sid;
+		if (q.op != WIN_HELPER_REVOKE) {
+			ace.mask = q.op == WIN_HELPER_GRANT_READ_EXEC ? WIN_FILE_READ_EXEC : WIN_FILE_READ;
+			snprintf(ace.sid, sizeof(ace.sid), "%s", q.sid);
+			chg.add = &ace;
+			chg.n_add = 1;
+		}
+		assert_int_equal(win_acl_parse_sddl(o->dacl, false, &acl), 0);
+		assert_int_equal(win_acl_apply_change(&acl, &chg, &out), 0);
+		free(o->dacl);
+		o->dacl = win_acl_format_sddl(&out, false);
+		win_acl_done(&acl);
+		win_acl_done(&out);
+	}
+	win_helper_request_done(&q);
+	return 0;
+}
+
+static int f_helper_stop(void *ctx, uint32_t *code)
+{
+	*code = 0;
+	if (F->helper_up)
+		call("helper_stop");
+	F->helper_up = false;
+	return 0;
+}
+
 static const WinApi fake_api = {
 	.stat = f_stat, .mkdir = f_mkdir, .rmdir = f_rmdir, .quarantine = f_quarantine,
 	.get_sddl = f_get_sddl,
@@ -409,6 +504,7 @@ static const WinApi fake_api = {
 	.spawn_suspended = f_spawn, .job_assign = f_job_assign, .token_read = f_token_read,
 	.resume = f_resume, .wait = f_wait, .terminate = f_terminate, .close_proc = f_close_proc,
 	.close_job = f_close_job, .cow_inject = f_cow_inject,
+	.helper_start = f_helper_start, .helper_ask = f_helper_ask, .helper_stop = f_helper_stop,
 };
 
 #define WS_DACL "D:AI(A;OICI;FA;;;SY)(A;OICIID;FA;;;BA)"
@@ -446,6 +542,7 @@ static const WinHost host = { .stat = host_stat, .comspec = "C:\\cmd.exe",
 			      .system_dirs = fake_system_dirs };
 
 static const char *cow_session; /* plan_for: --cow with this session dir */
+static const char *extra_read, *extra_read_exec; /* plan_for: fs.read, fs.read_exec */
 
 static WinPlan *plan_for(WinTier tier, const char *extra_rw)
 {
@@ -465,6 +562,10 @@ static WinPlan *plan_for(WinTier tier, const char *extra_rw)
 	assert_int_equal(strv_extend(&p->fs_protected, ".codex"), 0);
 	if (extra_rw)
 		assert_int_equal(strv_extend(&p->fs_read_write, extra_rw), 0);
+	if (extra_read)
+		assert_int_equal(strv_extend(&p->fs_read, extra_read), 0);
+	if (extra_read_exec)
+		assert_int_equal(strv_extend(&p->fs_read_exec, extra_read_exec), 0);
 	p->timeout_s = 7;
 	assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), 0);
 	policy_free(p);
@@ -694,6 +795,183 @@ static void test_win_exec_needs_helper_refuses_before_changes(void **state)
 	win_plan_free(plan);
 }
 
+#define PF "C:\\Program Files\\x"
+#define PF_DACL "D:(A;OICI;FA;;;SY)"
+#define PF_DACL_CANON "D:(A;OICI;0x1f01ff;;;S-1-5-18)"
+
+/* fs.read under Program Files: the helper is started after ward's own
+ * changes and its lock, each grant journaled before it is asked for (the
+ * fake asserts it), read back by ward, the command runs, then the grant
+ * is revoked through the helper and read back, and the helper stopped. */
+static void test_win_exec_helper_grants_and_revokes(void **state)
+{
+	WinPlan *plan;
+	WinExecResult res;
+	WardError err = { 0 };
+	char ask[256];
+
+	extra_read_exec = PF;
+	plan = plan_for(WIN_TIER_W2, NULL);
+	extra_read_exec = NULL;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), 0);
+	assert_true(res.started);
+	assert_string_equal(F->helper_run, RUN_ID);
+	assert_string_equal(F->helper_pkg, plan->token.package_sid);
+	assert_int_equal(F->helper_n, 1);
+	assert_string_equal(F->helper_paths[0], PF);
+	assert_true(F->helper_exec[0]);
+	snprintf(ask, sizeof(ask), "helper_ask grant-read-exec %s %s", PF, plan->token.package_sid);
+	assert_true(index_of("unlock") < index_of("helper_start"));
+	assert_true(index_of("helper_start") < index_of(ask));
+	assert_true(index_of(ask) < index_of("spawn"));
+	snprintf(ask, sizeof(ask), "helper_ask revoke %s %s", PF, plan->token.package_sid);
+	assert_true(index_of("resume") < index_of(ask));
+	assert_true(index_of(ask) < index_of("helper_stop"));
+	/* ward never wrote that DACL itself. */
+	assert_true(index_of("set_dacl " PF) == SIZE_MAX);
+	assert_string_equal(obj(PF)->dacl, PF_DACL_CANON);
+	assert_null(F->journal);
+	assert_false(F->helper_up);
+	win_plan_free(plan);
+}
+
+/* Every failure of the helper's steps: 125 at step "helper" (or
+ * "helper-readback"), the command never started, nothing left: ward's
+ * own changes undone, the helper's grant revoked, the journal gone. */
+static void helper_refused(const char *fail_at, int with, const char *lie_at, const char *step,
+			   const char *detail)
+{
+	WinPlan *plan;
+	WinExecResult res;
+	WardError err = { 0 };
+
+	extra_read = PF;
+	plan = plan_for(WIN_TIER_W2, NULL);
+	extra_read = NULL;
+	F->fail_at = fail_at;
+	F->fail_with = with;
+	F->lie_at = lie_at;
+	assert_true(win_exec_run(plan, &fake_api, &res, &err) < 0);
+	assert_int_equal(res.exit_code, 125);
+	assert_false(res.started);
+	assert_string_equal(err.step, step);
+	if (!strstr(err.detail, detail))
+		fail_msg("detail: %s", err.detail);
+	assert_true(index_of("spawn") == SIZE_MAX);
+	assert_true(strcmp(obj(PF)->dacl, PF_DACL) == 0 || strcmp(obj(PF)->dacl, PF_DACL_CANON) == 0);
+	assert_host_restored();
+	assert_null(F->journal);
+	assert_false(F->helper_up);
+	win_plan_free(plan);
+}
+
+static void test_win_exec_helper_declined(void **state)
+{
+	helper_refused("helper_start", -ECANCELED, NULL, "helper", "declined");
+}
+
+static void test_win_exec_helper_not_started(void **state)
+{
+	helper_refused("helper_start", -ENOENT, NULL, "helper", "fake refusal");
+}
+
+static void test_win_exec_helper_refuses(void **state)
+{
+	helper_refused("helper_ask", -EPERM, NULL, "helper", "did not grant");
+}
+
+static void test_win_exec_helper_grant_not_read_back(void **state)
+{
+	helper_refused(NULL, 0, "helper_ask", "helper-readback", PF);
+}
+
+/* A deny under a system directory: more than the helper grants, refused
+ * before any change. */
+static void test_win_exec_helper_never_denies(void **state)
+{
+	WardPolicy *p = policy_new_empty();
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	WinPlanInput in = { .policy = p, .tier = WIN_TIER_W2, .workspace = "C:\\ws",
+			    .state_dir = "C:\\Users\\me\\AppData\\Local\\ward", .run_id = RUN_ID,
+			    .argv = argv, .envp = (char *[]){ NULL }, .host = &host };
+	WinPlan *plan = NULL;
+	WinExecResult res;
+	WardError err = { 0 };
+	char why[256];
+
+	assert_int_equal(strv_extend(&p->fs_deny, PF), 0);
+	assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), 0);
+	policy_free(p);
+	assert_non_null(plan->needs_helper);
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EPERM);
+	assert_string_equal(err.step, "helper");
+	assert_true(index_of("profile_create") == SIZE_MAX);
+	assert_true(index_of("set_dacl") == SIZE_MAX);
+	assert_true(index_of("helper_start") == SIZE_MAX);
+	assert_null(F->journal);
+	win_plan_free(plan);
+}
+
+#define DEAD_SID "S-1-15-2-9-9-9-9-9-9-9"
+#define DEAD_JOURNAL "ward-windows-journal 1\nsids\t" DEAD_SID "\nhelper\t" PF "\t00000000000000dd " DEAD_SID "\n"
+
+/* A run killed with its helper (the helper revokes when its client goes;
+ * killed too, it cannot): the grant stands. A run's recovery, unelevated,
+ * cannot take it back: it refuses, names `ward.exe cleanup`, and keeps
+ * the journal; `ward.exe cleanup` starts the helper for the revocation
+ * only, reads it back, and the journal goes. */
+static void test_win_exec_helper_dead_run(void **state)
+{
+	WardError err = { 0 };
+
+	free(obj(PF)->dacl);
+	obj(PF)->dacl = strdup("D:(A;OICI;0x120089;;;" DEAD_SID ")(A;OICI;FA;;;SY)");
+	F->stale_journal = strdup(DEAD_JOURNAL);
+	assert_int_equal(win_exec_recover(&fake_api, &err), -EPERM);
+	assert_non_null(strstr(err.detail, "ward.exe cleanup"));
+	assert_non_null(F->stale_journal);
+	assert_true(index_of("helper_start") == SIZE_MAX);
+
+	err = (WardError){ 0 };
+	assert_int_equal(win_exec_cleanup(&fake_api, &err), 0);
+	assert_string_equal(F->helper_run, "00000000000000dd");
+	assert_string_equal(F->helper_pkg, DEAD_SID);
+	assert_int_equal(F->helper_n, 1);
+	assert_false(F->helper_exec[0]);
+	assert_true(index_of("helper_ask revoke " PF " " DEAD_SID) < index_of("helper_stop"));
+	assert_string_equal(obj(PF)->dacl, PF_DACL_CANON);
+	assert_null(F->stale_journal);
+	assert_false(F->helper_up);
+}
+
+/* The usual end of a killed run: the helper revoked on its own when the
+ * pipe broke. The entry reads back done; no helper, no prompt. */
+static void test_win_exec_helper_dead_run_revoked(void **state)
+{
+	WardError err = { 0 };
+
+	F->stale_journal = strdup(DEAD_JOURNAL);
+	assert_int_equal(win_exec_recover(&fake_api, &err), 0);
+	assert_null(F->stale_journal);
+	assert_true(index_of("helper_start") == SIZE_MAX);
+}
+
+/* cleanup: a helper that refuses (or is declined) leaves the journal. */
+static void test_win_exec_helper_cleanup_refused(void **state)
+{
+	WardError err = { 0 };
+
+	free(obj(PF)->dacl);
+	obj(PF)->dacl = strdup("D:(A;OICI;0x120089;;;" DEAD_SID ")(A;OICI;FA;;;SY)");
+	F->stale_journal = strdup(DEAD_JOURNAL);
+	F->fail_at = "helper_start";
+	F->fail_with = -ECANCELED;
+	assert_true(win_exec_cleanup(&fake_api, &err) < 0);
+	assert_string_equal(err.step, "helper");
+	assert_non_null(F->stale_journal);
+	assert_non_null(strstr(obj(PF)->dacl, DEAD_SID));
+}
+
 static void test_win_exec_timeout(void **state)
 {
 	WinPlan *plan = plan_for(WIN_TIER_W2, NULL);
@@ -880,6 +1158,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_win_exec_needs_helper_refuses_before_changes,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_grants_and_revokes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_declined, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_not_started, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_refuses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_grant_not_read_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_never_denies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_dead_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_dead_run_revoked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_cleanup_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_recovers_crashed_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_undo_failure_keeps_journal, setup,
 						teardown),

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "common/cleanup.h"
+#include "common/macro.h"
 #include "common/strv.h"
 #include "policy/policy.h"
 #include "windows/win-defaults.h"
@@ -622,6 +624,59 @@ static void test_win_journal_format_parse(void **state)
 	free(l4);
 }
 
+/* The privileged helper's grant: "helper PATH RUNID SID", the second field
+ * checked both ways (an undo ward cannot read is refused, never guessed). */
+static void test_win_journal_helper(void **state)
+{
+	char *arg = NULL, *line = NULL, id[17], sid[WIN_SID_STRING_MAX];
+	WinJournal j = { 0 };
+	_cleanup_free_ char *text = NULL;
+	static const char *const bad[] = {
+		"helper\tC:\\Program Files\\x\n",                                 /* no run */
+		"helper\tC:\\x\t00000000000000aa\n",                                /* no SID */
+		"helper\tC:\\x\t00000000000000AA S-1-15-2-1-2-3-4-5-6-7\n",          /* upper case */
+		"helper\tC:\\x\t00000000000000aa S-1-1-0\n",                        /* Everyone */
+		"helper\tC:\\x\t00000000000000aa S-1-15-2-1\n",                     /* ALL APP PACKAGES */
+		"helper\tC:\\x\t00000000000000aa S-1-5-21-1-2-3-1001\n",            /* a user */
+		"helper\tC:\\x\t00000000000000aa S-1-15-2-1-2-3-4-5-6-7\textra\n", /* a third field */
+		"helper\tC:\\x\t00000000000000aa  S-1-15-2-1-2-3-4-5-6-7\n",        /* two spaces */
+		"helper\tC:\\x\t0000000000000aa S-1-15-2-1-2-3-4-5-6-7\n",          /* 15 digits */
+		"helper\t\t00000000000000aa S-1-15-2-1-2-3-4-5-6-7\n",                /* no path */
+	};
+
+	assert_int_equal(win_journal_helper_arg("00000000000000aa", "S-1-15-2-1-2-3-4-5-6-7", &arg), 0);
+	assert_int_equal(win_journal_line(WIN_JOURNAL_HELPER, "C:\\Program Files\\x", arg, &line), 0);
+	assert_string_equal(line, "helper\tC:\\Program Files\\x\t00000000000000aa S-1-15-2-1-2-3-4-5-6-7\n");
+	assert_int_equal(asprintf(&text, "%s%s", WIN_JOURNAL_HEADER, line) > 0, 1);
+	assert_int_equal(win_journal_parse(text, &j), 0);
+	assert_int_equal(j.n, 1);
+	assert_int_equal(j.entries[0].kind, WIN_JOURNAL_HELPER);
+	assert_string_equal(j.entries[0].arg, "C:\\Program Files\\x");
+	assert_int_equal(win_journal_helper_split(j.entries[0].arg2, id, sid), 0);
+	assert_string_equal(id, "00000000000000aa");
+	assert_string_equal(sid, "S-1-15-2-1-2-3-4-5-6-7");
+	win_journal_done(&j);
+	free(line);
+	free(arg);
+	arg = NULL;
+	/* A synthetic SID is a run's too. */
+	assert_int_equal(win_journal_helper_arg("00000000000000aa", "S-1-15-3-1024-1-2-3-4-5-6-7-8", &arg), 0);
+	free(arg);
+	/* Only a run's id and SID, and no line without them. */
+	assert_int_equal(win_journal_helper_arg("00000000000000aa", "S-1-1-0", &arg), -EINVAL);
+	assert_int_equal(win_journal_helper_arg("zz", "S-1-15-2-1-2-3-4-5-6-7", &arg), -EINVAL);
+	assert_int_equal(win_journal_line(WIN_JOURNAL_HELPER, "C:\\x", NULL, &line), -EINVAL);
+	assert_int_equal(win_journal_line(WIN_JOURNAL_HELPER, "C:\\x", "00000000000000aa S-1-1-0", &line),
+			 -EINVAL);
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		_cleanup_free_ char *t = NULL;
+
+		assert_int_equal(asprintf(&t, "%s%s", WIN_JOURNAL_HEADER, bad[i]) > 0, 1);
+		if (win_journal_parse(t, &j) != -EINVAL)
+			fail_msg("parsed: %s", bad[i]);
+	}
+}
+
 static void test_win_policy_defaults(void **state)
 {
 	WardPolicy *p = win_policy_defaults();
@@ -715,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_win_plan_workspace_checks),
 		cmocka_unit_test(test_win_token_check),
 		cmocka_unit_test(test_win_journal_format_parse),
+		cmocka_unit_test(test_win_journal_helper),
 		cmocka_unit_test(test_win_policy_defaults),
 		cmocka_unit_test(test_win_policy_load),
 	};
