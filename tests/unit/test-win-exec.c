@@ -856,7 +856,8 @@ static void helper_refused(const char *fail_at, int with, const char *lie_at, co
 	assert_false(res.started);
 	assert_string_equal(err.step, step);
 	if (!strstr(err.detail, detail))
-		fail_msg("detail: %s", err.detail);
+		printf("# detail: %s\n", err.detail);
+	assert_non_null(strstr(err.detail, detail));
 	assert_true(index_of("spawn") == SIZE_MAX);
 	assert_true(strcmp(obj(PF)->dacl, PF_DACL) == 0 || strcmp(obj(PF)->dacl, PF_DACL_CANON) == 0);
 	assert_host_restored();
