@@ -281,6 +281,12 @@ int main(void)
 	size_t n;
 	int r, rc = 0;
 
+#if WARD_TEST_HOOKS
+	/* Started through ShellExecuteExW its stderr is a console of its own:
+	 * the tests read what it says here. */
+	if (getenv("WARD_TEST_HELPER_LOG") && !freopen(getenv("WARD_TEST_HELPER_LOG"), "a", stderr))
+		return EXIT_REFUSED;
+#endif
 	if (!argv)
 		return die("cannot read the command line");
 	if (parse_args(argc, argv, &h, &pipe, &client, &user) < 0) {
@@ -299,7 +305,11 @@ int main(void)
 		return die("client process %lu: cannot open it", (unsigned long)client);
 	win32_api_init(&h.api, &h.ctx);
 #if WARD_TEST_HOOKS
-	if (win_fault_install(&h.api, getenv("WARD_TEST_WIN_FAULT")) < 0)
+	/* WARD_TEST_HELPER_FAULT, when set, is the helper's own (ward-test.exe
+	 * passes its environment on through ShellExecuteExW). */
+	if (win_fault_install(&h.api, getenv("WARD_TEST_HELPER_FAULT")
+					      ? getenv("WARD_TEST_HELPER_FAULT")
+					      : getenv("WARD_TEST_WIN_FAULT")) < 0)
 		return die("WARD_TEST_WIN_FAULT: unknown fault");
 #endif
 	if ((r = win32_pipe_create(pipe, user, &p, why, sizeof(why))) < 0)

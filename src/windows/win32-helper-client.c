@@ -135,7 +135,10 @@ static int helper_params(const WinHelperPolicy *p, const char *pipe, const char 
 	}
 	if (win_cmdline_quote(argv, &line) < 0)
 		return -EINVAL;
-	if (!(*ret = strdup(line + 2)))
+	/* The program is written quoted ("x"): cut it and its space. */
+	if (strncmp(line, "\"x\" ", 4) != 0)
+		return -EINVAL;
+	if (!(*ret = strdup(line + 4)))
 		return -ENOMEM;
 	return 0;
 }
@@ -223,6 +226,16 @@ static int h_start(void *ctx, const WinHelperPolicy *p, char *why, size_t n_why)
 	/* Only the process we started: GetNamedPipeServerProcessId must be
 	 * its pid, or the pipe is someone else's. */
 	r = win32_pipe_connect(name, h->proc, CONNECT_TIMEOUT_MS, &h->pipe, why, n_why);
+	if (r == -ESRCH) {
+		DWORD code = 0;
+
+		/* It refused (its reason is on its own console) or died. */
+		if (GetExitCodeProcess(h->proc, &code)) {
+			size_t l = strlen(why);
+
+			snprintf(why + l, n_why - l, " (it exited %lu)", (unsigned long)code);
+		}
+	}
 	if (r < 0) {
 		/* It gives up on its own when nobody connects (and it may be
 		 * beyond our rights to end, being elevated). */

@@ -53,6 +53,8 @@ if ! WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-proxy.sh; then
 fi
 echo "== test-wine-runner.sh (the command runner, the privileged helper, their pipes: protocol and refusals)"
 WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-runner.sh || status=1
+echo "== test-wine-helper.sh (ward.exe run and cleanup with the privileged helper: plumbing and fail-closed)"
+WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-helper.sh || status=1
 if [ "$(id -u)" -eq 0 ]; then
 	echo "== test-wine.sh as the unprivileged user"
 	WARD=$stage/bin/ward.exe WARD_HELPERS=$stage/bin \
