@@ -1,6 +1,6 @@
 /* The privileged helper's request format (issue 13), as data. ward.exe,
- * never elevated, asks the helper (a service running as SYSTEM, not built
- * yet) over a named pipe to change what only an administrator may: a read
+ * never elevated, asks the helper (ward-helper.exe, started elevated for
+ * one run: win-helper-main.c, win32-helper-client.c) over a named pipe to change what only an administrator may: a read
  * ACE for a run's SID on a path under Program Files, the Windows
  * directory or ProgramData, and to take it back. The helper parses every
  * request with win_helper_parse() and checks it with win_helper_allow()
@@ -17,7 +17,7 @@
  *   end
  *
  * The pipe's side (FILE_FLAG_FIRST_PIPE_INSTANCE, the client's identity
- * checked against the run's) belongs to the helper and is not built. */
+ * checked against the run's) is win32-pipe.c's. */
 #pragma once
 
 #include <stdbool.h>
