@@ -193,6 +193,16 @@ static int undo_helper(const WinApi *api, const WinJournal *j, const WinJournalE
 				      "helper can take it back: run `ward.exe cleanup` (it asks for "
 				      "elevation)",
 				      e->arg, sid, id);
+	if (r < 0 && api->helper_stop) {
+		uint32_t code = 0;
+
+		/* A helper that ended the conversation (it refused a request)
+		 * revokes what stands when it goes: wait for it to be gone,
+		 * then the read-back below decides. */
+		(void)api->helper_stop(api->ctx, &code);
+		if (ace_standing(api, e->arg, sid) == 0)
+			return 0;
+	}
 	if (r < 0)
 		return ward_error_set(err, "helper", r, "ward-helper.exe did not revoke %s on '%s': %s",
 				      sid, e->arg, why);

@@ -57,6 +57,7 @@ typedef struct Fake {
 	char helper_paths[8][128];
 	bool helper_exec[8];
 	size_t helper_n;
+	bool helper_revokes_on_exit; /* its revokes refused; it revokes as it exits */
 } Fake;
 
 static Fake *F;
@@ -458,6 +459,11 @@ static int f_helper_ask(void *ctx, const char *req, size_t n, char *why, size_t 
 		assert_non_null(F->journal);
 		assert_non_null(strstr(F->journal, line));
 	}
+	if (q.op == WIN_HELPER_REVOKE && F->helper_revokes_on_exit) {
+		snprintf(why, n_why, "the helper closed the pipe");
+		win_helper_request_done(&q);
+		return -EPERM;
+	}
 	if (fails("helper_ask", &r)) {
 		snprintf(why, n_why, "the helper refused: fake");
 		win_helper_request_done(&q);
@@ -487,6 +493,19 @@ static int f_helper_ask(void *ctx, const char *req, size_t n, char *why, size_t 
 static int f_helper_stop(void *ctx, uint32_t *code)
 {
 	*code = 0;
+	if (F->helper_up && F->helper_revokes_on_exit) {
+		FakeObj *o = obj(F->helper_paths[0]);
+		WinAcl acl = { 0 }, out = { 0 };
+		char *remove[2] = { F->helper_pkg, NULL };
+		WinAclChange chg = { .remove_sids = remove };
+
+		assert_int_equal(win_acl_parse_sddl(o->dacl, false, &acl), 0);
+		assert_int_equal(win_acl_apply_change(&acl, &chg, &out), 0);
+		free(o->dacl);
+		o->dacl = win_acl_format_sddl(&out, false);
+		win_acl_done(&acl);
+		win_acl_done(&out);
+	}
 	if (F->helper_up)
 		call("helper_stop");
 	F->helper_up = false;
@@ -913,6 +932,27 @@ static void test_win_exec_helper_never_denies(void **state)
 	win_plan_free(plan);
 }
 
+/* A helper that ended the conversation (a request refused) revokes
+ * what stands when it goes: ward waits for it, reads back, and the run's
+ * undo is complete. */
+static void test_win_exec_helper_gone_revoked(void **state)
+{
+	WinPlan *plan;
+	WinExecResult res;
+	WardError err = { 0 };
+
+	extra_read = PF;
+	plan = plan_for(WIN_TIER_W2, NULL);
+	extra_read = NULL;
+	F->helper_revokes_on_exit = true;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), 0);
+	assert_true(res.started);
+	assert_false(res.undo_failed);
+	assert_string_equal(obj(PF)->dacl, PF_DACL_CANON);
+	assert_null(F->journal);
+	win_plan_free(plan);
+}
+
 #define DEAD_SID "S-1-15-2-9-9-9-9-9-9-9"
 #define DEAD_JOURNAL "ward-windows-journal 1\nsids\t" DEAD_SID "\nhelper\t" PF "\t00000000000000dd " DEAD_SID "\n"
 
@@ -1165,6 +1205,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_grant_not_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_never_denies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_gone_revoked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_dead_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_dead_run_revoked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_cleanup_refused, setup, teardown),
