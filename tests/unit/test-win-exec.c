@@ -58,6 +58,8 @@ typedef struct Fake {
 	bool helper_exec[8];
 	size_t helper_n;
 	bool helper_revokes_on_exit; /* its revokes refused; it revokes as it exits */
+	int helper_refuse_nth;        /* the nth grant (1-based) is refused */
+	int helper_grants;
 } Fake;
 
 static Fake *F;
@@ -461,6 +463,11 @@ static int f_helper_ask(void *ctx, const char *req, size_t n, char *why, size_t 
 	}
 	if (q.op == WIN_HELPER_REVOKE && F->helper_revokes_on_exit) {
 		snprintf(why, n_why, "the helper closed the pipe");
+		win_helper_request_done(&q);
+		return -EPERM;
+	}
+	if (q.op != WIN_HELPER_REVOKE && ++F->helper_grants == F->helper_refuse_nth) {
+		snprintf(why, n_why, "the helper refused: fake nth");
 		win_helper_request_done(&q);
 		return -EPERM;
 	}
@@ -953,6 +960,34 @@ static void test_win_exec_helper_gone_revoked(void **state)
 	win_plan_free(plan);
 }
 
+/* Two paths; the second grant refused: the first, already made, is
+ * revoked through the helper and read back; nothing is left. */
+static void test_win_exec_helper_second_refused(void **state)
+{
+	WinPlan *plan;
+	WinExecResult res;
+	WardError err = { 0 };
+	char revoke[256];
+
+	add("C:\\Program Files\\y", WIN_FILE_DIRECTORY, PF_DACL);
+	extra_read = PF;
+	extra_read_exec = "C:\\Program Files\\y";
+	plan = plan_for(WIN_TIER_W2, NULL);
+	extra_read = extra_read_exec = NULL;
+	F->helper_refuse_nth = 2;
+	assert_int_equal(win_exec_run(plan, &fake_api, &res, &err), -EPERM);
+	assert_string_equal(err.step, "helper");
+	assert_false(res.started);
+	assert_int_equal(F->helper_n, 2);
+	assert_int_equal(F->helper_grants, 2);
+	snprintf(revoke, sizeof(revoke), "helper_ask revoke ");
+	assert_true(index_of(revoke) < index_of("helper_stop"));
+	assert_null(strstr(obj(PF)->dacl, "S-1-15-2-"));
+	assert_null(strstr(obj("C:\\Program Files\\y")->dacl, "S-1-15-2-"));
+	assert_null(F->journal);
+	win_plan_free(plan);
+}
+
 #define DEAD_SID "S-1-15-2-9-9-9-9-9-9-9"
 #define DEAD_JOURNAL "ward-windows-journal 1\nsids\t" DEAD_SID "\nhelper\t" PF "\t00000000000000dd " DEAD_SID "\n"
 
@@ -1206,6 +1241,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_grant_not_read_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_never_denies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_gone_revoked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_win_exec_helper_second_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_dead_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_dead_run_revoked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_win_exec_helper_cleanup_refused, setup, teardown),
