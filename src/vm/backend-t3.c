@@ -104,17 +104,26 @@ extern const Backend backend_vm_t3;
 	"wait $o $e $c; "                                                                           \
 	"[ -z \"$x\" ] || r=$((" STR(VM_EXIT_SIGNAL_BASE) "+x)); exit $r"
 
-/* A warm session's QEMU (vm-warm.h): the shares as above, the console
- * through a FIFO to tail, QEMU's own messages in $WARD_VM_QEMU_ERR, and
- * no stdio: each command's goes over the port ward.mux, whose socket
- * QEMU makes in the run dir for the supervisor. */
+/* A warm session's QEMU (vm-warm.h): the shares as above, except that a
+ * share whose whole tree is read-only in the view (no writable mount at
+ * or below its path, and the mount that holds it read-only: its own, or
+ * the view's root; from the sandbox's /proc/self/mountinfo) is tagged
+ * TAG + VM_TAG_RO_SUFFIX: the guest keeps its cache across commands and
+ * mounts the others afresh after each one (docs/t3.md, "Coherence"). The
+ * console through a FIFO to tail, QEMU's own messages in
+ * $WARD_VM_QEMU_ERR, and no stdio: each command's goes over the port
+ * ward.mux, whose socket QEMU makes in the run dir for the supervisor. */
 #define WARM_WRAP                                                                                  \
+	"rw=' '; ro=' '; while read -r _ _ _ _ m o _; do case $o in rw*) rw=\"$rw$m \";; "         \
+	"*) ro=\"$ro$m \";; esac; done </proc/self/mountinfo; "                                    \
 	"s=0; for a; do shift; "                                                                   \
 	"if [ $s = 0 ]; then if [ \"$a\" = --ward-shares ]; then s=1; else set -- \"$@\" \"$a\"; fi; " \
 	"elif [ $s = 1 ]; then t=$a; s=2; "                                                         \
-	"else [ -d \"$a\" ] && set -- \"$@\" -fsdev "                                             \
+	"else [ -d \"$a\" ] && { g=${t}" VM_TAG_RO_SUFFIX "; case $rw in *\" $a \"*|*\" $a/\"*) g=$t;; " \
+	"*) case $ro in *\" $a \"*) ;; *) case $rw in *' / '*) g=$t;; esac;; esac;; esac; "         \
+	"set -- \"$@\" -fsdev "                                                                     \
 	"\"local,id=$t,path=$a,security_model=none,multidevs=remap\" "                             \
-	"-device \"virtio-9p-device,fsdev=$t,mount_tag=$t\"; s=1; fi; done; "                     \
+	"-device \"virtio-9p-device,fsdev=$t,mount_tag=$g\"; }; s=1; fi; done; "                  \
 	"mkfifo -m 600 " VM_FIFO_CON " || exit 125; "                                               \
 	"tail -c " VM_CONSOLE_MAX " " VM_FIFO_CON " >\"$WARD_VM_CONSOLE\" & "                      \
 	"exec \"$@\" 2>\"$WARD_VM_QEMU_ERR\""

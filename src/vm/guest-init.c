@@ -460,6 +460,35 @@ out:
 
 /* ---- A warm session (VM_REC_WARM): one command at a time on ward.mux ---- */
 
+/* The shares of a warm session that are not read-only trees: mounted
+ * afresh after each command, so that the next one sees what the host
+ * changed in between (docs/t3.md, "Coherence"). */
+struct Share {
+	const char *tag, *path;
+};
+static struct Share fresh_shares[64];
+static size_t n_fresh;
+
+/* A new mount of each such share in place of the old one: a new 9p
+ * superblock, with no page, dentry or attribute cached. (Dropping every
+ * cache instead cost each command the re-reads of the read-only trees
+ * and, under TCG, the translation of all the code it runs again: 30-90 ms
+ * of a trivial command's 35-100.) A share that cannot be mounted again
+ * ends the VM: the next command would see a view that is not the
+ * policy's. */
+static void warm_remount(void)
+{
+	for (size_t i = 0; i < n_fresh; i++) {
+		int r;
+		(void)umount2(fresh_shares[i].path, MNT_DETACH);
+		if ((r = mount_9p(fresh_shares[i].tag, fresh_shares[i].path)) < 0) {
+			say("ward-guest-init: share %s at %s: %s\n", fresh_shares[i].tag,
+			    fresh_shares[i].path, strerror(-r));
+			power_off();
+		}
+	}
+}
+
 typedef struct Warm {
 	int port;
 	uint32_t id;           /* the running command's exec id */
@@ -753,6 +782,9 @@ static void warm_finish(int rstatus)
 			frame(VM_MUX_EXIT, line, strlen(line));
 	}
 	frame(VM_MUX_EXIT, line, strlen(line));
+	/* After the status: the next command finds fresh mounts, and this
+	 * one's `ward exec` does not wait for them. */
+	warm_remount();
 }
 
 /* One frame from the host. Frames for another exec (what was in flight
@@ -764,14 +796,8 @@ static void warm_frame(char type, uint32_t id, char *data, size_t n)
 		return;
 	}
 	if (type == VM_MUX_REQUEST && !warm.reaper) {
-		/* What the host changed since the last command is seen: the
-		 * guest's caches of the shares (cache=loose) are dropped at each
-		 * command's start. */
-		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			(void)!write(fd, "3\n", 2);
-			close(fd);
-		}
+		/* The writable shares were mounted afresh after the last
+		 * command (warm_remount); the read-only trees keep their cache. */
 		warm.id = id;
 		warm_start(data, n);
 		return;
@@ -927,6 +953,11 @@ int main(void)
 	if (!req)
 		fail("request-read", errno ? errno : ENOMEM);
 
+	/* A warm session (its record comes first, but the shares' cache mode
+	 * depends on it whatever the order). */
+	for (size_t i = 0; i < len; i += strnlen(req + i, len - i) + 1)
+		if (req[i] == VM_REC_WARM)
+			warm_mode = true;
 	/* Records: one type byte, the value, a NUL (vm-request.h). */
 	for (size_t i = 0; i < len;) {
 		char type = req[i];
@@ -959,17 +990,31 @@ int main(void)
 			mask = strtoul(val, NULL, 8) & 0777;
 			break;
 		case VM_REC_SHARE: {
-			/* "TAG PATH": the share TAG is the view's PATH. */
-			char *sp = strchr(val, ' ');
-			if (!sp || sp[1] != '/')
+			/* "TAG PATH": the share TAG is the view's PATH. In a
+			 * warm session, a read-only tree comes as TAG + "ro"
+			 * (vm-request.h) and keeps its cache; the others are
+			 * mounted afresh after each command (warm_remount). */
+			char *sp = strchr(val, ' '), tag[64];
+			bool fresh = warm_mode;
+			if (!sp || sp[1] != '/' || (size_t)(sp - val) + 3 > sizeof(tag))
 				fail("request-share", EINVAL);
 			*sp = 0;
-			if (!tag_exported(val))
-				break;
+			snprintf(tag, sizeof(tag), "%s", val);
+			if (!tag_exported(tag)) {
+				snprintf(tag, sizeof(tag), "%s" VM_TAG_RO_SUFFIX, val);
+				if (!tag_exported(tag))
+					break;
+				fresh = false;
+			}
 			if ((r = mkdir_p(sp + 1)) < 0)
 				fail("share-dir", -r);
-			if ((r = mount_9p(val, sp + 1)) < 0) {
-				say("ward-guest-init: share %s at %s\n", val, sp + 1);
+			if (fresh) {
+				if (n_fresh >= sizeof(fresh_shares) / sizeof(fresh_shares[0]))
+					fail("request-share", E2BIG);
+				fresh_shares[n_fresh++] = (struct Share){ .tag = val, .path = sp + 1 };
+			}
+			if ((r = mount_9p(tag, sp + 1)) < 0) {
+				say("ward-guest-init: share %s at %s\n", tag, sp + 1);
 				fail("share-mount", -r);
 			}
 			break;

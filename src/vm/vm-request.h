@@ -7,6 +7,12 @@
 #define VM_TAG_REQUEST "wardreq"
 #define VM_REQUEST_FILE "request"
 #define VM_REQUEST_MAX (4u << 20)
+/* A warm session's share whose whole tree is read-only in the view is
+ * exported under its tag plus this suffix (backend-t3.c's WARM_WRAP): the
+ * guest keeps its cache across commands; every other share of a warm
+ * session is mounted uncached, so that the host's changes between two
+ * commands are seen (docs/t3.md, "Coherence"). */
+#define VM_TAG_RO_SUFFIX "ro"
 
 enum {
 	VM_REC_ARG = 'a',   /* one argv element, in order */

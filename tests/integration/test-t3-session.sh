@@ -83,6 +83,32 @@ echo "host-v1" >"$WS/host.txt"
 echo "host-v2" >"$WS/host.txt"
 check_eq "a change the host made between two execs is seen by the next" "host-v2" \
 	"$("$WARD" exec "$id" -- cat host.txt)"
+# Coherence (docs/t3.md): the VM keeps its cache of the trees that are
+# read-only in the view across commands, and mounts every other share
+# afresh after each command: what the host changed there in between is
+# seen, whatever the guest read or ran before.
+mkdir -p "$WS/dir"
+echo a >"$WS/dir/old.txt"
+cp /bin/true "$WS/prog"
+"$WARD" exec "$id" -- sh -c 'ls dir; cat dir/old.txt; ./prog; ls dir/new.txt' >/dev/null 2>&1
+echo b >"$WS/dir/new.txt"
+rm "$WS/dir/old.txt"
+cat /bin/false >"$WS/prog"
+check_eq "coherence: a file the host made between two execs is seen" b \
+	"$("$WARD" exec "$id" -- cat dir/new.txt 2>/dev/null)"
+check_eq "coherence: a file the host removed between two execs is gone" "new.txt" \
+	"$("$WARD" exec "$id" -- ls dir 2>/dev/null)"
+check_eq "coherence: a program the host rewrote in place between two execs runs as rewritten" 1 \
+	"$(status_of "$WARD" exec "$id" -- ./prog)"
+echo keep2 >"$T/data/ro2"
+"$WARD" exec "$id" -- cat "$T/data/ro2" >/dev/null
+echo kept >"$T/data/ro2"
+check_eq "coherence: a read-only path inside a share with a writable path is refreshed too" kept \
+	"$("$WARD" exec "$id" -- cat "$T/data/ro2")"
+"$WARD" exec "$id" -- sh -c 'echo guest-1 >g.txt; echo guest-2 >g.txt'
+check_eq "coherence: the guest's last write is on the host when ward exec returns" guest-2 \
+	"$(cat "$WS/g.txt" 2>/dev/null)"
+check_eq "coherence: ... and the next exec reads it back" guest-2 "$("$WARD" exec "$id" -- cat g.txt)"
 check_eq "the policy's read-only path is readable" keep "$("$WARD" exec "$id" -- cat "$T/data/ro")"
 check "a write to the policy's read-only path fails" \
 	eval "! '$WARD' exec '$id' -- sh -c 'echo changed >\"$T/data/ro\"' 2>/dev/null"
