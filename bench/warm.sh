@@ -25,6 +25,7 @@ set -euo pipefail
 WARD=${1:-build/ward}
 N=${2:-300}
 WARD=$(realpath "$WARD")
+SRC=$(cd "$(dirname "$0")/.." && pwd) # before the cd below: $0 may be relative
 
 T=$(mktemp -d /tmp/ward-bench-warm.XXXXXX)
 export HOME=$T/home XDG_STATE_HOME=$T/state XDG_CONFIG_HOME=$T/config PATH=/usr/bin:/bin
@@ -124,7 +125,6 @@ PY
 # bench/live-bench.c, built here against the libward.so beside WARD:
 # ward_live_exec() in a live session against the same program's own
 # posix_spawn of the bare command, interleaved.
-SRC=$(cd "$(dirname "$0")/.." && pwd)
 LIBDIR=$(dirname "$WARD")
 if [ -e "$LIBDIR/libward.so" ] && command -v cc >/dev/null &&
 	cc -O2 -o "$T/live-bench" "$SRC/bench/live-bench.c" -I"$SRC/include" \
