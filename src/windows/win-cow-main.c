@@ -58,6 +58,7 @@ int win_cow_main(int argc, char **argv)
 	_cleanup_strv_ char **paths = NULL, **out = NULL;
 	WinCowLayout l = { 0 };
 	WinCowFs fs;
+	void *lock = NULL;
 	bool json = false, force = false;
 	int r;
 
@@ -85,18 +86,29 @@ int win_cow_main(int argc, char **argv)
 		return 1;
 	}
 	win32_cow_fs_init(&fs);
-	r = win_cow_session_open(&fs, state, id, &l);
+	/* The lock first, then the record: a discard that ran meanwhile
+	 * leaves no record to open. */
+	r = win_cow_session_lock(&fs, state, id, &lock);
+	if (r >= 0)
+		r = win_cow_session_open(&fs, state, id, &l);
 	if (r < 0) {
 		fprintf(stderr, "ward: %s: %s\n", id,
 			r == -EINVAL   ? "not a session id (16 hex digits)"
-			: r == -ENOENT ? "no such copy-on-write session"
+			: r == -ENOENT ? "no such copy-on-write session (unknown or discarded)"
+			: r == -EBUSY  ? "the session is in use by another ward.exe run or review; "
+					 "try again when it has ended"
 				       : "cannot read the session's record");
+		win_cow_session_unlock(&fs, lock);
 		return r == -EINVAL ? 2 : 1;
 	}
 	if (strcmp(cmd, "discard") == 0) {
 		r = win_cow_discard(&fs, &l);
-		if (r >= 0)
+		if (r >= 0) {
+			win_cow_session_unlock(&fs, lock);
+			lock = NULL;
+			win_cow_discard_finish(&fs, &l);
 			printf("discarded %s\n", id);
+		}
 	} else if (strcmp(cmd, "undo") == 0) {
 		r = win_cow_undo(&fs, &l, &out);
 		if (r >= 0) {
@@ -111,6 +123,7 @@ int win_cow_main(int argc, char **argv)
 			print_lines(out);
 			if (r == 1) {
 				win_cow_layout_done(&l);
+				win_cow_session_unlock(&fs, lock);
 				return 3;
 			}
 		}
@@ -142,5 +155,6 @@ int win_cow_main(int argc, char **argv)
 	if (r < 0 && r != -ENOENT)
 		fprintf(stderr, "ward: %s %s: %s\n", cmd, id, strerror(-r));
 	win_cow_layout_done(&l);
+	win_cow_session_unlock(&fs, lock);
 	return r < 0 ? 1 : 0;
 }

@@ -52,6 +52,9 @@ void win_cow_layout_done(WinCowLayout *l)
 	free(l->stamps);
 	free(l->workspace);
 	strv_free(l->protected_);
+	free(l->baseline);
+	strv_free(l->base_paths);
+	free(l->base_times);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -61,7 +64,8 @@ static int layout(const char *state, const char *id, WinCowLayout *l)
 	if (asprintf(&l->session, "%s\\sessions\\%s", state, id) < 0 ||
 	    !(l->upper = join(l->session, "upper")) || !(l->whiteout = join(l->session, "whiteout")) ||
 	    !(l->ops = join(l->session, "ops")) || !(l->journal = join(l->session, "journal.jsonl")) ||
-	    !(l->stamps = join(l->session, "stamps.jsonl"))) {
+	    !(l->stamps = join(l->session, "stamps.jsonl")) ||
+	    !(l->baseline = join(l->session, "baseline.jsonl"))) {
 		win_cow_layout_done(l);
 		return -ENOMEM;
 	}
@@ -101,7 +105,8 @@ int win_cow_session_create(const WinCowFs *fs, const char *state, const char *id
 		       !cJSON_AddStringToObject(j, "id", id) ||
 		       !cJSON_AddStringToObject(j, "workspace", workspace) ||
 		       !cJSON_AddBoolToObject(j, "cow", true) || !cJSON_AddNumberToObject(j, "runs", 1) ||
-		       !cJSON_AddStringToObject(j, "start", start)))
+		       !cJSON_AddStringToObject(j, "start", start) ||
+		       !cJSON_AddStringToObject(j, "open_run", start)))
 		r = -ENOMEM;
 	if (prot) {
 		for (char *const *p = protected_; p && *p; p++)
@@ -114,6 +119,16 @@ int win_cow_session_create(const WinCowFs *fs, const char *state, const char *id
 		r = fs->write(fs->ctx, meta, text);
 	win_cow_layout_done(&l);
 	return r;
+}
+
+/* A time as session.json keeps it (a decimal string); 0 when absent or
+ * not one. */
+static int64_t time_of(const cJSON *it)
+{
+	if (cJSON_IsString(it) && strspn(it->valuestring, "0123456789") == strlen(it->valuestring) &&
+	    strlen(it->valuestring) > 0 && strlen(it->valuestring) < 19)
+		return strtoll(it->valuestring, NULL, 10);
+	return 0;
 }
 
 int win_cow_session_open(const WinCowFs *fs, const char *state, const char *id,
@@ -148,15 +163,20 @@ int win_cow_session_open(const WinCowFs *fs, const char *state, const char *id,
 	/* No start (or one that does not parse): 0, so every workspace entry
 	 * an apply touches counts as changed (refused without --force). */
 	it = cJSON_GetObjectItemCaseSensitive(j, "start");
-	if (cJSON_IsString(it) && strspn(it->valuestring, "0123456789") == strlen(it->valuestring) &&
-	    strlen(it->valuestring) > 0 && strlen(it->valuestring) < 19)
-		ret->start = strtoll(it->valuestring, NULL, 10);
+	ret->start = time_of(it);
+	ret->open_run = time_of(cJSON_GetObjectItemCaseSensitive(j, "open_run"));
+	it = cJSON_GetObjectItemCaseSensitive(j, "runs");
+	ret->runs = cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble < 1e9
+			    ? (int)it->valuedouble
+			    : 0;
 	prot = cJSON_GetObjectItemCaseSensitive(j, "protected");
 	cJSON_ArrayForEach(it, prot)
 	if (cJSON_IsString(it) && strv_extend(&ret->protected_, it->valuestring) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
+	if ((r = win_cow_baseline_load(fs, ret)) < 0)
+		goto fail;
 	return 0;
 fail:
 	win_cow_layout_done(ret);
@@ -499,7 +519,9 @@ static int conflict(const WinCowFs *fs, const WinCowLayout *l, const char *rel)
 		return 0;
 	if (r < 0)
 		return 1; /* cannot tell: a conflict */
-	if (t < l->start)
+	/* From when the session holds its own version of @rel: an edit
+	 * before that was seen by the run that took it. */
+	if (t < win_cow_baseline(l, rel))
 		return 0;
 	r = stamped(fs, l, rel, &mine);
 	if (r < 0)
@@ -1069,7 +1091,58 @@ static int rm_tree(const WinCowFs *fs, const char *path)
 	return fs->remove(fs->ctx, path);
 }
 
+/* Everything but the lock (held by the caller), session.json last: a
+ * discard killed halfway leaves a session that opens, and is discarded
+ * again. */
 int win_cow_discard(const WinCowFs *fs, const WinCowLayout *l)
 {
-	return rm_tree(fs, l->session);
+	_cleanup_strv_ char **names = NULL;
+	_cleanup_free_ char *meta = join(l->session, "session.json");
+	int r;
+
+	if (!meta)
+		return -ENOMEM;
+	r = fs->list(fs->ctx, l->session, &names);
+	if (r < 0)
+		return r;
+	STRV_FOREACH(n, names) {
+		_cleanup_free_ char *c = NULL;
+
+		if (strcasecmp(*n, "lock") == 0 || strcasecmp(*n, "session.json") == 0)
+			continue;
+		if (!(c = join(l->session, *n)))
+			return -ENOMEM;
+		if ((r = rm_tree(fs, c)) < 0)
+			return r;
+	}
+	if ((r = fs->remove(fs->ctx, meta)) < 0)
+		return r;
+	win_cow_discard_finish(fs, l);
+	return 0;
+}
+
+void win_cow_discard_finish(const WinCowFs *fs, const WinCowLayout *l)
+{
+	_cleanup_free_ char *lock = join(l->session, "lock");
+
+	/* Best effort: while the lock is held (Windows) these fail, and the
+	 * caller calls again once it let go. */
+	if (lock)
+		(void)fs->remove(fs->ctx, lock);
+	(void)fs->remove(fs->ctx, l->session);
+}
+
+char *win_cow_hex(const char *s)
+{
+	return hex(s);
+}
+
+char *win_cow_unhex(const char *h)
+{
+	return unhex(h);
+}
+
+char *win_cow_join(const char *a, const char *b)
+{
+	return join(a, b);
 }

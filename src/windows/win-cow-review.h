@@ -43,6 +43,11 @@ typedef struct WinCowFs {
 	int (*ctime)(void *ctx, const char *path, int64_t *ret);
 	/* The clock the file system stamps change times from, same units. */
 	int64_t (*now)(void *ctx);
+	/* Lock the file @path (created if missing, its directory must exist:
+	 * else -ENOENT) for this process until @unlock; another holder:
+	 * -EBUSY at once, never a wait. Released when the process dies. */
+	int (*lock)(void *ctx, const char *path, void **ret);
+	void (*unlock)(void *ctx, void *lock);
 } WinCowFs;
 
 typedef enum WinCowChangeKind {
@@ -68,13 +73,23 @@ typedef struct WinCowLayout {
 	int64_t start;        /* session.json's "start" (0: none, every entry
 	                       * that exists counts as changed) */
 	char **protected_;    /* from session.json */
+	/* Several runs (win-cow-session.c): */
+	char *baseline;       /* baseline.jsonl: per upper or whiteout path, the
+	                       * start of the run that made it */
+	int runs;             /* session.json's "runs" */
+	int64_t open_run;     /* session.json's "open_run": the start of a run
+	                       * that has not ended (0: none) */
+	char **base_paths;    /* baseline.jsonl, read at open */
+	int64_t *base_times;
+	size_t n_base;
 } WinCowLayout;
 
 const char *win_cow_kind_name(WinCowChangeKind k); /* Linux's: "added", ... */
 
 /* Create the session: its directories and session.json
  * ({"v":1,"id","workspace","cow":true,"runs":1,"protected":[...],
- * "start":"<fs->now(), decimal>"}). */
+ * "start":"<fs->now(), decimal>","open_run":<the same>}): made by the
+ * run that is its first. */
 int win_cow_session_create(const WinCowFs *fs, const char *state, const char *id,
 			   const char *workspace, char *const *protected_);
 /* Open: the layout and session.json; -ENOENT for an unknown id, -EINVAL for
@@ -105,8 +120,49 @@ int win_cow_apply(const WinCowFs *fs, const WinCowLayout *l, char *const *paths,
 		  char ***out);
 /* Undo the newest apply not undone yet. -ENOENT: nothing to undo. */
 int win_cow_undo(const WinCowFs *fs, const WinCowLayout *l, char ***out);
-/* Remove the session's directory. */
+/* Remove the session's directory: everything but the lock file,
+ * session.json last; then the lock file and the directory, which fails
+ * while the caller holds the lock: win_cow_discard_finish() after
+ * win_cow_session_unlock(). */
 int win_cow_discard(const WinCowFs *fs, const WinCowLayout *l);
+void win_cow_discard_finish(const WinCowFs *fs, const WinCowLayout *l);
 /* A journal.jsonl left by an apply or undo that was killed: an apply is
  * rolled back from its backups, an undo finished. 1 if one was found. */
 int win_cow_recover(const WinCowFs *fs, const WinCowLayout *l);
+
+/* ---- several runs in one session, and its lock (win-cow-session.c) ----
+ *
+ * `ward.exe run --session ID` runs again in a session: the redirector
+ * reads and writes the same upper and whiteouts. Conflict detection at
+ * apply needs, per path, the time from which the session holds its own
+ * version (the workspace may change between runs): the BASELINE of a
+ * path is the start of the run in which it first appeared in the upper
+ * or the whiteouts (baseline.jsonl, written by ward, outside the sandbox's
+ * reach, never by the redirector); a workspace edit from then on is a
+ * conflict, one before it was seen by that run (a copy-up took it). */
+
+/* The session's lock (<session>\lock), for a run or a review: -EBUSY when
+ * another holds it (never waited on), -ENOENT when there is no such
+ * session directory, -EINVAL for an id that is not 16 hex digits. */
+int win_cow_session_lock(const WinCowFs *fs, const char *state, const char *id, void **ret);
+void win_cow_session_unlock(const WinCowFs *fs, void *lock);
+/* baseline.jsonl into @l (win_cow_session_open calls it). */
+int win_cow_baseline_load(const WinCowFs *fs, WinCowLayout *l);
+/* A run begins (the session locked): every upper or whiteout entry
+ * without a baseline gets the start of the run that did not end
+ * ("open_run"), else the session's start; then "runs" + 1, "open_run" =
+ * now, @protected_ merged into the recorded ones; session.json replaced
+ * whole (a temporary file renamed over it). */
+int win_cow_run_begin(const WinCowFs *fs, WinCowLayout *l, char *const *protected_);
+/* The run ended: every entry without a baseline gets "open_run", which
+ * is then dropped. */
+int win_cow_run_end(const WinCowFs *fs, WinCowLayout *l);
+/* @rel's baseline: its own record, else its nearest recorded parent's,
+ * else "open_run", else the session's start (0 without one: everything
+ * is a conflict). */
+int64_t win_cow_baseline(const WinCowLayout *l, const char *rel);
+
+/* Helpers shared by win-cow-review.c and win-cow-session.c. */
+char *win_cow_hex(const char *s);
+char *win_cow_unhex(const char *h);
+char *win_cow_join(const char *a, const char *b);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <windows.h>
 #include <bcrypt.h>
@@ -21,9 +22,11 @@
 #include "run/backend.h"
 #include "run/run.h"
 #include "windows/win-backend.h"
+#include "windows/win-cow-review.h"
 #include "windows/win-defaults.h"
 #include "windows/win-path.h"
 #include "windows/win-plan.h"
+#include "windows/win32-cow-fs.h"
 #include "windows/win32-util.h"
 
 #ifndef WARD_TEST_HOOKS
@@ -35,7 +38,7 @@
 enum {
 	OPT_TIER = 1, OPT_STRICT, OPT_DRY_RUN, OPT_READ, OPT_READ_EXEC, OPT_READ_WRITE, OPT_DENY,
 	OPT_PROTECT, OPT_ENV, OPT_TIMEOUT, OPT_WORKSPACE, OPT_POLICY, OPT_PRESET, OPT_RESULT,
-	OPT_HELP, OPT_COW,
+	OPT_HELP, OPT_COW, OPT_SESSION,
 };
 
 static const CliOption run_options[] = {
@@ -55,6 +58,7 @@ static const CliOption run_options[] = {
 	{ "result", 0, CLI_ARG_REQUIRED, OPT_RESULT },
 	{ "help", 'h', CLI_ARG_NONE, OPT_HELP },
 	{ "cow", 0, CLI_ARG_NONE, OPT_COW },
+	{ "session", 0, CLI_ARG_REQUIRED, OPT_SESSION },
 	{ NULL },
 };
 
@@ -80,6 +84,8 @@ static void usage(FILE *f)
 	      "  --dry-run                  print the plan, change nothing, run nothing\n"
 	      "  --cow                      copy-on-write: the workspace stays as it is, writes\n"
 	      "                             go to a new session (its id on stderr) for diff/apply\n"
+	      "  --session ID               run again in that copy-on-write session: its earlier\n"
+	      "                             runs' writes are seen, this run's added (--cow implied)\n"
 	      "  --read PATH, --read-exec PATH, --read-write PATH, --deny PATH\n"
 	      "  --protect REL              a path in the workspace the command cannot change\n"
 	      "  -p, --policy FILE          the policy (docs/policy.md); default:\n"
@@ -191,8 +197,33 @@ static int dry_run(const RunRequest *req)
 	in.env_extra = req->env_extra;
 	in.state_dir = state;
 	in.config_dir = config;
-	/* --cow: the session a run would make (its id here is a placeholder). */
-	if (req->cow && asprintf(&upper, "%s\\sessions\\%s\\upper", state, "0000000000000000") < 0)
+	/* --cow: the session a run would make (its id here is a placeholder);
+	 * --session: that one's (its workspace checked as the run checks it). */
+	if (req->session) {
+		WinCowLayout l = { 0 };
+		WinCowFs fs;
+
+		win32_cow_fs_init(&fs);
+		r = win_cow_session_open(&fs, state, req->session, &l);
+		if (r < 0)
+			return die("run: session '%s': %s", req->session,
+				   r == -EINVAL	  ? "not a session id (16 hex digits)"
+				   : r == -ENOENT ? "no such copy-on-write session"
+						  : "cannot read the session's record");
+		if (req->workspace && strcasecmp(ws, l.workspace) != 0) {
+			die("run: session '%s' belongs to workspace '%s', not '%s'", req->session,
+			    l.workspace, req->workspace);
+			win_cow_layout_done(&l);
+			return EXIT_SETUP;
+		}
+		free(ws);
+		in.workspace = ws = l.workspace;
+		l.workspace = NULL;
+		win_cow_layout_done(&l);
+	}
+	if ((req->cow || req->session) &&
+	    asprintf(&upper, "%s\\sessions\\%s\\upper", state,
+		     req->session ? req->session : "0000000000000000") < 0)
 		return die("out of memory");
 	in.cow_upper = upper;
 	r = b->plan(&in, &plan, &e);
@@ -255,6 +286,9 @@ static int cmd_run(int argc, char **argv)
 		}
 		case OPT_COW:
 			req.cow = true;
+			break;
+		case OPT_SESSION:
+			req.session = v;
 			break;
 		case OPT_STRICT:
 			strict = true;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <windows.h>
 
@@ -19,58 +20,196 @@
 #include "run/run-internal.h"
 #include "run/run-result.h"
 #include "windows/win-backend.h"
+#include "windows/win-cow-review.h"
 #include "windows/win-defaults.h"
 #include "windows/win-path.h"
 #include "windows/win32-cow-fs.h"
 #include "windows/win32-util.h"
 
-/* A --cow run's session (win-cow-review.h): the id is the run's session
- * id, the directories are made at acquire. */
+/* A copy-on-write run's session (win-cow-review.h): a new one (--cow),
+ * its id the run's session id, made at acquire; or the one --session
+ * names, read at prepare, locked at acquire. Either is locked until the
+ * run is freed, so a second run or a review of it is refused meanwhile. */
 struct CowSession {
 	char *upper;
+	WinCowFs fs;
+	WinCowLayout l;     /* from acquire */
+	void *lock;
+	bool opened;
 };
 
 CowSession *cow_session_free(CowSession *s)
 {
-	if (s)
+	if (s) {
 		free(s->upper);
+		win_cow_layout_done(&s->l);
+		win_cow_session_unlock(&s->fs, s->lock);
+	}
 	free(s);
 	return NULL;
 }
 
 static int cow_prepare(Run *run)
 {
-	if (run->session_arg)
-		return run_failf(run, "session", EOPNOTSUPP,
-				 "--session: ward.exe runs only new copy-on-write sessions (--cow)");
-	if (!run->cow_new)
+	if (!run->cow_new && !run->session_arg)
 		return 0;
-	if (audit_new_session_id(run->result.session_id) < 0)
+	if (!run->session_arg && audit_new_session_id(run->result.session_id) < 0)
 		return run_failf(run, "session", EIO, "Failed to make a session id");
+	if (run->session_arg)
+		snprintf(run->result.session_id, sizeof(run->result.session_id), "%s",
+			 run->session_arg);
 	if (!(run->session = calloc(1, sizeof(*run->session))) ||
 	    asprintf(&run->session->upper, "%s\\sessions\\%s\\upper", run->state,
 		     run->result.session_id) < 0)
 		return -ENOMEM;
+	win32_cow_fs_init(&run->session->fs);
 	run->in.cow_upper = run->session->upper;
 	return 0;
 }
 
+static int session_fail(Run *run, int r)
+{
+	return run_failf(run, "session", r, "Session '%s': %s", run->session_arg,
+			 r == -EINVAL   ? "not a session id (16 hex digits)"
+			 : r == -ENOENT ? "no such copy-on-write session (unknown or discarded)"
+			 : r == -EBUSY  ? "in use by another ward.exe run or review (diff, apply, "
+					  "undo, discard); try again when it has ended"
+					: "cannot read the session's record");
+}
+
 static int cow_acquire(Run *run)
 {
+	CowSession *s = run->session;
+	const char *id = run->result.session_id;
+	int r;
+
+	if (!s)
+		return 0;
+	if (!run->session_arg) {
+		r = win_cow_session_create(&s->fs, run->state, id, run->ws, run->pol->fs_protected);
+		if (r < 0)
+			return run_failf(run, "cow-session", r, "Failed to create the copy-on-write "
+					 "session in '%s'", run->state);
+	}
+	/* The lock, then the record again (a discard may have run since
+	 * prepare read it). */
+	if ((r = win_cow_session_lock(&s->fs, run->state, id, &s->lock)) < 0 ||
+	    (r = win_cow_session_open(&s->fs, run->state, id, &s->l)) < 0)
+		return session_fail(run, r);
+	s->opened = true;
+	if (run->session_arg) {
+		if (strcasecmp(s->l.workspace, run->ws) != 0)
+			return run_failf(run, "session", 0,
+					 "Session '%s': its workspace moved since the run was prepared",
+					 id);
+		r = win_cow_recover(&s->fs, &s->l);
+		if (r > 0)
+			run_log(run, RUN_LOG_WARNING, "Session '%s': an interrupted apply or undo was "
+				"found and finished (an apply is rolled back)", id);
+		if (r >= 0)
+			r = win_cow_run_begin(&s->fs, &s->l, run->pol->fs_protected);
+		if (r < 0)
+			return run_failf(run, "cow-session", r, "Session '%s': cannot begin a run in it",
+					 id);
+	}
+	run->result.cow = true;
+	if (!run->session_arg)
+		fprintf(stderr, "ward: session %s\n", id);
+	return 0;
+}
+
+/* The run ended: the entries it made get their baseline (win-cow-session.c)
+ * (a failure leaves them without one, which falls back to an earlier time:
+ * more conflicts, never fewer), and the result the session's pending
+ * changes, as Linux's "changes": counts by kind, total, refused. */
+static void cow_execute_end(Run *run)
+{
+	CowSession *s = run->session;
+	WinCowChange *c = NULL;
+	size_t n = 0, refused = 0, by[WIN_COW_TYPE_CHANGED + 1] = { 0 };
+	cJSON *j;
+
+	if (!s || !s->opened)
+		return;
+	if (win_cow_run_end(&s->fs, &s->l) < 0)
+		run_log(run, RUN_LOG_WARNING, "Session '%s': the run's baselines were not recorded; "
+			"apply dates its changes from an earlier run",
+			run->result.session_id);
+	if (win_cow_changes(&s->fs, &s->l, &c, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		by[c[i].kind]++;
+		refused += c[i].refused;
+	}
+	win_cow_changes_free(c, n);
+	run->result.cow_changes = (unsigned)n;
+	if (!run->facts || !(j = cJSON_AddObjectToObject(run->facts, "changes")))
+		return;
+	for (int k = WIN_COW_ADDED; k <= WIN_COW_TYPE_CHANGED; k++)
+		cJSON_AddNumberToObject(j, win_cow_kind_name(k), (double)by[k]);
+	cJSON_AddNumberToObject(j, "total", (double)n);
+	cJSON_AddNumberToObject(j, "refused", (double)refused);
+}
+
+/* --session: the session's own workspace (-C, when given, must name the
+ * same), read without the lock (acquire takes it); its recorded
+ * protected paths join the policy's, so that this run's plan and
+ * redirector keep them too. */
+static int session_workspace(Run *run)
+{
+	_cleanup_free_ char *given = NULL;
+	WinCowLayout l = { 0 };
 	WinCowFs fs;
 	int r;
 
-	if (!run->session)
+	win32_cow_fs_init(&fs);
+	r = win_cow_session_open(&fs, run->state, run->session_arg, &l);
+	if (r < 0)
+		return session_fail(run, r);
+	if (run->workspace_arg) {
+		r = win_path_normalize(run->workspace_arg, &given, NULL);
+		if (r == -ENOMEM) {
+			win_cow_layout_done(&l);
+			return r;
+		}
+		if (r < 0 || strcasecmp(given, l.workspace) != 0) {
+			r = run_failf(run, "session", 0, "Session '%s' belongs to workspace '%s', not '%s'",
+				      run->session_arg, l.workspace, run->workspace_arg);
+			win_cow_layout_done(&l);
+			return r;
+		}
+	}
+	if (fs.stat(fs.ctx, l.workspace) != WIN_FILE_DIRECTORY) {
+		r = run_failf(run, "workspace", ENOTDIR,
+			      "Session '%s': its workspace '%s' is not a directory now (gone, or a "
+			      "link); refusing to run in it",
+			      run->session_arg, l.workspace);
+		win_cow_layout_done(&l);
+		return r;
+	}
+	run->ws = l.workspace;
+	l.workspace = NULL;
+	win_cow_layout_done(&l);
+	return 0;
+}
+
+static int session_protected(Run *run)
+{
+	WinCowLayout l = { 0 };
+	WinCowFs fs;
+	int r;
+
+	if (!run->session_arg)
 		return 0;
 	win32_cow_fs_init(&fs);
-	r = win_cow_session_create(&fs, run->state, run->result.session_id, run->ws,
-				   run->pol->fs_protected);
-	if (r < 0)
-		return run_failf(run, "cow-session", r, "Failed to create the copy-on-write session "
-				 "in '%s'", run->state);
-	run->result.cow = true;
-	fprintf(stderr, "ward: session %s\n", run->result.session_id);
-	return 0;
+	if ((r = win_cow_session_open(&fs, run->state, run->session_arg, &l)) < 0)
+		return session_fail(run, r);
+	STRV_FOREACH(p, l.protected_)
+		if (!strv_contains(run->pol->fs_protected, *p) &&
+		    (r = strv_extend(&run->pol->fs_protected, *p)) < 0)
+			break;
+	win_cow_layout_done(&l);
+	return r < 0 ? r : 0;
 }
 
 /* Log shipping (WARD_AUDIT_STREAM, docs/audit.md) has no Windows side
@@ -96,6 +235,8 @@ static int resolve_workspace(Run *run)
 	_cleanup_free_ char *given = NULL;
 	int r;
 
+	if (run->session_arg)
+		return session_workspace(run);
 	if (run->workspace_arg)
 		given = strdup(run->workspace_arg);
 	else {
@@ -167,6 +308,8 @@ int run_do_prepare(Run *run)
 		return r;
 	if (r < 0)
 		return policy_fail(run, &pe);
+	if ((r = session_protected(run)) < 0)
+		return r;
 	/* The request's tier, else the policy's "tier", else W2. */
 	if (!run->tier_asked && run->pol->has_tier)
 		run->tier = run->pol->tier;
@@ -282,6 +425,7 @@ int run_do_execute(Run *run)
 	/* The proxy's refusals (W2, network proxy), as Linux's result has them. */
 	if (!run->facts && !(run->facts = cJSON_CreateObject()))
 		return -ENOMEM;
+	cow_execute_end(run);
 	if (win_backend_net_facts(run->plan, run->facts, &run->result.net_refused) < 0)
 		return -ENOMEM;
 	log_ending(run);

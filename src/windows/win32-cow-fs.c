@@ -239,9 +239,49 @@ static int64_t f_now(void *ctx)
 	return (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
 }
 
+/* The session's lock: a byte-range lock (LockFileEx, exclusive, never
+ * waiting) on the lock file, held by this handle: the system drops it
+ * when the process ends, however it ends. The handle is not inheritable
+ * (the sandboxed command never holds it), and it shares read, write and
+ * delete, so nothing but the lock itself refuses a second holder. */
+static int f_lock(void *ctx, const char *path, void **ret)
+{
+	_cleanup_free_ wchar_t *w = win32_wide(path);
+	OVERLAPPED ov = { 0 };
+	HANDLE h;
+
+	*ret = NULL;
+	if (!w)
+		return -ENOMEM;
+	h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE,
+			FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_ALWAYS,
+			FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return GetLastError() == ERROR_PATH_NOT_FOUND || GetLastError() == ERROR_FILE_NOT_FOUND
+			       ? -ENOENT
+			       : last_err();
+	if (!LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
+		DWORD e = GetLastError();
+
+		CloseHandle(h);
+		return e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING ? -EBUSY : -EIO;
+	}
+	*ret = h;
+	return 0;
+}
+
+static void f_unlock(void *ctx, void *lock)
+{
+	OVERLAPPED ov = { 0 };
+
+	(void)UnlockFileEx(lock, 0, 1, 0, &ov);
+	CloseHandle(lock);
+}
+
 void win32_cow_fs_init(WinCowFs *fs)
 {
 	*fs = (WinCowFs){ .stat = f_stat, .list = f_list, .mkdir = f_mkdir, .remove = f_remove,
 			  .copy = f_copy, .same = f_same, .read = f_read, .write = f_write,
-			  .append = f_append, .rename = f_rename, .ctime = f_ctime, .now = f_now };
+			  .append = f_append, .rename = f_rename, .ctime = f_ctime, .now = f_now,
+			  .lock = f_lock, .unlock = f_unlock };
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -211,10 +212,39 @@ static void edited(const char *win, int delta)
 	free(h);
 }
 
+/* The lock as flock(2) on a descriptor of its own: a second open of the
+ * same file, in this process too, is refused. */
+static int p_lock(void *ctx, const char *path, void **ret)
+{
+	char *h = host(path);
+	int fd = open(h, O_RDWR | O_CREAT | O_CLOEXEC, 0600), *box;
+
+	free(h);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		close(fd);
+		return e == EWOULDBLOCK ? -EBUSY : -e;
+	}
+	box = malloc(sizeof(*box));
+	assert_non_null(box);
+	*box = fd;
+	*ret = box;
+	return 0;
+}
+
+static void p_unlock(void *ctx, void *lock)
+{
+	close(*(int *)lock);
+	free(lock);
+}
+
 static const WinCowFs fs = { .stat = p_stat, .list = p_list, .mkdir = p_mkdir,
 			     .remove = p_remove, .copy = p_copy, .same = p_same, .read = p_read,
 			     .write = p_write, .append = p_append, .rename = p_rename,
-			     .ctime = p_ctime, .now = p_now };
+			     .ctime = p_ctime, .now = p_now, .lock = p_lock, .unlock = p_unlock };
 
 #define ID "00112233445566aa"
 #define STATE "C:\\state"
@@ -508,6 +538,134 @@ static void test_conflict_own_steps(void **state)
 	win_cow_layout_done(&l);
 }
 
+#define SEC INT64_C(10000000)
+
+/* Several runs: the first run's entries date from the session's start;
+ * an entry a later run made dates from that run's start, so a workspace
+ * edit between the runs to a file only the later run took is no conflict,
+ * one to a file the first run took is; an entry under a recorded
+ * directory takes its parent's; a run that never ended dates what it
+ * made from its own start, not from the next run's. */
+static void test_runs_baseline(void **state)
+{
+	const int64_t s0 = test_now;
+	WinCowLayout l, again;
+	char **out = NULL, *meta;
+
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	assert_int_equal(l.runs, 1);
+	assert_int_equal(l.open_run, s0); /* the run that made it */
+	assert_int_equal(win_cow_baseline(&l, "f.txt"), s0);
+	assert_int_equal(win_cow_run_end(&fs, &l), 0);
+	assert_int_equal(l.open_run, 0);
+	meta = r_(SES "\\session.json");
+	assert_null(strstr(meta, "open_run"));
+	free(meta);
+	assert_int_equal(win_cow_baseline(&l, "f.txt"), s0);
+	assert_int_equal(win_cow_baseline(&l, "gone"), s0);
+	assert_int_equal(win_cow_baseline(&l, "gone\\a"), s0); /* the parent's */
+
+	/* Between the runs the user edits h.txt (new) and f.txt; run 2 takes
+	 * h.txt (its copy-up has the edit). */
+	w("C:\\ws\\h.txt", "h\n");
+	edited("C:\\ws\\h.txt", 50);
+	w("C:\\ws\\f.txt", "edited between the runs\n");
+	edited("C:\\ws\\f.txt", 50);
+	test_now = s0 + 100 * SEC;
+	assert_int_equal(win_cow_run_begin(&fs, &l, (char *[]){ "extra", ".git", NULL }), 0);
+	assert_int_equal(l.runs, 2);
+	assert_int_equal(l.open_run, s0 + 100 * SEC);
+	assert_true(strv_contains(l.protected_, "extra"));
+	assert_int_equal(strv_length(l.protected_), 2); /* .git once */
+	w(SES "\\upper\\h.txt", "h\nrun 2\n");
+	assert_int_equal(win_cow_baseline(&l, "h.txt"), s0 + 100 * SEC); /* the open run's */
+	assert_int_equal(win_cow_run_end(&fs, &l), 0);
+	assert_int_equal(win_cow_baseline(&l, "h.txt"), s0 + 100 * SEC);
+	assert_int_equal(win_cow_baseline(&l, "f.txt"), s0);
+
+	/* What is on disk reads back the same; session.json counts 2 runs
+	 * and keeps the merged protected paths. */
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &again), 0);
+	assert_int_equal(again.runs, 2);
+	assert_int_equal(again.open_run, 0);
+	assert_int_equal(win_cow_baseline(&again, "h.txt"), s0 + 100 * SEC);
+	assert_int_equal(win_cow_baseline(&again, "F.TXT"), s0); /* Windows names */
+	assert_true(strv_contains(again.protected_, "extra"));
+	win_cow_layout_done(&again);
+
+	assert_int_equal(win_cow_apply(&fs, &l, (char *[]){ "f.txt", "h.txt", NULL }, false, &out),
+			 1);
+	assert_true(strv_contains(out, "refused f.txt: changed in the workspace since the session "
+				       "started (a conflict); to apply it anyway: apply --force"));
+	assert_true(strv_contains(out, "applied h.txt"));
+	assert_file("C:\\ws\\f.txt", "edited between the runs\n");
+	assert_file("C:\\ws\\h.txt", "h\nrun 2\n");
+	strv_free(out);
+
+	/* Run 3 is killed (no end): what it made dates from its start when
+	 * run 4 begins, not from run 4's. */
+	test_now = s0 + 200 * SEC;
+	assert_int_equal(win_cow_run_begin(&fs, &l, NULL), 0);
+	w(SES "\\upper\\late.txt", "late\n");
+	win_cow_layout_done(&l);
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	assert_int_equal(l.open_run, s0 + 200 * SEC);
+	assert_int_equal(win_cow_baseline(&l, "late.txt"), s0 + 200 * SEC);
+	test_now = s0 + 300 * SEC;
+	assert_int_equal(win_cow_run_begin(&fs, &l, NULL), 0);
+	assert_int_equal(l.runs, 4);
+	assert_int_equal(win_cow_baseline(&l, "late.txt"), s0 + 200 * SEC);
+	win_cow_layout_done(&l);
+}
+
+/* baseline.jsonl as hostile as a crash leaves it: a torn last line, a
+ * line that is not JSON, a path that is not hex: skipped (those paths
+ * fall back to an earlier time); the first record of a path holds. */
+static void test_baseline_file(void **state)
+{
+	WinCowLayout l;
+
+	w(SES "\\baseline.jsonl", "{\"p\":\"662e747874\",\"t\":\"5\"}\n"
+				   "not json\n"
+				   "{\"p\":\"zz\",\"t\":\"7\"}\n"
+				   "{\"p\":\"662e747874\",\"t\":\"9\"}\n"
+				   "{\"p\":\"672e747874\",\"t\":\"-1\"}\n"
+				   "{\"p\":\"6e6577\",\"t\":\"3\"}\n"
+				   "{\"p\":\"672e747874\",\"t\":\"4");
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	assert_int_equal(l.n_base, 2);
+	assert_int_equal(win_cow_baseline(&l, "f.txt"), 5);
+	assert_int_equal(win_cow_baseline(&l, "new\\n.txt"), 3);
+	assert_int_equal(win_cow_baseline(&l, "g.txt"), l.open_run);
+	l.open_run = 0;
+	assert_int_equal(win_cow_baseline(&l, "g.txt"), l.start);
+	win_cow_layout_done(&l);
+}
+
+/* The lock: a second holder is refused at once (-EBUSY), not waited on;
+ * let go, it can be taken again; no session, no lock; discard while
+ * holding it leaves nothing once it is let go. */
+static void test_lock(void **state)
+{
+	void *a = NULL, *b = NULL;
+	WinCowLayout l;
+
+	assert_int_equal(win_cow_session_lock(&fs, STATE, ID, &a), 0);
+	assert_int_equal(win_cow_session_lock(&fs, STATE, ID, &b), -EBUSY);
+	assert_null(b);
+	win_cow_session_unlock(&fs, a);
+	assert_int_equal(win_cow_session_lock(&fs, STATE, ID, &b), 0);
+	assert_int_equal(win_cow_session_lock(&fs, STATE, "00112233445566ab", &a), -ENOENT);
+	assert_int_equal(win_cow_session_lock(&fs, STATE, "..\\..\\x", &a), -EINVAL);
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), 0);
+	assert_int_equal(win_cow_discard(&fs, &l), 0);
+	assert_file(SES "\\session.json", NULL);
+	win_cow_session_unlock(&fs, b);
+	win_cow_discard_finish(&fs, &l);
+	assert_int_equal(p_stat(NULL, SES), WIN_FILE_NONE);
+	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +675,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recover_killed_apply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_apply_conflict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conflict_own_steps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_runs_baseline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_baseline_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

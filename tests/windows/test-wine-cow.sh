@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Copy-on-write on Windows under Wine (`ward.exe run --cow`, diff, apply,
-# undo, discard): the PLUMBING of the launch sequence (suspended create ->
+# Copy-on-write on Windows under Wine (`ward.exe run --cow`, run
+# --session, diff, apply, undo, discard, the session lock): the PLUMBING of the launch sequence (suspended create ->
 # job -> inject ward-redirect.dll -> its hooks -> its readiness line on
 # ward's pipe -> resume), the redirect (a write lands in the upper, the
 # workspace file is unchanged, a read sees the upper copy), and every
@@ -41,7 +41,7 @@ seed() {
 	printf '[core]\n' >"$ws/.git/config"
 }
 
-echo "1..28"
+echo "1..43"
 
 # The plan: the workspace read-only (the boundary), the session's upper and
 # whiteout dirs the only writable place, the DLL readable, the pipe named
@@ -150,6 +150,130 @@ rc=$?
 check "apply --force applies it over the edit (exit $rc)" bash -c "[ $rc -eq 0 ] && [ ! -e '$ws/g.txt' ]"
 ward discard "$id" >/dev/null 2>&1
 check "discard removes the session" test ! -e "$state/sessions/$id"
+
+# Several runs in one session (`run --session ID`): run 2 sees run 1's
+# upper (a file it wrote, a file it deleted stays deleted), its writes add
+# to the same upper, session.json counts the runs; the workspace is
+# unchanged until apply. The workspace changing between runs: an edit to a
+# file run 1 had taken is a conflict at apply; an edit to a file only run
+# 2 took was seen by run 2 (its copy-up) and is none.
+seed
+rm -f "$ws/new.txt" "$ws/made.txt"
+printf 'h\n' >"$ws/h.txt"
+mkdir -p "$T/other"
+ses() { WARD_TEST_WIN_FAULT=job-echo wine "$T/bin/ward-test.exe" run --tier W0 "$@"; }
+cow -- "$(child)" write "$WS\\one.txt" + append "$WS\\f.txt" "run1" + delete "$WS\\g.txt" \
+	>/dev/null 2>"$T/s1"
+rc=$?
+sid=$(session_of "$T/s1")
+sdir=$state/sessions/$sid
+printf 'edited between runs\n' >>"$ws/h.txt"
+ses --session "$sid" --result "$OUT\\s2.json" -- "$(child)" cat "$WS\\one.txt" + append "$WS\\f.txt" "+run2" + \
+	append "$WS\\h.txt" "run2" + cat "$WS\\f.txt" + exists "$WS\\g.txt" >"$T/s2out" 2>"$T/s2"
+rc2=$?
+check "run --session: run 2 reads the file run 1 wrote and run 1's change to f.txt, and g.txt stays deleted (exits $rc, $rc2: 'exists' says 1)" \
+	bash -c "[ $rc -eq 0 ] && [ $rc2 -eq 1 ] && tr -d '\r' <'$T/s2out' | grep -qx 'xoriginal' &&
+		tr -d '\r' <'$T/s2out' | grep -qx 'run1+run2'"
+{ strip_cr <"$T/s2out"; echo; } | sed 's/^/# run 2: /'
+[ "$rc2" -eq 1 ] || show "$T/s2"
+check "run --session: run 2's writes are in the same upper (f.txt has both runs' appends); the workspace is unchanged" \
+	bash -c "printf 'original\nrun1+run2' | cmp -s - '$sdir/upper/f.txt' && [ -e '$sdir/whiteout/g.txt' ] &&
+		printf 'original\n' | cmp -s - '$ws/f.txt' && printf 'keep\n' | cmp -s - '$ws/g.txt' &&
+		[ ! -e '$ws/one.txt' ] && printf 'h\nedited between runs\n' | cmp -s - '$ws/h.txt'"
+check "session.json counts 2 runs and no run is open; every upper and whiteout entry has a baseline" \
+	python3 -c "
+import json,sys
+j=json.load(open(sys.argv[1]+'/session.json'))
+b={bytes.fromhex(json.loads(l)['p']).decode() for l in open(sys.argv[1]+'/baseline.jsonl')}
+sys.exit(0 if j['runs']==2 and 'open_run' not in j and {'f.txt','one.txt','h.txt','g.txt'}<=b else 1)" "$sdir"
+check "run 2's result: its session, cow, the session's pending changes (1 added, 2 modified, 1 deleted)" \
+	python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1])); c=r.get('changes') or {}
+sys.exit(0 if r.get('session')==sys.argv[2] and r.get('cow') is True and c.get('total')==4 and c.get('added')==1 and c.get('modified')==2 and c.get('deleted')==1 else 1)" \
+	"$T/out/s2.json" "$sid"
+ward diff "$sid" --json >"$T/sdiff.json" 2>&1
+check "diff after two runs: f.txt and h.txt modified, one.txt added, g.txt deleted" \
+	python3 -c "import json,sys; d={(c['path'],c['kind']) for c in json.load(open(sys.argv[1]))}; sys.exit(0 if d=={('f.txt','modified'),('h.txt','modified'),('one.txt','added'),('g.txt','deleted')} else 1)" \
+	"$T/sdiff.json"
+# The workspace changes after both runs took their copies: f.txt (run 1's).
+printf 'edited after run 1\n' >"$ws/f.txt"
+ward apply "$sid" >"$T/sapply" 2>&1
+rc=$?
+check "apply after two runs (exit $rc): f.txt, edited after run 1 took it, is a conflict and keeps the edit; h.txt, edited before run 2 took it, is applied with that edit; one.txt added, g.txt removed" \
+	bash -c "[ $rc -eq 3 ] && grep -q 'refused f.txt: changed in the workspace' '$T/sapply' &&
+		! grep -q 'refused h.txt' '$T/sapply' && printf 'edited after run 1\n' | cmp -s - '$ws/f.txt' &&
+		printf 'h\nedited between runs\nrun2' | cmp -s - '$ws/h.txt' &&
+		printf 'x' | cmp -s - '$ws/one.txt' && [ ! -e '$ws/g.txt' ]"
+show "$T/sapply"
+
+(cd "$T/other" 2>/dev/null || cd /; ward run --dry-run --session "$sid" -- "$(child)" exit 0) 2>&1 | strip_cr >"$T/splan"
+check "run --dry-run --session (from another directory): the plan is that session's (its upper writable, its workspace the cwd)" \
+	bash -c "grep -q '^grant .*sessions.$sid.upper modify (cow upper)' '$T/splan' && grep -qxF 'cwd $WS' '$T/splan'"
+
+# Refusals (exit 125, the command never ran: its marker is outside the
+# workspace): an unknown id, not an id, another workspace, a discarded
+# session.
+refused_run() { # DESC PATTERN ARGS...
+	local d=$1 pat=$2 rc
+	shift 2
+	rm -f "$T/out/marker"
+	ses "$@" -- "$(child)" write "$OUT\\marker" >"$T/rout" 2>&1
+	rc=$?
+	if [ "$rc" -eq 125 ] && [ ! -e "$T/out/marker" ] && grep -q "$pat" "$T/rout"; then
+		ok "$d"
+	else
+		not_ok "$d (exit $rc)"
+		show "$T/rout"
+	fi
+}
+refused_run "run --session with an unknown id: exit 125, nothing ran" \
+	"Session '0123456789abcdef': no such copy-on-write session" --session 0123456789abcdef
+refused_run "run --session with what is not an id (..\\x): exit 125" \
+	"not a session id" --session '..\x'
+refused_run "run --session from another workspace (-C): exit 125" \
+	"belongs to workspace" --session "$sid" -C "$(winpath "$T/other")"
+cow -- "$(child)" exit 0 >/dev/null 2>"$T/s3"
+did=$(session_of "$T/s3")
+ward discard "$did" >/dev/null 2>&1
+refused_run "run --session of a discarded session: exit 125, the session is not made again" \
+	"unknown or discarded" --session "$did"
+check "discard removed the session's directory, lock file included, and the refused run did not make it again" \
+	test ! -e "$state/sessions/$did"
+
+# The session lock: while a run holds the session, a second run and every
+# review (diff, apply, undo, discard) are refused at once, not waited on;
+# the workspace and the session are unchanged. The holder waits for a
+# file the test makes only after the checks (no timing involved).
+rm -f "$T/out/started" "$T/out/go" "$T/out/marker"
+ses --session "$sid" --cow -- "$(child)" write "$OUT\\started" + wait-for "$OUT\\go" \
+	>/dev/null 2>"$T/hold" &
+holder=$!
+for _ in $(seq 1200); do [ -e "$T/out/started" ] && break; sleep 0.1; done
+cp -r "$sdir" "$T/sdir-before"
+cp -r "$ws" "$T/ws-before"
+ward diff "$sid" >"$T/l1" 2>&1
+r1=$?
+ward apply "$sid" --force >"$T/l2" 2>&1
+r2=$?
+ward discard "$sid" >"$T/l3" 2>&1
+r3=$?
+ses --session "$sid" -- "$(child)" write "$OUT\\marker" >"$T/l4" 2>&1
+r4=$?
+check "while a run holds the session: diff, apply and discard are refused (exits $r1 $r2 $r3), a second run too (exit $r4, it never ran)" \
+	bash -c "[ -e '$T/out/started' ] && [ $r1 -eq 1 ] && [ $r2 -eq 1 ] && [ $r3 -eq 1 ] && [ $r4 -eq 125 ] &&
+		grep -q 'in use by another ward.exe run or review' '$T/l1' &&
+		grep -q 'in use by another ward.exe run or review' '$T/l3' &&
+		grep -q 'in use by another ward.exe run or review' '$T/l4' && [ ! -e '$T/out/marker' ]"
+check "the refused commands changed nothing: the workspace and the session's upper, whiteouts and records are as they were" \
+	bash -c "diff -r '$T/ws-before' '$ws' && diff -r -x lock '$T/sdir-before' '$sdir'"
+touch "$T/out/go"
+wait "$holder"
+rc=$?
+ward diff "$sid" >"$T/l5" 2>&1
+r5=$?
+check "the lock goes with the run (exit $rc): diff works again (exit $r5), session.json counts 3 runs" \
+	bash -c "[ $rc -eq 0 ] && [ $r5 -eq 0 ] && python3 -c \"import json,sys; sys.exit(0 if json.load(open('$sdir/session.json'))['runs']==3 else 1)\""
 
 # Fail closed: the command must never run. Its marker is written OUTSIDE
 # the workspace (not redirected), so a run that slipped through shows.

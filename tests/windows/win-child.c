@@ -16,6 +16,7 @@
  *   delete FILE        DeleteFileW
  *   rename FROM TO     MoveFileExW (replacing)
  *   exists FILE        exit 0 if FILE exists, 1 if not
+ *   wait-for FILE      exit 0 once FILE exists (2 after 120 s without)
  *   loaded NAME        exit 0 if module NAME is loaded in this process
  *   ls DIR             the names in DIR (FindFirstFileW), one a line, to stdout
  *   proxy-get HOST:PORT FILE   through the proxy $HTTP_PROXY names
@@ -141,6 +142,14 @@ static int child_main(int argc, char **argv, wchar_t **wargv)
 		return MoveFileExW(wargv[2], wargv[3], MOVEFILE_REPLACE_EXISTING) ? 0 : 1;
 	if (strcmp(argv[1], "exists") == 0 && argc >= 3)
 		return GetFileAttributesW(wargv[2]) != INVALID_FILE_ATTRIBUTES ? 0 : 1;
+	if (strcmp(argv[1], "wait-for") == 0 && argc >= 3) {
+		for (int i = 0; i < 6000; i++) {
+			if (GetFileAttributesW(wargv[2]) != INVALID_FILE_ATTRIBUTES)
+				return 0;
+			Sleep(20);
+		}
+		return 2;
+	}
 	if (strcmp(argv[1], "proxy-get") == 0 && argc >= 4)
 		return proxy_get(argv[2], argv[3]);
 	if (strcmp(argv[1], "ls") == 0 && argc >= 3) {
