@@ -41,7 +41,7 @@ seed() {
 	printf '[core]\n' >"$ws/.git/config"
 }
 
-echo "1..43"
+echo "1..45"
 
 # The plan: the workspace read-only (the boundary), the session's upper and
 # whiteout dirs the only writable place, the DLL readable, the pipe named
@@ -150,6 +150,38 @@ rc=$?
 check "apply --force applies it over the edit (exit $rc)" bash -c "[ $rc -eq 0 ] && [ ! -e '$ws/g.txt' ]"
 ward discard "$id" >/dev/null 2>&1
 check "discard removes the session" test ! -e "$state/sessions/$id"
+
+# Fail closed: the command must never run. Its marker is written OUTSIDE
+# the workspace (not redirected), so a run that slipped through shows.
+refused() { # DESC PATTERN
+	local d=$1 pat=$2 rc
+	rm -f "$T/out/marker"
+	cow -- "$(child)" write "$OUT\\marker" >"$T/fout" 2>&1
+	rc=$?
+	if [ "$rc" -eq 125 ] && [ ! -e "$T/out/marker" ] && grep -q "cow-inject: .*$pat" "$T/fout"; then
+		ok "$d"
+	else
+		not_ok "$d (exit $rc)"
+		show "$T/fout"
+	fi
+}
+FAULT=job-echo,inject-fail refused "injection refused: the child is killed, exit 125" \
+	"CreateRemoteThread(LoadLibraryW): access denied (injected)"
+FAULT=job-echo,ready-missing refused "no readiness line (the DLL cannot reach ward's pipe): exit 125" \
+	"loader thread ended first"
+FAULT=job-echo,ready-timeout refused "readiness not in time: exit 125" \
+	"no readiness signal from the redirector within the time allowed"
+EXE=$T/nodll/ward-test.exe refused "the DLL missing beside ward.exe: exit 125" "ward-redirect.dll"
+# The readiness pipe against other processes (played by ward-test.exe,
+# win32-inject.c's test hooks, so that they are there first every time):
+# a name someone already holds is never joined; a client that is not the
+# child is refused even with the child's exact line.
+FAULT=job-echo,cow-squat refused "the readiness pipe's name squatted: FILE_FLAG_FIRST_PIPE_INSTANCE refuses, exit 125" \
+	"CreateNamedPipeW (first instance)"
+FAULT=job-echo,cow-intruder refused "a readiness client that is not the child (the child's line, another pid): exit 125" \
+	"the client is process [0-9]*, not the child"
+check "audit: the refused runs are error events naming the step cow-inject" \
+	bash -c "[ \$(grep -c '\"cow-inject' '$state/audit.jsonl') -ge 6 ]"
 
 # Several runs in one session (`run --session ID`): run 2 sees run 1's
 # upper (a file it wrote, a file it deleted stays deleted), its writes add
@@ -275,36 +307,32 @@ r5=$?
 check "the lock goes with the run (exit $rc): diff works again (exit $r5), session.json counts 3 runs" \
 	bash -c "[ $rc -eq 0 ] && [ $r5 -eq 0 ] && python3 -c \"import json,sys; sys.exit(0 if json.load(open('$sdir/session.json'))['runs']==3 else 1)\""
 
-# Fail closed: the command must never run. Its marker is written OUTSIDE
-# the workspace (not redirected), so a run that slipped through shows.
-refused() { # DESC PATTERN
-	local d=$1 pat=$2 rc
-	rm -f "$T/out/marker"
-	cow -- "$(child)" write "$OUT\\marker" >"$T/fout" 2>&1
-	rc=$?
-	if [ "$rc" -eq 125 ] && [ ! -e "$T/out/marker" ] && grep -q "cow-inject: .*$pat" "$T/fout"; then
-		ok "$d"
-	else
-		not_ok "$d (exit $rc)"
-		show "$T/fout"
-	fi
-}
-FAULT=job-echo,inject-fail refused "injection refused: the child is killed, exit 125" \
-	"CreateRemoteThread(LoadLibraryW): access denied (injected)"
-FAULT=job-echo,ready-missing refused "no readiness line (the DLL cannot reach ward's pipe): exit 125" \
-	"loader thread ended first"
-FAULT=job-echo,ready-timeout refused "readiness not in time: exit 125" \
-	"no readiness signal from the redirector within the time allowed"
-EXE=$T/nodll/ward-test.exe refused "the DLL missing beside ward.exe: exit 125" "ward-redirect.dll"
-# The readiness pipe against other processes (played by ward-test.exe,
-# win32-inject.c's test hooks, so that they are there first every time):
-# a name someone already holds is never joined; a client that is not the
-# child is refused even with the child's exact line.
-FAULT=job-echo,cow-squat refused "the readiness pipe's name squatted: FILE_FLAG_FIRST_PIPE_INSTANCE refuses, exit 125" \
-	"CreateNamedPipeW (first instance)"
-FAULT=job-echo,cow-intruder refused "a readiness client that is not the child (the child's line, another pid): exit 125" \
-	"the client is process [0-9]*, not the child"
-check "audit: the refused runs are error events naming the step cow-inject" \
-	bash -c "[ \$(grep -c '\"cow-inject' '$state/audit.jsonl') -ge 6 ]"
+# A run killed (SIGKILL to ward-test.exe: no clean-up of its own) lets go
+# of the lock with its process; the run it did not end stays open in
+# session.json, and the next run dates what it left from its start.
+rm -f "$T/out/started" "$T/out/go"
+(
+	export WARD_TEST_WIN_FAULT=job-echo
+	exec wine "$T/bin/ward-test.exe" run --tier W0 --session "$sid" -- "$(child)" \
+		write "$WS\\killed.txt" + write "$OUT\\started" + wait-for "$OUT\\go"
+) >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 1200); do [ -e "$T/out/started" ] && break; sleep 0.1; done
+kill -KILL "$holder"
+wait "$holder" 2>/dev/null
+touch "$T/out/go"
+ward diff "$sid" >"$T/l6" 2>&1
+r6=$?
+check "a killed run's lock goes with its process: diff works (exit $r6); the session shows the run as not ended (open_run, 4 runs)" \
+	bash -c "[ -e '$T/out/started' ] && [ $r6 -eq 0 ] && python3 -c \"import json,sys; j=json.load(open('$sdir/session.json')); sys.exit(0 if j['runs']==4 and 'open_run' in j else 1)\""
+kopen=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('open_run','none'))" "$sdir/session.json")
+ses --session "$sid" -- "$(child)" exists "$WS\\killed.txt" >/dev/null 2>&1
+r7=$?
+check "the next run sees what the killed run wrote (exit $r7), and closes the session's runs (5, none open; killed.txt dated from the killed run's start)" \
+	python3 -c "
+import json,sys
+d=sys.argv[1]; j=json.load(open(d+'/session.json'))
+b={bytes.fromhex(json.loads(l)['p']).decode(): json.loads(l)['t'] for l in reversed(open(d+'/baseline.jsonl').readlines())}
+sys.exit(0 if int(sys.argv[2])==0 and j['runs']==5 and 'open_run' not in j and b.get('killed.txt')==sys.argv[3] else 1)" "$sdir" "$r7" "$kopen"
 
 [ "$fails" -eq 0 ]
