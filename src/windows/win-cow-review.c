@@ -53,8 +53,9 @@ void win_cow_layout_done(WinCowLayout *l)
 	free(l->workspace);
 	strv_free(l->protected_);
 	free(l->baseline);
-	strv_free(l->base_paths);
-	free(l->base_times);
+	for (size_t i = 0; i < l->n_base; i++)
+		free(l->base[i].path);
+	free(l->base);
 	memset(l, 0, sizeof(*l));
 }
 

@@ -79,10 +79,16 @@ typedef struct WinCowLayout {
 	int runs;             /* session.json's "runs" */
 	int64_t open_run;     /* session.json's "open_run": the start of a run
 	                       * that has not ended (0: none) */
-	char **base_paths;    /* baseline.jsonl, read at open */
-	int64_t *base_times;
+	struct WinCowBase *base; /* baseline.jsonl, read at open: sorted by path
+	                          * (case-insensitive), one per path */
 	size_t n_base;
 } WinCowLayout;
+
+typedef struct WinCowBase {
+	char *path;
+	int64_t t;
+	size_t seq;           /* order of recording: the first record holds */
+} WinCowBase;
 
 const char *win_cow_kind_name(WinCowChangeKind k); /* Linux's: "added", ... */
 

@@ -38,31 +38,77 @@ void win_cow_session_unlock(const WinCowFs *fs, void *lock)
 		fs->unlock(fs->ctx, lock);
 }
 
-static int base_add(WinCowLayout *l, const char *rel, int64_t t)
+/* The records: appended as they come (@seq in order), then sorted by
+ * path and made unique, the first record of a path kept. */
+static int base_add(WinCowLayout *l, size_t *cap, const char *rel, int64_t t)
 {
-	int64_t *n = realloc(l->base_times, (l->n_base + 1) * sizeof(*n));
+	char *p;
 
-	if (!n)
+	if (l->n_base == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		WinCowBase *b = realloc(l->base, n * sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		l->base = b;
+		*cap = n;
+	}
+	if (!(p = strdup(rel)))
 		return -ENOMEM;
-	l->base_times = n;
-	if (strv_extend(&l->base_paths, rel) < 0)
-		return -ENOMEM;
-	n[l->n_base++] = t;
+	l->base[l->n_base] = (WinCowBase){ .path = p, .t = t, .seq = l->n_base };
+	l->n_base++;
 	return 0;
 }
 
-/* The index of @rel's own record, or -1. */
-static ssize_t base_find(const WinCowLayout *l, const char *rel)
+static int cmp_base(const void *a, const void *b)
 {
+	const WinCowBase *x = a, *y = b;
+	int c = strcasecmp(x->path, y->path);
+
+	return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void base_sort(WinCowLayout *l)
+{
+	size_t k = 0;
+
+	if (l->n_base > 1)
+		qsort(l->base, l->n_base, sizeof(*l->base), cmp_base);
+	for (size_t i = 0; i < l->n_base; i++) {
+		if (k && strcasecmp(l->base[k - 1].path, l->base[i].path) == 0) {
+			free(l->base[i].path);
+			continue;
+		}
+		l->base[k++] = l->base[i];
+	}
+	l->n_base = k;
 	for (size_t i = 0; i < l->n_base; i++)
-		if (strcasecmp(l->base_paths[i], rel) == 0)
-			return (ssize_t)i;
-	return -1;
+		l->base[i].seq = i;
+}
+
+/* @rel's own record, or NULL (binary search: the list is sorted). */
+static const WinCowBase *base_find(const WinCowLayout *l, const char *rel)
+{
+	size_t lo = 0, hi = l->n_base;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcasecmp(l->base[mid].path, rel);
+
+		if (c == 0)
+			return &l->base[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 int win_cow_baseline_load(const WinCowFs *fs, WinCowLayout *l)
 {
 	_cleanup_free_ char *text = NULL;
+	size_t cap = 0;
 	int r = fs->read(fs->ctx, l->baseline, &text);
 
 	if (r == -ENOENT)
@@ -85,36 +131,44 @@ int win_cow_baseline_load(const WinCowFs *fs, WinCowLayout *l)
 		    strspn(t->valuestring, "0123456789") != strlen(t->valuestring) ||
 		    !*t->valuestring || strlen(t->valuestring) >= 19)
 			continue;
-		if (base_find(l, rel) >= 0)
-			continue; /* the first record of a path holds */
-		if ((r = base_add(l, rel, strtoll(t->valuestring, NULL, 10))) < 0)
+		if ((r = base_add(l, &cap, rel, strtoll(t->valuestring, NULL, 10))) < 0)
 			return r;
 	}
+	base_sort(l); /* the first record of a path holds */
 	return 0;
 }
 
 int64_t win_cow_baseline(const WinCowLayout *l, const char *rel)
 {
 	_cleanup_free_ char *up = strdup(rel);
-	ssize_t i = base_find(l, rel);
+	const WinCowBase *b = base_find(l, rel);
 	char *slash;
 
-	if (i >= 0)
-		return l->base_times[i];
+	if (b)
+		return b->t;
 	/* A workspace entry under a directory the session deleted or
 	 * replaced (or an entry a run that has not ended made under one
 	 * recorded before): its parent's. */
 	while (up && (slash = strrchr(up, '\\'))) {
 		*slash = 0;
-		if ((i = base_find(l, up)) >= 0)
-			return l->base_times[i];
+		if ((b = base_find(l, up)))
+			return b->t;
 	}
 	return l->open_run ? l->open_run : l->start;
 }
 
-/* Record @t for every entry under <@root>\@rel that has no record yet. */
-static int record_tree(const WinCowFs *fs, WinCowLayout *l, const char *root, const char *rel,
-		       int64_t t)
+/* The paths a walk found without a record: their lines, appended in one
+ * write at the end (a torn write leaves paths without a record, which
+ * fall back to an earlier time). */
+typedef struct Pending {
+	char **paths;
+	char *lines;
+	size_t len;
+} Pending;
+
+/* Every entry under <@root>\@rel that has no record yet, into @p. */
+static int find_unrecorded(const WinCowFs *fs, const WinCowLayout *l, const char *root,
+			   const char *rel, int64_t t, Pending *p)
 {
 	_cleanup_free_ char *dir = win_cow_join(root, rel);
 	_cleanup_strv_ char **names = NULL;
@@ -131,29 +185,50 @@ static int record_tree(const WinCowFs *fs, WinCowLayout *l, const char *root, co
 
 		if (!sub || !(full = win_cow_join(root, sub)))
 			return -ENOMEM;
-		if (base_find(l, sub) < 0) {
+		if (!base_find(l, sub)) {
+			size_t k;
+			char *grown;
+
 			if (!(h = win_cow_hex(sub)) ||
 			    asprintf(&line, "{\"p\":\"%s\",\"t\":\"%lld\"}\n", h, (long long)t) < 0)
 				return -ENOMEM;
-			/* On disk before it counts: a crash leaves the path
-			 * without a record, which falls back to an earlier time. */
-			if ((r = fs->append(fs->ctx, l->baseline, line)) < 0 ||
-			    (r = base_add(l, sub, t)) < 0)
-				return r;
+			k = strlen(line);
+			if (!(grown = realloc(p->lines, p->len + k + 1)))
+				return -ENOMEM;
+			p->lines = grown;
+			memcpy(p->lines + p->len, line, k + 1);
+			p->len += k;
+			if (strv_extend(&p->paths, sub) < 0)
+				return -ENOMEM;
 		}
 		/* A reparse point is NONE: never walked through. */
 		if (fs->stat(fs->ctx, full) == WIN_FILE_DIRECTORY &&
-		    (r = record_tree(fs, l, root, sub, t)) < 0)
+		    (r = find_unrecorded(fs, l, root, sub, t, p)) < 0)
 			return r;
 	}
 	return 0;
 }
 
+/* Record @t for every upper and whiteout entry that has none: on disk
+ * first, then in @l. */
 static int record_all(const WinCowFs *fs, WinCowLayout *l, int64_t t)
 {
-	int r = record_tree(fs, l, l->upper, "", t);
+	Pending p = { 0 };
+	size_t cap = l->n_base;
+	int r = find_unrecorded(fs, l, l->upper, "", t, &p);
 
-	return r < 0 ? r : record_tree(fs, l, l->whiteout, "", t);
+	if (r >= 0)
+		r = find_unrecorded(fs, l, l->whiteout, "", t, &p);
+	if (r >= 0 && p.len)
+		r = fs->append(fs->ctx, l->baseline, p.lines);
+	STRV_FOREACH(s, p.paths)
+		if (r >= 0)
+			r = base_add(l, &cap, *s, t);
+	if (p.paths)
+		base_sort(l);
+	strv_free(p.paths);
+	free(p.lines);
+	return r;
 }
 
 /* session.json with @edit applied, replaced whole. */
