@@ -662,6 +662,7 @@ static void test_lock(void **state)
 	assert_file(SES "\\session.json", NULL);
 	win_cow_session_unlock(&fs, b);
 	win_cow_discard_finish(&fs, &l);
+	win_cow_layout_done(&l);
 	assert_int_equal(p_stat(NULL, SES), WIN_FILE_NONE);
 	assert_int_equal(win_cow_session_open(&fs, STATE, ID, &l), -ENOENT);
 }
