@@ -364,26 +364,29 @@ PLAN_FN(plan_w1_write, WIN_TIER_W1_WRITE)
 PLAN_FN(plan_w2, WIN_TIER_W2)
 
 /* The sandbox-user tier: ward-setup.exe's record read back (its DACL
- * first), the offline user's walls read back, then the W1-write plan
- * made the user's (win-user.h). Network none only: the online user needs
- * the proxy. Every refusal names its step; nothing has changed yet. */
+ * first), the user's walls read back, then the W1-write plan made the
+ * user's (win-user.h). network.mode none: the offline user, walled off
+ * entirely. network.mode proxy: the online user, whose walls permit only
+ * loopback TCP to WIN_SETUP_ONLINE_PROXY_PORT; ward.exe's proxy holds that
+ * port exclusively for the run. Every refusal names its step; nothing has
+ * changed yet; never degraded on the network. */
 static int plan_user(const BackendInput *in, BackendPlan **ret, WardError *reterr)
 {
 	_cleanup_(win_freep) BackendPlan *b = NULL;
 	WinSetupApi sapi;
 	Win32SetupCtx sctx = { 0 };
-	WinWfpInput wi = { .identity = WIN_WFP_USER, .persistent = true };
 	const char *step = "setup";
 	char why[768] = "";
-	int r;
+	int user, r;
 
-	if (in->policy->net_mode != NET_MODE_NONE)
+	if (in->policy->net_mode != NET_MODE_NONE && in->policy->net_mode != NET_MODE_PROXY)
 		return ward_error_set(reterr, "tier", EOPNOTSUPP,
-				      "the sandbox-user tier runs network none only (the offline "
-				      "user); the online user needs the proxy on Windows");
+				      "the sandbox-user tier runs network none (the offline user) "
+				      "or proxy (the online user) only");
 	if (in->cow_upper)
 		return ward_error_set(reterr, "tier", EOPNOTSUPP,
 				      "--cow is not available on the sandbox-user tier");
+	user = in->policy->net_mode == NET_MODE_PROXY;
 	r = plan_tier(WIN_TIER_W1_WRITE, in, &b, reterr);
 	if (r < 0)
 		return r;
@@ -392,13 +395,12 @@ static int plan_user(const BackendInput *in, BackendPlan **ret, WardError *reter
 #if WARD_TEST_HOOKS
 	win_fault_setup_install(&sapi, getenv("WARD_TEST_WIN_FAULT"));
 #endif
-	r = win_user_load(&sapi, b->state, 0, &b->su, &step, why, sizeof(why));
+	r = win_user_load(&sapi, b->state, user, &b->su, &step, why, sizeof(why));
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
 		return ward_error_set(reterr, step, EPERM, "%s", why);
-	wi.sid = b->su.sid;
-	if (win_wfp_plan(&wi, &b->wfp) < 0)
+	if (win_setup_walls_plan(user, b->su.sid, &b->wfp) < 0)
 		return ward_error_set(reterr, "network-wall", EINVAL, "no wall plan for %s",
 				      b->su.sid);
 #if WARD_TEST_HOOKS
@@ -407,11 +409,32 @@ static int plan_user(const BackendInput *in, BackendPlan **ret, WardError *reter
 	r = win_walls_verify(&b->netapi, &b->wfp, why, sizeof(why));
 	if (r < 0)
 		return ward_error_set(reterr, "network-wall", -r,
-				      "ward-setup.exe's WFP filters on the offline user %s: %s",
-				      b->su.sid, why);
+				      "ward-setup.exe's WFP filters on the %s user %s: %s",
+				      user ? "online" : "offline", b->su.sid, why);
 	r = win_user_plan(b->plan, &b->su);
 	if (r < 0)
 		return r == -ENOMEM ? r : ward_error_set(reterr, "plan", -r, "not a W1-write plan");
+	if (user) {
+		/* The one port the walls let through, held by this run's proxy
+		 * alone (127.0.0.1 and ::1, exclusively): another listener
+		 * there would be reachable by the command, so it refuses. */
+		WinProxyConfig pc = { .policy = in->policy, .audit = in->audit,
+				      .port = WIN_SETUP_ONLINE_PROXY_PORT };
+
+		r = win_proxy_listen(&pc, &b->proxy, why, sizeof(why));
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			return ward_error_set(reterr, "proxy", -r,
+					      "cannot start the proxy on the port the online user's "
+					      "walls permit: %s%s",
+					      why, r == -EADDRINUSE ? " (another sandbox-user run, or "
+								      "another program, holds it)"
+								    : "");
+		r = win_plan_proxy_env(b->plan, win_proxy_port(b->proxy));
+		if (r < 0)
+			return r;
+	}
 	strv_free(b->notes);
 	b->notes = NULL;
 	STRV_FOREACH(d, b->plan->degraded) {
@@ -639,12 +662,16 @@ char *win_backend_plan_text(const BackendPlan *b)
 	char *text = win_plan_describe(b->plan);
 
 	if (text && b->user) {
-		char *more = NULL;
+		char *more = NULL, proxy[128] = "";
 
+		if (b->proxy)
+			snprintf(proxy, sizeof(proxy),
+				 "proxy 127.0.0.1:%u (the one port the walls permit, held exclusively)\n",
+				 (unsigned)win_proxy_port(b->proxy));
 		if (asprintf(&more, "sandbox-user %s %s (ward-runner.exe, CreateProcessWithLogonW; "
 				    "the W1-write plan below is the user's)\n"
-				    "walls %zu persistent filters on %s (ward-setup.exe's, read back)\n%s",
-			     b->su.name, b->su.sid, b->wfp.n, b->su.sid, text) < 0) {
+				    "walls %zu persistent filters on %s (ward-setup.exe's, read back)\n%s%s",
+			     b->su.name, b->su.sid, b->wfp.n, b->su.sid, proxy, text) < 0) {
 			free(text);
 			return NULL;
 		}

@@ -43,11 +43,12 @@ int win_env_build(const WardPolicy *p, char *const *envp, char *const *extra, ch
 {
 	_cleanup_strv_ char **pass = upper_names(p->env_pass), **strip = upper_names(p->env_strip),
 			    **pset = upper_names(p->env_set), **env = upper_names(envp),
-			    **ext = upper_names(extra), **more = upper_names(set), **out = NULL;
+			    **ext = upper_names(extra), **out = NULL;
 	WardPolicy q = *p;
+	int r;
 
 	if ((p->env_pass && !pass) || (p->env_strip && !strip) || (p->env_set && !pset) ||
-	    (envp && !env) || (extra && !ext) || (set && !more))
+	    (envp && !env) || (extra && !ext))
 		return -ENOMEM;
 	q.env_pass = pass;
 	q.env_strip = strip;
@@ -57,25 +58,38 @@ int win_env_build(const WardPolicy *p, char *const *envp, char *const *extra, ch
 	out = env_filter(&q, env, ext);
 	if (!out)
 		return -ENOMEM;
+	r = win_env_set(&out, set);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(out);
+	return 0;
+}
+
+int win_env_set(char ***env, char *const *set)
+{
+	_cleanup_strv_ char **more = upper_names(set);
+
+	if (set && !more)
+		return -ENOMEM;
 	STRV_FOREACH(s, more) {
 		size_t n = strcspn(*s, "=");
 		bool replaced = false;
 
-		for (size_t i = 0; out[i]; i++)
-			if (strncmp(out[i], *s, n) == 0 && out[i][n] == '=') {
+		for (size_t i = 0; *env && (*env)[i]; i++)
+			if (strncmp((*env)[i], *s, n) == 0 && (*env)[i][n] == '=') {
 				char *c = strdup(*s);
 
 				if (!c)
 					return -ENOMEM;
-				free(out[i]);
-				out[i] = c;
+				free((*env)[i]);
+				(*env)[i] = c;
 				replaced = true;
 			}
-		if (!replaced && strv_extend(&out, *s) < 0)
+		if (!replaced && strv_extend(env, *s) < 0)
 			return -ENOMEM;
 	}
-	qsort(out, strv_length(out), sizeof(char *), cmp_name);
-	*ret = TAKE_PTR(out);
+	if (*env)
+		qsort(*env, strv_length(*env), sizeof(char *), cmp_name);
 	return 0;
 }
 

@@ -226,8 +226,8 @@ static int install_one(WinApi *api, const char *fault, size_t n)
 {
 #define IS(name) (n == strlen(name) && strncmp(fault, name, n) == 0)
 	if (IS("wfp-echo") || IS("wfp-lie") || IS("lb-echo") || IS("lb-lie") || IS("wfp-setup") ||
-	    IS("setup-echo") || IS("cow-squat") || IS("cow-intruder") || IS("helper-declined") ||
-	    IS("helper-squat"))
+	    IS("wfp-setup-port") || IS("setup-echo") || IS("cow-squat") || IS("cow-intruder") ||
+	    IS("helper-declined") || IS("helper-squat"))
 		return 0; /* win_fault_net_install()'s, win_fault_setup_install()'s,
 			   * win32-inject.c's, win32-helper-client.c's */
 	else if (IS("helper-echo")) {
@@ -420,6 +420,11 @@ void win_fault_net_seed(const char *fault, const WinWfpPlan *p)
 		return;
 	memcpy(eng.f, p->filters, p->n * sizeof(p->filters[0]));
 	eng.n = p->n;
+	if (listed(fault, "wfp-setup-port"))
+		for (size_t i = 0; i < eng.n; i++)
+			for (size_t k = 0; k < eng.f[i].n_cond; k++)
+				if (eng.f[i].cond[k].field == WIN_WFP_F_REMOTE_PORT)
+					eng.f[i].cond[k].num++;
 	eng.seeded = true;
 }
 
@@ -457,9 +462,12 @@ static int identity_unprotect(void *ctx, const void *in, size_t n, void **ret, s
 
 static int fake_user_get(void *ctx, const char *name, char ret[WIN_SID_STRING_MAX])
 {
-	if (strcmp(name, WIN_SETUP_OFFLINE_USER) != 0)
+	if (strcmp(name, WIN_SETUP_OFFLINE_USER) == 0)
+		snprintf(ret, WIN_SID_STRING_MAX, "%s", WIN_FAULT_OFFLINE_SID);
+	else if (strcmp(name, WIN_SETUP_ONLINE_USER) == 0)
+		snprintf(ret, WIN_SID_STRING_MAX, "%s", WIN_FAULT_ONLINE_SID);
+	else
 		return -ENOENT;
-	snprintf(ret, WIN_SID_STRING_MAX, "%s", WIN_FAULT_OFFLINE_SID);
 	return 0;
 }
 

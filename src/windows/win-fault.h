@@ -47,11 +47,15 @@
  *                     child that runs, unconfined
  *   wfp-setup         the wfp-echo engine holding, before the run, the
  *                     persistent filters ward-setup.exe makes for the
- *                     offline user (the sandbox-user tier's read-back)
+ *                     sandbox user of the run (the sandbox-user tier's
+ *                     read-back)
+ *   wfp-setup-port    with wfp-setup: the online user's proxy permits held
+ *                     for another port (walls that differ from the plan)
  *   setup-echo        what ward-setup.exe leaves, where it cannot be made
  *                     (Wine): the credential record's DACL reads back as
  *                     setup sets it, DPAPI is the identity, the offline
- *                     user exists (WIN_FAULT_OFFLINE_SID)
+ *                     and online users exist (WIN_FAULT_OFFLINE_SID,
+ *                     WIN_FAULT_ONLINE_SID)
  *   cow-squat         (win32-inject.c) the readiness pipe's name taken before
  *                     ward creates it
  *   cow-intruder      (win32-inject.c) a client that is not the child
@@ -83,4 +87,5 @@ int win_fault_net_install(WinNetApi *api, const char *fault);
 void win_fault_net_seed(const char *fault, const WinWfpPlan *p);
 /* setup-echo: replace @api's record, DPAPI and user calls. */
 #define WIN_FAULT_OFFLINE_SID "S-1-5-21-1-2-3-1005"
+#define WIN_FAULT_ONLINE_SID "S-1-5-21-1-2-3-1006"
 void win_fault_setup_install(WinSetupApi *api, const char *fault);

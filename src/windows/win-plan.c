@@ -540,30 +540,45 @@ static bool proxy_mode(const WinPlan *plan, const WinPlanInput *in)
 	return plan->tier == WIN_TIER_W2 && in->policy->net_mode == NET_MODE_PROXY && in->proxy_port;
 }
 
-/* W2 with the proxy: the variables proxy-aware programs read (as on
- * Linux: HTTP(S)_PROXY to the HTTP proxy, ALL_PROXY to SOCKS5, both on the
- * one port), each also in lower case, set after the policy's env so a
- * policy cannot point them elsewhere. NO_PROXY is emptied: under the walls
- * only the proxy's port is reachable, loopback included. */
-static int plan_proxy_env(WinPlan *plan, const WinPlanInput *in, char ***set)
+/* The variables proxy-aware programs read (as on Linux: HTTP(S)_PROXY to
+ * the HTTP proxy, ALL_PROXY to SOCKS5, both on the one port), each also
+ * in lower case. NO_PROXY is emptied: under the walls only the proxy's
+ * port is reachable, loopback included. */
+static int proxy_vars(uint16_t port, char ***set)
 {
 	static const char *const names[][2] = {
 		{ "HTTP_PROXY", "http" },  { "http_proxy", "http" },  { "HTTPS_PROXY", "http" },
 		{ "https_proxy", "http" }, { "ALL_PROXY", "socks5h" }, { "all_proxy", "socks5h" },
 	};
 
-	if (!proxy_mode(plan, in))
-		return 0;
 	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
 		char *kv = NULL;
 
-		if (asprintf(&kv, "%s=%s://127.0.0.1:%u", names[i][0], names[i][1], in->proxy_port) < 0 ||
+		if (asprintf(&kv, "%s=%s://127.0.0.1:%u", names[i][0], names[i][1], port) < 0 ||
 		    strv_consume(set, kv) < 0)
 			return -ENOMEM;
 	}
 	if (strv_extend(set, "NO_PROXY=") < 0 || strv_extend(set, "no_proxy=") < 0)
 		return -ENOMEM;
 	return 0;
+}
+
+/* W2 with the proxy: its variables, set after the policy's env so a
+ * policy cannot point them elsewhere. */
+static int plan_proxy_env(WinPlan *plan, const WinPlanInput *in, char ***set)
+{
+	return proxy_mode(plan, in) ? proxy_vars(in->proxy_port, set) : 0;
+}
+
+int win_plan_proxy_env(WinPlan *plan, uint16_t port)
+{
+	_cleanup_strv_ char **set = NULL;
+	int r;
+
+	if (port == 0)
+		return -EINVAL;
+	r = proxy_vars(port, &set);
+	return r < 0 ? r : win_env_set(&plan->env, set);
 }
 
 /* W2's network class (win-net.h): none, proxy, or the command class for a

@@ -145,6 +145,12 @@ typedef struct WinPlan {
  * the program is not found; -ENOMEM. Nothing on the host changes. */
 int win_plan_build(const WinPlanInput *in, WinPlan **ret, char *why, size_t n_why);
 WinPlan *win_plan_free(WinPlan *plan);
+/* The proxy's variables (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY to
+ * 127.0.0.1:@port, NO_PROXY empty) set over whatever the plan's
+ * environment held, as W2's proxy mode sets them: for the sandbox-user
+ * tier's online user, whose proxy port is known only after the plan.
+ * -EINVAL for port 0, -ENOMEM. */
+int win_plan_proxy_env(WinPlan *plan, uint16_t port);
 /* The plan as text, one fact a line ("tier W2", "grant C:\ws modify",
  * ...), for `ward.exe run --dry-run` and the tests. Caller frees. */
 char *win_plan_describe(const WinPlan *plan);

@@ -684,7 +684,10 @@ static DWORD WINAPI accept_thread(void *arg)
 	return 0;
 }
 
-static SOCKET listen_on(int family, uint16_t port, uint16_t *ret_port)
+/* @exclusive: SO_EXCLUSIVEADDRUSE must take (a fixed port: see
+ * win_proxy_listen()); otherwise it is asked for and not checked. On
+ * failure WSAGetLastError() says why. */
+static SOCKET listen_on(int family, uint16_t port, bool exclusive, uint16_t *ret_port)
 {
 	SOCKET s = socket(family, SOCK_STREAM, IPPROTO_TCP);
 	struct sockaddr_storage ss = { 0 };
@@ -694,7 +697,15 @@ static SOCKET listen_on(int family, uint16_t port, uint16_t *ret_port)
 		return s;
 	no_inherit(s);
 	/* Nobody else may bind the same port while it is ours. */
-	(void)setsockopt(s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (const char *)&one, sizeof(one));
+	if (setsockopt(s, SOL_SOCKET, SO_EXCLUSIVEADDRUSE, (const char *)&one, sizeof(one)) ==
+		    SOCKET_ERROR &&
+	    exclusive) {
+		int e = WSAGetLastError();
+
+		closesocket(s);
+		WSASetLastError(e);
+		return INVALID_SOCKET;
+	}
 	if (family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
 
@@ -712,7 +723,10 @@ static SOCKET listen_on(int family, uint16_t port, uint16_t *ret_port)
 		len = sizeof(*in6);
 	}
 	if (bind(s, (struct sockaddr *)&ss, len) == SOCKET_ERROR || listen(s, 64) == SOCKET_ERROR) {
+		int e = WSAGetLastError();
+
 		closesocket(s);
+		WSASetLastError(e);
 		return INVALID_SOCKET;
 	}
 	if (ret_port) {
@@ -759,15 +773,41 @@ int win_proxy_listen(const WinProxyConfig *cfg, WinProxy **ret, char *why, size_
 		return -EIO;
 	}
 	p->wsa = true;
-	p->l4 = listen_on(AF_INET, 0, &p->port);
+	p->l4 = listen_on(AF_INET, cfg->port, cfg->port != 0, &p->port);
 	if (p->l4 == INVALID_SOCKET) {
-		snprintf(why, n_why, "cannot listen on 127.0.0.1 (error %d)", WSAGetLastError());
+		int e = WSAGetLastError();
+
+		if (cfg->port)
+			snprintf(why, n_why,
+				 "cannot hold 127.0.0.1 port %u exclusively (error %d%s)",
+				 (unsigned)cfg->port, e,
+				 e == WSAEADDRINUSE || e == WSAEACCES ? ": another process holds it"
+								       : "");
+		else
+			snprintf(why, n_why, "cannot listen on 127.0.0.1 (error %d)", e);
 		win_proxy_free(p);
-		return -EIO;
+		return e == WSAEADDRINUSE || e == WSAEACCES ? -EADDRINUSE : -EIO;
 	}
 	/* ::1 on the same port, where the host has it; else IPv4 only (a
-	 * client told 127.0.0.1 never needs it). */
-	p->l6 = listen_on(AF_INET6, p->port, NULL);
+	 * client told 127.0.0.1 never needs it). A fixed port is one the
+	 * sandbox may reach on ::1 too (the online user's walls permit both):
+	 * if another process holds it there, it would be reachable, so that
+	 * refuses; only a host without IPv6 loopback goes on without. */
+	p->l6 = listen_on(AF_INET6, p->port, cfg->port != 0, NULL);
+	if (p->l6 == INVALID_SOCKET && cfg->port) {
+		int e = WSAGetLastError();
+
+		if (e != WSAEAFNOSUPPORT && e != WSAEADDRNOTAVAIL && e != WSAEPROTONOSUPPORT &&
+		    e != WSAEPFNOSUPPORT) {
+			snprintf(why, n_why,
+				 "cannot hold ::1 port %u exclusively (error %d%s)",
+				 (unsigned)cfg->port, e,
+				 e == WSAEADDRINUSE || e == WSAEACCES ? ": another process holds it"
+								       : "");
+			win_proxy_free(p);
+			return e == WSAEADDRINUSE || e == WSAEACCES ? -EADDRINUSE : -EIO;
+		}
+	}
 	*ret = p;
 	return 0;
 }

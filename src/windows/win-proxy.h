@@ -26,14 +26,20 @@ typedef struct WinProxyConfig {
 	unsigned header_timeout_ms;  /* 0: 10 s */
 	unsigned idle_timeout_ms;    /* 0: 300 s */
 	unsigned connect_timeout_ms; /* 0: 10 s, per upstream address */
+	/* 0: an ephemeral port. Else exactly this port (the sandbox-user
+	 * tier's online user, whose persistent walls permit only it), held
+	 * with SO_EXCLUSIVEADDRUSE that must take, on 127.0.0.1 and on ::1
+	 * where the host has IPv6 loopback: another holder on either refuses
+	 * (-EADDRINUSE), since the sandbox could reach it. */
+	uint16_t port;
 } WinProxyConfig;
 
 #define WIN_PROXY_DEFAULT_MAX_CONNECTIONS 256
 
 typedef struct WinProxy WinProxy;
 
-/* Listen on 127.0.0.1 on an ephemeral port, and on ::1 on the same port
- * where the host has IPv6 loopback. Nothing is served until
+/* Listen on 127.0.0.1 on an ephemeral port (or cfg->port), and on ::1 on
+ * the same port where the host has IPv6 loopback. Nothing is served until
  * win_proxy_start(). -errno with @why set when it cannot listen. */
 int win_proxy_listen(const WinProxyConfig *cfg, WinProxy **ret, char *why, size_t n_why);
 uint16_t win_proxy_port(const WinProxy *p);

@@ -237,19 +237,23 @@ static int step_firewall(const WinSetupApi *api, const char *sid, char *why, siz
 	return 0;
 }
 
-static int step_walls(const WinSetupApi *api, const WinNetApi *net, char *why, size_t n)
+/* The walls of sandbox user @user: its persistent WFP filters (replaced
+ * by key, then read back); for the offline user also the firewall rule.
+ * The online user gets no firewall rule: its one way out, TCP to the
+ * proxy's loopback port, is a permit a blanket outbound block would not
+ * leave; its WFP filters are its walls. */
+static int step_walls(const WinSetupApi *api, const WinNetApi *net, int user, char *why, size_t n)
 {
-	WinWfpInput in = { .identity = WIN_WFP_USER, .persistent = true };
 	char sid[WIN_SID_STRING_MAX], detail[512] = "";
 	WinWfpPlan plan;
 	WinWalls walls;
 	void *engine = NULL;
 	int r;
 
-	if ((r = api->user_get(api->ctx, WIN_SETUP_OFFLINE_USER, sid)) < 0)
-		return refuse(why, n, -EPERM, "walls: the offline user cannot be read back");
-	in.sid = sid;
-	if ((r = win_wfp_plan(&in, &plan)) < 0)
+	if ((r = api->user_get(api->ctx, WIN_SETUP_USERS[user], sid)) < 0)
+		return refuse(why, n, -EPERM, "walls: the %s user cannot be read back",
+			      user ? "online" : "offline");
+	if ((r = win_setup_walls_plan(user, sid, &plan)) < 0)
 		return refuse(why, n, r, "walls: no plan for %s", sid);
 	/* Existing filters are replaced (same keys), so that what is read
 	 * back is what this setup added. */
@@ -263,7 +267,7 @@ static int step_walls(const WinSetupApi *api, const WinNetApi *net, char *why, s
 	if (r < 0)
 		return refuse(why, n, r, "walls: %s", detail);
 	win_walls_down(net, &walls);
-	return step_firewall(api, sid, why, n);
+	return user == 0 ? step_firewall(api, sid, why, n) : 0;
 }
 
 int win_setup_apply(const WinSetupApi *api, const WinNetApi *net, const WinSetupPlan *p,
@@ -315,7 +319,7 @@ int win_setup_apply(const WinSetupApi *api, const WinNetApi *net, const WinSetup
 			r = step_creds(api, st, pw, why, n_why);
 			break;
 		case WIN_SETUP_WALLS:
-			r = step_walls(api, net, why, n_why);
+			r = step_walls(api, net, st->user, why, n_why);
 			break;
 		case WIN_SETUP_READ_ACL:
 			continue; /* win_setup_read_acls(), after ready */
@@ -326,8 +330,12 @@ int win_setup_apply(const WinSetupApi *api, const WinNetApi *net, const WinSetup
 		if (r < 0)
 			return r;
 		report(progress, data, "%s%s%s: ok", win_setup_kind_name(st->kind),
-		       st->kind == WIN_SETUP_USER || st->kind == WIN_SETUP_HIDE ? " " : "",
-		       st->kind == WIN_SETUP_USER || st->kind == WIN_SETUP_HIDE
+		       st->kind == WIN_SETUP_USER || st->kind == WIN_SETUP_HIDE ||
+				       st->kind == WIN_SETUP_WALLS
+			       ? " "
+			       : "",
+		       st->kind == WIN_SETUP_USER || st->kind == WIN_SETUP_HIDE ||
+				       st->kind == WIN_SETUP_WALLS
 			       ? WIN_SETUP_USERS[st->user]
 			       : "");
 	}

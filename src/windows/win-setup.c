@@ -83,8 +83,10 @@ int win_setup_plan(const WinSetupInput *in, WinSetupPlan *ret)
 			r = -ENOMEM;
 			goto fail;
 		}
-	/* Always: existing walls are verified by re-adding and reading back. */
+	/* Always: existing walls are verified by re-adding and reading back,
+	 * the offline user's, then the online user's. */
 	step(&p, WIN_SETUP_WALLS);
+	step(&p, WIN_SETUP_WALLS)->user = 1;
 	for (char *const *d = in->read_dirs; d && *d; d++) {
 		WinSetupStep *s = step(&p, WIN_SETUP_READ_ACL);
 
@@ -97,6 +99,20 @@ int win_setup_plan(const WinSetupInput *in, WinSetupPlan *ret)
 fail:
 	win_setup_plan_done(&p);
 	return r;
+}
+
+int win_setup_walls_plan(int user, const char *sid, WinWfpPlan *ret)
+{
+	WinWfpInput in = { .identity = WIN_WFP_USER, .sid = sid, .persistent = true };
+
+	if (user < 0 || user > 1)
+		return -EINVAL;
+	/* The online user's only way out is ward.exe's proxy on this port;
+	 * ward.exe holds it exclusively for the run, so nothing else listens
+	 * there while the online user can run (docs/windows.md). */
+	if (user == 1)
+		in.proxy_port = WIN_SETUP_ONLINE_PROXY_PORT;
+	return win_wfp_plan(&in, ret);
 }
 
 void win_setup_password(const uint8_t rnd[WIN_SETUP_PASSWORD_LEN],

@@ -18,7 +18,11 @@
  *   walls        persistent WFP filters on the offline user's SID (win-wfp.h
  *                with WIN_WFP_USER): nothing goes out; and a Windows
  *                Firewall rule (INetFwPolicy2) blocking every outbound
- *                connection of that user (WinFwRule), read back
+ *                connection of that user (WinFwRule), read back. Then
+ *                the online user's: the same filters with the two
+ *                permits to TCP 127.0.0.1 / ::1 port
+ *                WIN_SETUP_ONLINE_PROXY_PORT, the port ward.exe's proxy
+ *                binds for that user's runs (win_setup_walls_plan())
  *   read-acl     best effort, after the rest reports ready: a read+execute
  *                ACE for both users on the user's profile, the Windows
  *                directory, Program Files (both), ProgramData; each reported,
@@ -30,11 +34,19 @@
 #include <stdint.h>
 
 #include "windows/win-sid.h"
+#include "windows/win-wfp.h"
 
 #define WIN_SETUP_OFFLINE_USER "WardSandboxOffline"
 #define WIN_SETUP_ONLINE_USER "WardSandboxOnline"
 #define WIN_SETUP_PASSWORD_LEN 24
 #define WIN_SETUP_MAX_STEPS 24
+/* The loopback port the online user's walls let through, and the one
+ * ward.exe's proxy binds (exclusively, on 127.0.0.1 and ::1) for a
+ * sandbox-user run with network.mode proxy. Fixed, because the filters
+ * are persistent and ward.exe never elevated cannot add a per-run one;
+ * below Windows's dynamic port range (49152-65535), so no ephemeral bind
+ * lands on it. docs/windows.md "The online user". */
+#define WIN_SETUP_ONLINE_PROXY_PORT 47329
 
 typedef enum WinSetupKind {
 	WIN_SETUP_SID,
@@ -48,7 +60,7 @@ typedef enum WinSetupKind {
 
 typedef struct WinSetupStep {
 	WinSetupKind kind;
-	int user;              /* 0 offline, 1 online (user, hide) */
+	int user;              /* 0 offline, 1 online (user, hide, walls) */
 	bool create;           /* user: create (else reset the password) */
 	char *path;            /* read-acl: the directory; sid, credentials: the file */
 } WinSetupStep;
@@ -79,6 +91,13 @@ extern const char *const WIN_SETUP_USERS[2];
 const char *win_setup_kind_name(WinSetupKind k);
 /* -EINVAL: a state dir or read dir that does not normalize, too many dirs. */
 int win_setup_plan(const WinSetupInput *in, WinSetupPlan *ret);
+/* The persistent WFP walls of sandbox user @user (0 offline, 1 online)
+ * whose SID is @sid: what ward-setup.exe adds and ward.exe reads back
+ * before each run, from this one function so they cannot disagree. The
+ * offline user: nothing goes out. The online user: only TCP to
+ * 127.0.0.1 / ::1 port WIN_SETUP_ONLINE_PROXY_PORT. -EINVAL: a bad user
+ * or a SID that is not a user's. */
+int win_setup_walls_plan(int user, const char *sid, WinWfpPlan *ret);
 void win_setup_plan_done(WinSetupPlan *p);
 
 /* 24 characters from @rnd (24 random bytes): an upper-case letter, a

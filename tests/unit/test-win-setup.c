@@ -35,6 +35,7 @@ static void test_setup_plan_fresh_and_converged(void **state)
 	static const WinSetupKind fresh[] = { WIN_SETUP_SID,	     WIN_SETUP_USER, WIN_SETUP_USER,
 					      WIN_SETUP_HIDE,	     WIN_SETUP_HIDE,
 					      WIN_SETUP_CREDENTIALS, WIN_SETUP_WALLS,
+					      WIN_SETUP_WALLS,
 					      WIN_SETUP_READ_ACL,    WIN_SETUP_READ_ACL,
 					      WIN_SETUP_READ_ACL };
 
@@ -48,15 +49,20 @@ static void test_setup_plan_fresh_and_converged(void **state)
 	assert_int_equal(p.steps[2].user, 1);
 	assert_string_equal(p.steps[0].path, STATE "\\sandbox-sid");
 	assert_string_equal(p.steps[5].path, STATE "\\sandbox-users.dpapi");
-	assert_string_equal(p.steps[9].path, "C:\\Program Files");
+	/* The walls: the offline user's, then the online user's. */
+	assert_int_equal(p.steps[6].user, 0);
+	assert_int_equal(p.steps[7].user, 1);
+	assert_string_equal(p.steps[10].path, "C:\\Program Files");
 	win_setup_plan_done(&p);
 
 	/* Everything there: only the walls (verified) and the read ACLs. */
 	seen = (WinSetupSeen){ .synthetic_sid = "S-1-15-3-1024-1", .exists = { true, true },
 			       .hidden = { true, true }, .credentials_ok = true };
 	assert_int_equal(win_setup_plan(&in, &p), 0);
-	assert_int_equal(p.n, 4);
+	assert_int_equal(p.n, 5);
 	assert_int_equal(p.steps[0].kind, WIN_SETUP_WALLS);
+	assert_int_equal(p.steps[1].kind, WIN_SETUP_WALLS);
+	assert_int_equal(p.steps[1].user, 1);
 	win_setup_plan_done(&p);
 
 	/* The record lost: both users exist, so both passwords are reset
@@ -77,6 +83,65 @@ static void test_setup_plan_fresh_and_converged(void **state)
 	in.read_dirs = dirs;
 	in.state_dir = "C:ward";
 	assert_int_equal(win_setup_plan(&in, &p), -EINVAL);
+}
+
+/* The users' walls, as setup adds them and ward.exe reads them back
+ * (one function for both). The offline user: no permit, nothing out.
+ * The online user: the same blocks, and permits only for TCP to
+ * 127.0.0.1 / ::1 on WIN_SETUP_ONLINE_PROXY_PORT. */
+static void test_setup_walls_plans(void **state)
+{
+	WinWfpPlan off, on;
+	size_t permits = 0;
+
+	(void)state;
+	assert_int_equal(win_setup_walls_plan(0, "S-1-5-21-7-8-9-1005", &off), 0);
+	assert_int_equal(win_setup_walls_plan(1, "S-1-5-21-7-8-9-1006", &on), 0);
+	assert_true(off.persistent && on.persistent);
+	assert_int_equal(off.proxy_port, 0);
+	assert_int_equal(off.n, 10);
+	assert_int_equal(on.n, 12);
+	for (size_t i = 0; i < off.n; i++) {
+		assert_int_equal(off.filters[i].cond[0].field, WIN_WFP_F_USER);
+		assert_non_null(strstr(off.filters[i].cond[0].text, "S-1-5-21-7-8-9-1005"));
+		if (off.filters[i].layer == WIN_WFP_CONNECT_V4 ||
+		    off.filters[i].layer == WIN_WFP_CONNECT_V6)
+			assert_false(off.filters[i].permit);
+	}
+	/* Below Windows's dynamic range: no ephemeral bind lands there. */
+	assert_true(WIN_SETUP_ONLINE_PROXY_PORT > 1024 && WIN_SETUP_ONLINE_PROXY_PORT < 49152);
+	for (size_t i = 0; i < on.n; i++) {
+		const WinWfpFilter *f = &on.filters[i];
+		bool port = false, tcp = false, loop = false;
+
+		assert_int_equal(f->cond[0].field, WIN_WFP_F_USER);
+		assert_non_null(strstr(f->cond[0].text, "S-1-5-21-7-8-9-1006"));
+		for (size_t j = 0; j < off.n; j++)
+			assert_false(win_guid_equal(&f->key, &off.filters[j].key));
+		if (!f->permit || (f->layer != WIN_WFP_CONNECT_V4 && f->layer != WIN_WFP_CONNECT_V6))
+			continue;
+		permits++;
+		assert_int_equal(f->n_cond, 4);
+		for (size_t k = 1; k < f->n_cond; k++) {
+			const WinWfpCondition *c = &f->cond[k];
+
+			if (c->field == WIN_WFP_F_REMOTE_PORT)
+				port = c->num == WIN_SETUP_ONLINE_PROXY_PORT;
+			if (c->field == WIN_WFP_F_PROTOCOL)
+				tcp = c->num == 6;
+			if (c->field == WIN_WFP_F_REMOTE_V4)
+				loop = c->v4 == 0x7f000001u;
+			if (c->field == WIN_WFP_F_REMOTE_V6)
+				loop = c->v6[15] == 1 && c->v6[0] == 0;
+		}
+		assert_true(port && tcp && loop);
+	}
+	assert_int_equal(permits, 2);
+	/* Not a sandbox user, not a user SID. */
+	assert_int_equal(win_setup_walls_plan(2, "S-1-5-21-7-8-9-1006", &on), -EINVAL);
+	assert_int_equal(win_setup_walls_plan(-1, "S-1-5-21-7-8-9-1006", &on), -EINVAL);
+	assert_int_equal(win_setup_walls_plan(1, "S-1-15-2-1-2-3-4-5-6-7", &on), -EINVAL);
+	assert_int_equal(win_setup_walls_plan(1, "not a sid", &on), -EINVAL);
 }
 
 static void test_setup_password_and_sid(void **state)
@@ -717,11 +782,26 @@ static void test_setup_apply_reads_back(void **state)
 	free(blob);
 	free(plain);
 	assert_int_equal(strncmp(file(STATE "\\sandbox-users.dpapi")->sddl, "D:P(", 4), 0);
-	/* The offline user is walled: persistent filters on its SID, journaled. */
-	assert_int_equal(n_wfp, 10);
+	/* Both users walled: persistent filters on their SIDs, journaled;
+	 * the offline user's 10 (nothing out), the online user's 12 (the two
+	 * proxy permits more). */
+	assert_int_equal(n_wfp, 22);
 	assert_non_null(net_journal);
 	assert_non_null(strstr(net_journal, off->sid));
-	assert_null(strstr(net_journal, on->sid));
+	assert_non_null(strstr(net_journal, on->sid));
+	{
+		size_t permits = 0;
+
+		for (size_t i = 0; i < n_wfp; i++)
+			if (wfp[i].permit && (wfp[i].layer == WIN_WFP_CONNECT_V4 ||
+					      wfp[i].layer == WIN_WFP_CONNECT_V6)) {
+				permits++;
+				assert_non_null(strstr(wfp[i].cond[0].text, on->sid));
+			}
+		assert_int_equal(permits, 2);
+	}
+	assert_true(strv_contains(progress_lines, "walls WardSandboxOffline: ok"));
+	assert_true(strv_contains(progress_lines, "walls WardSandboxOnline: ok"));
 	/* And the firewall rule: outbound block for the offline user only,
 	 * journaled before it was added. */
 	assert_string_equal(H->fw.name, WIN_SETUP_FW_RULE_NAME);
@@ -745,7 +825,7 @@ static void test_setup_apply_reads_back(void **state)
 	assert_int_equal(p.steps[0].kind, WIN_SETUP_WALLS);
 	assert_int_equal(win_setup_apply(&host_api, &net_api, &p, progress, NULL, why, sizeof(why)),
 			 0);
-	assert_int_equal(n_wfp, 10); /* replaced, not doubled */
+	assert_int_equal(n_wfp, 22); /* replaced, not doubled */
 	win_setup_plan_done(&p);
 
 	/* Uninstall: everything in the journal goes, read back. */
@@ -898,6 +978,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_setup_plan_fresh_and_converged),
+		cmocka_unit_test(test_setup_walls_plans),
 		cmocka_unit_test(test_setup_password_and_sid),
 		cmocka_unit_test(test_setup_credential_record),
 		cmocka_unit_test(test_setup_cred_dacl_check),

@@ -13,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 
 #include "common/strv.h"
 #include "policy/policy.h"
 #include "windows/win-acl.h"
+#include "windows/win-env.h"
 #include "windows/win-user.h"
 #include "win-test-host.h"
 
@@ -26,6 +28,7 @@
 #define SELF "S-1-5-21-7-8-9-1000"
 #define SYN "S-1-15-3-1024-11-22-33-44"
 #define OFFLINE_SID "S-1-5-21-7-8-9-1005"
+#define ONLINE_SID "S-1-5-21-7-8-9-1006"
 #define PW0 "Ab3!aaaaaaaaaaaaaaaaaaaa"
 #define PW1 "Cd4#bbbbbbbbbbbbbbbbbbbb"
 
@@ -275,12 +278,62 @@ static void test_user_plan(void **state)
 	policy_free(p);
 }
 
+/* The online user (network.mode proxy): the same plan made the user's,
+ * and the proxy's variables set over whatever the host and the policy
+ * said (one of each name, sorted, NO_PROXY emptied). */
+static void test_user_online_plan(void **state)
+{
+	WardPolicy *p = policy_new_empty();
+	char *envp[] = { "SystemRoot=C:\\Windows", "http_proxy=http://evil.example:1",
+			 "NO_PROXY=*", NULL };
+	char *argv[] = { "C:\\ws\\tool.exe", NULL };
+	WinPlanInput in = {
+		.policy = p, .tier = WIN_TIER_W1_WRITE, .workspace = "C:\\ws",
+		.config_dir = "C:\\Users\\me\\AppData\\Roaming\\ward", .state_dir = STATE,
+		.run_id = "0123456789abcdef", .argv = argv, .envp = envp, .host = &fake_host,
+	};
+	WinSandboxUser u = { .user = 1, .name = WIN_SETUP_ONLINE_USER, .sid = ONLINE_SID,
+			     .synthetic_sid = SYN };
+	WinPlan *plan = NULL;
+	char why[512] = "";
+	size_t n_http = 0;
+
+	(void)state;
+	assert_non_null(p);
+	p->net_mode = NET_MODE_PROXY;
+	assert_int_equal(strv_extend(&p->env_pass, "http_proxy"), 0);
+	assert_int_equal(strv_extend(&p->env_pass, "NO_PROXY"), 0);
+	assert_int_equal(strv_extend(&p->env_set, "ALL_PROXY=socks5h://elsewhere:9"), 0);
+	assert_int_equal(win_plan_build(&in, &plan, why, sizeof(why)), 0);
+	/* A plain W1-write plan has no proxy: the variables are the host's. */
+	assert_string_equal(win_env_get(plan->env, "HTTP_PROXY"), "http://evil.example:1");
+	assert_int_equal(win_user_plan(plan, &u), 0);
+	assert_int_equal(win_plan_proxy_env(plan, 0), -EINVAL);
+	assert_int_equal(win_plan_proxy_env(plan, WIN_SETUP_ONLINE_PROXY_PORT), 0);
+	assert_string_equal(win_env_get(plan->env, "HTTP_PROXY"), "http://127.0.0.1:47329");
+	assert_string_equal(win_env_get(plan->env, "HTTPS_PROXY"), "http://127.0.0.1:47329");
+	assert_string_equal(win_env_get(plan->env, "ALL_PROXY"), "socks5h://127.0.0.1:47329");
+	assert_string_equal(win_env_get(plan->env, "NO_PROXY"), "");
+	for (size_t i = 0; plan->env[i]; i++) {
+		n_http += strncasecmp(plan->env[i], "HTTP_PROXY=", 11) == 0;
+		if (plan->env[i + 1])
+			assert_true(strcmp(plan->env[i], plan->env[i + 1]) < 0);
+	}
+	assert_int_equal(n_http, 1);
+	assert_string_equal(plan->our_sids[1], ONLINE_SID);
+	STRV_FOREACH(d, plan->degraded)
+		assert_true(strncmp(*d, "network:", 8) != 0);
+	win_plan_free(plan);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_user_load, setup, NULL),
 		cmocka_unit_test_setup_teardown(test_user_load_fail_closed, setup, NULL),
 		cmocka_unit_test(test_user_plan),
+		cmocka_unit_test(test_user_online_plan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
