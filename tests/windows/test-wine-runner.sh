@@ -58,7 +58,7 @@ refused() {
 	fi
 }
 
-echo "1..37"
+echo "1..45"
 
 request "$T/good"
 # Wine reports every token elevated. The real runner refuses to run
@@ -270,8 +270,8 @@ mkdir -p "$ustate"
 urun() {
 	local d=$1 step=$2 want=$3 rc
 	rm -f "$ws/marker" "$ws/r.json"
-	(cd "$ws" && wine "$T/bin/${WARD_EXE:-ward.exe}" run --tier sandbox-user --result "$WS\\r.json" -- \
-		"$WS\\win-child.exe" write "$WS\\marker") >"$T/out" 2>&1
+	(cd "$ws" && wine "$T/bin/${WARD_EXE:-ward.exe}" run --tier sandbox-user --result "$WS\\r.json" \
+		${UPOL:+-p "$UPOL"} -- "$WS\\win-child.exe" write "$WS\\marker") >"$T/out" 2>&1
 	rc=$?
 	if [ $rc -eq 125 ] && [ ! -e "$ws/marker" ] && grep -q -- "$want" "$T/out" &&
 		python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(not (j["setup_step"] == sys.argv[2] and j["tier"] == 5 and j["started"] is False))' \
@@ -339,6 +339,77 @@ else
 	not_ok "sandbox-user --dry-run (exit $rc)"
 	show "$T/out"
 fi
-unset WARD_EXE
+
+# The online user (network.mode proxy): the same steps, its own walls
+# (the offline user's plus the two permits to the proxy's fixed port
+# 47329), then ward.exe's proxy holding that port. Each refusal: exit 125,
+# the step named, the command never ran.
+printf '{"network": {"mode": "proxy", "allow": ["allowed.test:80"]}}\n' >"$ws/online.json"
+export UPOL="$WS\\online.json"
+rm -f "$ustate/sandbox-sid"
+WARD_EXE=ward.exe urun "sandbox-user online: no setup: refused at setup, before the proxy starts" "setup" \
+	"run ward-setup.exe once"
+printf '%s\n' "$SYN" >"$ustate/sandbox-sid"
+WARD_TEST_WIN_FAULT=setup-echo urun \
+	"sandbox-user online: no filtering engine: the online user's walls unproven, refused (never degraded)" \
+	"network-wall" "online user S-1-5-21-1-2-3-1006: .*FwpmEngineOpen0"
+WARD_TEST_WIN_FAULT=setup-echo,wfp-echo urun \
+	"sandbox-user online: ward-setup.exe's filters on the online user not there: refused" \
+	"network-wall" "not there (run ward-setup.exe again)"
+WARD_TEST_WIN_FAULT=setup-echo,wfp-setup,wfp-setup-port urun \
+	"sandbox-user online: walls that permit another port than the proxy's: refused at their read-back" \
+	"network-wall" "read-back proxy-v4"
+# Another process holds the proxy's port (a host-side listener here; if
+# its bind fails, someone else holds the port, which is the same case):
+# the command could reach it, so the run is refused at the proxy step.
+python3 -c '
+import socket, sys, time
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 47329)); s.listen(1)
+except OSError:
+    pass
+open(sys.argv[1], "w").close()
+time.sleep(60)' "$T/held" &
+holder=$!
+for _ in $(seq 100); do [ -e "$T/held" ] && break; sleep 0.1; done
+WARD_TEST_WIN_FAULT=setup-echo,wfp-setup urun \
+	"sandbox-user online: the proxy's port held by another process: refused at proxy, the command never ran" \
+	"proxy" "cannot hold 127.0.0.1 port 47329 exclusively"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+# The plan: the online user, its 12 filters, the proxy on the walls' port,
+# the variables set for the command (--dry-run prints their names; their
+# values are test-win-user's test_user_online_plan).
+rm -f "$ws/marker"
+(cd "$ws" && WARD_TEST_WIN_FAULT=setup-echo,wfp-setup wine "$T/bin/ward-test.exe" run --tier sandbox-user \
+	--dry-run -p "$UPOL" -- "$WS\\win-child.exe" write "$WS\\marker") >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ ! -e "$ws/marker" ] &&
+	grep -q '^sandbox-user WardSandboxOnline S-1-5-21-1-2-3-1006' "$T/out" &&
+	grep -q '^walls 12 persistent filters on S-1-5-21-1-2-3-1006' "$T/out" &&
+	grep -q '^proxy 127.0.0.1:47329 ' "$T/out" &&
+	strip_cr <"$T/out" | grep -q '^env HTTP_PROXY$' && strip_cr <"$T/out" | grep -q '^env ALL_PROXY$' &&
+	strip_cr <"$T/out" | grep -q '^env NO_PROXY$' &&
+	[ "$(strip_cr <"$T/out" | grep -c '^grant .* modify (workspace)$')" -eq 2 ]; then
+	ok "sandbox-user online --dry-run: the online user, its 12 filters, the proxy on port 47329, the proxy variables, nothing run"
+else
+	not_ok "sandbox-user online --dry-run (exit $rc)"
+	show "$T/out"
+fi
+# Everything before the logon held: refused at the runner (Wine's logon),
+# the command never ran, no undo journal left, and the proxy's port free
+# again (the run's proxy stopped).
+WARD_TEST_WIN_FAULT=setup-echo,wfp-setup,acl-echo,job-echo urun \
+	"sandbox-user online: the logon as the online user failing is refused at runner, the command never ran" \
+	"runner" "CreateProcessWithLogonW(WardSandboxOnline) failed\|S-1-5-21-1-2-3-1006"
+if ! ls "$ustate"/journal* >/dev/null 2>&1 &&
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 47329))' 2>/dev/null; then
+	ok "sandbox-user online: nothing left behind (no undo journal; the proxy's port free again)"
+else
+	not_ok "sandbox-user online: a journal or the proxy's port was left"
+	ls -la "$ustate" | sed 's/^/# /'
+fi
+unset WARD_EXE UPOL
 
 [ "$fails" -eq 0 ]
