@@ -210,7 +210,7 @@ cJSON *tier_gaps_json(int tier, int abi, TierHold which)
 }
 
 /* ward.exe's tiers (docs/windows.md), in the order W0, W1, W1-write, W2,
- * sandbox-user (ward-setup.exe's offline user through ward-runner.exe).
+ * sandbox-user (ward-setup.exe's offline or online user through ward-runner.exe).
  * Each row also says what of it is verified: ward.exe is built and tested
  * on Linux, under Wine, which enforces none of these mechanisms. */
 static const char *const win_tiers[] = { "W0", "W1", "W1-write", "W2", "sandbox-user" };
@@ -263,7 +263,7 @@ static const WinRow win_rows[] = {
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
 		{ TIER_NOT_HELD, "the network is open (reported degraded)" },
 		{ TIER_HELD, "no internetClient capability: no network at all; WFP filters on the package SID block every connect, accept and raw socket (when they cannot be put up: reported degraded, the row partly held, --strict refuses); network.mode proxy: the same walls with a permit to ward.exe's proxy port only, the package SID exempted from the AppContainer loopback block, the proxy's allow and deny lists (a network.commands program holds internetClient and is refused when the walls cannot be put up)" },
-		{ TIER_HELD, "the offline user: ward-setup.exe's persistent WFP filters block every connect, accept and raw socket, read back before each run (missing: refused); network.mode proxy (the online user) is refused: not built" } },
+		{ TIER_HELD, "network.mode none, the offline user: ward-setup.exe's persistent WFP filters block every connect, accept and raw socket; network.mode proxy, the online user: the same filters with a permit to TCP 127.0.0.1/::1 port 47329 only, where ward.exe's proxy (its allow and deny lists, audited) holds the port exclusively for the run; the filters read back before each run (missing or different: refused, never degraded)" } },
 	  NOT_ON_REAL_WINDOWS },
 	{ "leftovers-killed", "leftover processes killed", {
 		{ TIER_HELD, "a kill-on-close job object: everything the command started dies with ward" },
