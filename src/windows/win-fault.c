@@ -226,10 +226,11 @@ static int install_one(WinApi *api, const char *fault, size_t n)
 {
 #define IS(name) (n == strlen(name) && strncmp(fault, name, n) == 0)
 	if (IS("wfp-echo") || IS("wfp-lie") || IS("lb-echo") || IS("lb-lie") || IS("wfp-setup") ||
-	    IS("wfp-setup-port") || IS("setup-echo") || IS("cow-squat") || IS("cow-intruder") ||
-	    IS("helper-declined") || IS("helper-squat"))
+	    IS("wfp-setup-port") || IS("setup-echo") || IS("logon-plain") || IS("cow-squat") ||
+	    IS("cow-intruder") || IS("helper-declined") || IS("helper-squat"))
 		return 0; /* win_fault_net_install()'s, win_fault_setup_install()'s,
-			   * win32-inject.c's, win32-helper-client.c's */
+			   * win32-inject.c's, win32-helper-client.c's,
+			   * win32-user-run.c's */
 	else if (IS("helper-echo")) {
 		seed_acl();
 		api->helper_ask = echo_helper_ask;
@@ -366,6 +367,11 @@ static bool listed(const char *fault, const char *name)
 		fault += n + (fault[n] == ',');
 	}
 	return false;
+}
+
+bool win_fault_listed(const char *fault, const char *name)
+{
+	return listed(fault, name);
 }
 
 /* lb-echo / lb-lie: the loopback exemption list. */

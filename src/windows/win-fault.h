@@ -56,6 +56,12 @@
  *                     setup sets it, DPAPI is the identity, the offline
  *                     and online users exist (WIN_FAULT_OFFLINE_SID,
  *                     WIN_FAULT_ONLINE_SID)
+ *   logon-plain       (win32-user-run.c) the sandbox-user tier's runner
+ *                     started with CreateProcessW as ward's own user (Wine
+ *                     has no second user), ward-runner-test.exe, the
+ *                     runner's user not checked: the tier's plumbing
+ *                     (request, proxy, exit code) reaches a command that
+ *                     runs unconfined
  *   cow-squat         (win32-inject.c) the readiness pipe's name taken before
  *                     ward creates it
  *   cow-intruder      (win32-inject.c) a client that is not the child
@@ -85,6 +91,8 @@ int win_fault_install(WinApi *api, const char *fault);
 int win_fault_net_install(WinNetApi *api, const char *fault);
 /* wfp-setup: the fake engine holds @p's filters from now on. */
 void win_fault_net_seed(const char *fault, const WinWfpPlan *p);
+/* Whether @name is one of @fault's comma-separated names. */
+bool win_fault_listed(const char *fault, const char *name);
 /* setup-echo: replace @api's record, DPAPI and user calls. */
 #define WIN_FAULT_OFFLINE_SID "S-1-5-21-1-2-3-1005"
 #define WIN_FAULT_ONLINE_SID "S-1-5-21-1-2-3-1006"

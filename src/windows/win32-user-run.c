@@ -16,6 +16,13 @@
 #include "windows/win32-user-run.h"
 #include "windows/win32-util.h"
 
+#ifndef WARD_TEST_HOOKS
+#define WARD_TEST_HOOKS 0
+#endif
+#if WARD_TEST_HOOKS
+#include "windows/win-fault.h"
+#endif
+
 typedef struct Logon {
 	const WinSandboxUser *u;
 } Logon;
@@ -61,8 +68,33 @@ static int logon_launch(void *userdata, const wchar_t *app, wchar_t *cmdline, HA
 	return 0;
 }
 
-/* ward-runner.exe next to ward.exe. */
-static char *runner_path(void)
+#if WARD_TEST_HOOKS
+/* logon-plain (ward-test.exe only): the runner started as ward's own user
+ * with CreateProcessW, since Wine has no second user to log on as; with
+ * it the user check is off and ward-runner-test.exe runs (told by the
+ * test's WARD_TEST_RUNNER_ELEVATED and token-echo to go past Wine's
+ * token). Plumbing only: the command runs unconfined. */
+static int plain_launch(void *userdata, const wchar_t *app, wchar_t *cmdline, HANDLE *ret_proc,
+			HANDLE *ret_thread, char *why, size_t n_why)
+{
+	STARTUPINFOW si = { .cb = sizeof(si) };
+	PROCESS_INFORMATION pi = { 0 };
+
+	(void)userdata;
+	if (!CreateProcessW(app, cmdline, NULL, NULL, FALSE, CREATE_SUSPENDED, NULL, NULL, &si,
+			    &pi)) {
+		snprintf(why, n_why, "CreateProcessW(runner) failed (error %lu)",
+			 (unsigned long)GetLastError());
+		return -EIO;
+	}
+	*ret_proc = pi.hProcess;
+	*ret_thread = pi.hThread;
+	return 0;
+}
+#endif
+
+/* @name (ward-runner.exe) next to ward.exe. */
+static char *runner_path(const wchar_t *name)
 {
 	wchar_t buf[MAX_PATH];
 	DWORD n = GetModuleFileNameW(NULL, buf, MAX_PATH);
@@ -70,9 +102,9 @@ static char *runner_path(void)
 
 	if (n == 0 || n >= MAX_PATH || !(slash = wcsrchr(buf, L'\\')))
 		return NULL;
-	if ((size_t)(slash - buf) + 18 >= MAX_PATH)
+	if ((size_t)(slash - buf) + 1 + wcslen(name) >= MAX_PATH)
 		return NULL;
-	wcscpy(slash + 1, L"ward-runner.exe");
+	wcscpy(slash + 1, name);
 	return GetFileAttributesW(buf) == INVALID_FILE_ATTRIBUTES ? NULL : win32_utf8(buf);
 }
 
@@ -96,7 +128,7 @@ int win32_user_run(const WinPlan *plan, const WinApi *api, const WinSandboxUser 
 		   const char *state, WinExecResult *ret, WardError *err)
 {
 	WinRunnerRequest req = { 0 };
-	_cleanup_free_ char *runner = runner_path(), *text = NULL;
+	_cleanup_free_ char *runner = runner_path(L"ward-runner.exe"), *text = NULL;
 	Logon logon = { .u = u };
 	WinRunnerLaunch l = { .launch = logon_launch, .userdata = &logon, .client_sid = u->sid,
 			      .expect_user = u->sid };
@@ -109,6 +141,13 @@ int win32_user_run(const WinPlan *plan, const WinApi *api, const WinSandboxUser 
 	int r;
 
 	*ret = (WinExecResult){ .exit_code = WARD_EXIT_SETUP };
+#if WARD_TEST_HOOKS
+	if (win_fault_listed(getenv("WARD_TEST_WIN_FAULT"), "logon-plain")) {
+		free(runner);
+		runner = runner_path(L"ward-runner-test.exe");
+		l = (WinRunnerLaunch){ .launch = plain_launch };
+	}
+#endif
 	if (!runner)
 		return ward_error_set(err, "runner", ENOENT,
 				      "ward-runner.exe is not next to ward.exe");
