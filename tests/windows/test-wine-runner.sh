@@ -58,7 +58,7 @@ refused() {
 	fi
 }
 
-echo "1..45"
+echo "1..47"
 
 request "$T/good"
 # Wine reports every token elevated. The real runner refuses to run
@@ -409,6 +409,85 @@ if ! ls "$ustate"/journal* >/dev/null 2>&1 &&
 else
 	not_ok "sandbox-user online: a journal or the proxy's port was left"
 	ls -la "$ustate" | sed 's/^/# /'
+fi
+
+# The plumbing past the logon (ward-test.exe's logon-plain: the runner
+# started as ward's own user, ward-runner-test.exe, its user unchecked;
+# the command runs unconfined, Wine enforcing nothing): the command gets
+# the proxy variables, reaches an allowed name through the run's proxy on
+# the walls' port, a denied one is refused (403) and never reaches the
+# server, both are in the audit log as `net` events, the refusal in
+# --result's net_refused; the command's exit code comes back.
+cat >"$T/server.py" <<'EOF'
+import socket, sys, threading
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+print(s.getsockname()[1], flush=True)
+log = open(sys.argv[1], "a")
+def serve(c):
+    c.settimeout(20)
+    try:
+        d = c.recv(4096)
+        log.write(d.split(b"\r\n")[0].decode(errors="replace") + "\n")
+        log.flush()
+        c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 12\r\n\r\nupstream-ok\n")
+    except Exception:
+        pass
+    c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF
+: >"$T/server.log"
+python3 "$T/server.py" "$T/server.log" >"$T/server.port" &
+server=$!
+for _ in $(seq 50); do [ -s "$T/server.port" ] && break; sleep 0.1; done
+SP=$(cat "$T/server.port")
+printf '{"network": {"mode": "proxy", "allow": ["allowed.test:%s"], "hosts": {"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}}}\n' \
+	"$SP" >"$ws/online.json"
+rm -f "$ws/env.txt" "$ws/got.txt" "$ws/denied.txt" "$ws/r.json"
+audit_before=$(cat "$ustate/audit.jsonl" 2>/dev/null | wc -l)
+(cd "$ws" && WARD_TEST_RUNNER_ELEVATED=1 \
+	WARD_TEST_WIN_FAULT=setup-echo,wfp-setup,acl-echo,job-echo,logon-plain,token-echo \
+	wine "$T/bin/ward-test.exe" run --tier sandbox-user --result "$WS\\r.json" -p "$UPOL" -- \
+	"$WS\\win-child.exe" env "$WS\\env.txt" + proxy-get "allowed.test:$SP" "$WS\\got.txt" + \
+	proxy-get "denied.test:$SP" "$WS\\denied.txt" + exit 7) >"$T/out" 2>&1
+rc=$?
+kill "$server" 2>/dev/null
+wait "$server" 2>/dev/null
+if [ $rc -eq 7 ] && strip_cr <"$ws/env.txt" | grep -qx 'HTTP_PROXY=http://127.0.0.1:47329' &&
+	strip_cr <"$ws/env.txt" | grep -qx 'HTTPS_PROXY=http://127.0.0.1:47329' &&
+	strip_cr <"$ws/env.txt" | grep -qx 'ALL_PROXY=socks5h://127.0.0.1:47329' &&
+	strip_cr <"$ws/env.txt" | grep -qx 'NO_PROXY='; then
+	ok "sandbox-user online plumbing: the command gets the proxy variables for port 47329; its exit code (7) is the run's"
+else
+	not_ok "sandbox-user online plumbing: the variables or the exit code (exit $rc)"
+	show "$T/out"
+	[ -f "$ws/env.txt" ] && show "$ws/env.txt"
+fi
+if grep -q upstream-ok "$ws/got.txt" 2>/dev/null && grep -q '403' "$ws/denied.txt" 2>/dev/null &&
+	grep -qx 'GET / HTTP/1.1\|GET / HTTP/1.0' "$T/server.log" && [ "$(wc -l <"$T/server.log")" -eq 1 ] &&
+	python3 - "$ustate/audit.jsonl" "$audit_before" "$SP" "$ws/r.json" <<'EOF'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]).readlines()[int(sys.argv[2]):]]
+net = [e for e in ev if e.get("event") == "net"]
+ok = any(e["host"] == "allowed.test" and e["verdict"] == "allow" and e["port"] == int(sys.argv[3]) for e in net) \
+    and any(e["host"] == "denied.test" and e["verdict"] == "deny" for e in net)
+start = [e for e in ev if e.get("event") == "start"]
+ok = ok and start and start[-1].get("windows_tier") == "sandbox-user" and "proxy" in start[-1].get("enforced", [])
+r = json.load(open(sys.argv[4]))
+ok = ok and r["tier"] == 5 and [x["host"] for x in r.get("net_refused") or []] == ["denied.test"]
+sys.exit(0 if ok else 1)
+EOF
+then
+	ok "sandbox-user online plumbing: allowed name reached through the run's proxy, denied one refused (403, the server saw nothing), both audited, net_refused in the result"
+else
+	not_ok "sandbox-user online plumbing: the proxy's answers, the audit or the result"
+	show "$T/out"
+	show "$T/server.log"
+	[ -f "$ustate/audit.jsonl" ] && tail -5 "$ustate/audit.jsonl" | sed 's/^/# /'
+	[ -f "$ws/r.json" ] && show "$ws/r.json"
 fi
 unset WARD_EXE UPOL
 
