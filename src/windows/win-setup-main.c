@@ -164,9 +164,15 @@ int main(void)
 		fprintf(stderr, "ward-setup: cannot plan: %s\n", strerror(-r));
 		return EXIT_REFUSED;
 	}
-	for (size_t i = 0; i < plan.n; i++)
-		printf("plan: %s%s%s\n", win_setup_kind_name(plan.steps[i].kind),
-		       plan.steps[i].path ? " " : "", plan.steps[i].path ? plan.steps[i].path : "");
+	for (size_t i = 0; i < plan.n; i++) {
+		const WinSetupStep *st = &plan.steps[i];
+		bool who = st->kind == WIN_SETUP_USER || st->kind == WIN_SETUP_HIDE ||
+			   st->kind == WIN_SETUP_WALLS;
+
+		printf("plan: %s%s%s%s%s\n", win_setup_kind_name(st->kind), who ? " " : "",
+		       who ? WIN_SETUP_USERS[st->user] : "", st->path ? " " : "",
+		       st->path ? st->path : "");
+	}
 	r = win_setup_apply(&api, &net, &plan, print_line, NULL, why, sizeof(why));
 	win32_net_unlock(&nctx);
 	if (r < 0) {
