@@ -542,7 +542,9 @@ static cJSON *win_describe(const BackendPlan *b)
 			cJSON_AddItemToArray(enf, cJSON_CreateString("acls"));
 			break;
 		}
-	if (b->walls_held)
+	/* W2's dynamic walls, or the sandbox user's persistent ones (read
+	 * back in plan: a run without them never gets here). */
+	if (b->walls_held || b->user)
 		cJSON_AddItemToArray(enf, cJSON_CreateString("wfp-walls"));
 	if (b->proxy)
 		cJSON_AddItemToArray(enf, cJSON_CreateString("proxy"));

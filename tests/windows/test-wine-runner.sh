@@ -475,7 +475,7 @@ net = [e for e in ev if e.get("event") == "net"]
 ok = any(e["host"] == "allowed.test" and e["verdict"] == "allow" and e["port"] == int(sys.argv[3]) for e in net) \
     and any(e["host"] == "denied.test" and e["verdict"] == "deny" for e in net)
 start = [e for e in ev if e.get("event") == "start"]
-ok = ok and start and start[-1].get("windows_tier") == "sandbox-user" and "proxy" in start[-1].get("enforced", [])
+ok = ok and start and start[-1].get("windows_tier") == "sandbox-user" and {"proxy", "wfp-walls"} <= set(start[-1].get("enforced", []))
 r = json.load(open(sys.argv[4]))
 ok = ok and r["tier"] == 5 and [x["host"] for x in r.get("net_refused") or []] == ["denied.test"]
 sys.exit(0 if ok else 1)
