@@ -29,6 +29,7 @@
 #include "linux/limits.h"
 #include "linux/meta-guard.h"
 #include "linux/quarantine.h"
+#include "linux/run-tmpdir.h"
 #include "linux/seccomp-filter.h"
 #include "linux/tier0.h"
 #include "linux/tier1-rules.h"
@@ -46,8 +47,9 @@ struct Tier1Plan {
 	char *const *argv;
 	char **envp;
 	char *workspace;
-	char *tmpdir;          /* the run's TMPDIR, removed by free */
-	bool tmpdir_made;      /* mkdtemp succeeded: free removes it */
+	char *tmpdir;          /* the run's TMPDIR: tmp.path, borrowed */
+	RunTmpdir tmp;         /* made at acquire, removed (or kept as the spare) by free */
+	bool tree_gone;        /* the run's whole process tree was killed and reaped */
 	char *program;         /* argv[0]'s base name, for network.commands */
 	pid_t parent_pid;
 	pid_t supervisor;      /* getpid() of the supervisor, for the child */
@@ -160,37 +162,13 @@ static int build_env(Tier1Plan *p, char *const *envp)
 /* <state>/tmp/<pid>-XXXXXX: in ward's own directory (no other user can
  * squat a name there), named after the ward that made it, so that one
  * killed before its cleanup (SIGKILL, SIGPIPE) leaves nothing for long:
- * each new run removes those whose ward is gone. */
+ * each new run removes those whose ward is gone (run-tmpdir.h). */
 static int make_tmpdir(Tier1Plan *p)
 {
-	_cleanup_free_ char *parent = NULL;
-	_cleanup_closedir_ DIR *d = NULL;
-	struct dirent *de;
+	int r = run_tmpdir_make(p->state_dir, &p->tmp);
 
-	if (asprintf(&parent, "%s/tmp", p->state_dir) < 0)
-		return -ENOMEM;
-	if (mkdir(parent, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	d = opendir(parent);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (pid <= 0 || *end != '-' || pid == (long)getpid())
-			continue;
-		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-			(void)cow_rm_rf_at(dirfd(d), de->d_name, 0);
-	}
-	if (asprintf(&p->tmpdir, "%s/%d-XXXXXX", parent, (int)getpid()) < 0) {
-		p->tmpdir = NULL;
-		return -ENOMEM;
-	}
-	if (!mkdtemp(p->tmpdir))
-		return -errno;
-	p->tmpdir_made = true;
-	return 0;
+	p->tmpdir = p->tmp.path;
+	return r;
 }
 
 /* Pure: reads the policy and the host, changes nothing. */
@@ -445,13 +423,7 @@ Tier1Plan *tier1_plan_free(Tier1Plan *p)
 {
 	if (!p)
 		return NULL;
-	if (p->tmpdir_made) {
-		char *slash = strrchr(p->tmpdir, '/');
-		*slash = '\0';
-		_cleanup_close_ int tfd = open(p->tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (tfd >= 0)
-			(void)cow_rm_rf_at(tfd, slash + 1, 0);
-	}
+	run_tmpdir_remove(&p->tmp, p->tree_gone);
 	close_fd(p->http_fd);
 	close_fd(p->socks_fd);
 	close_fd(p->meta_sock[0]);
@@ -468,7 +440,6 @@ Tier1Plan *tier1_plan_free(Tier1Plan *p)
 	strv_free(p->missing);
 	strv_free(p->notes);
 	free(p->workspace);
-	free(p->tmpdir);
 	free(p->program);
 	free(p->state_dir);
 	free(p->run_id);
@@ -648,6 +619,7 @@ int tier1_run(Tier1Plan *p, uint64_t timeout_s, BackendResult *ret, WardError *r
 		return ward_error_set(reterr, "fork", -r, "starting '%s'", p->argv[0]);
 	ret->oom_killed = limits_oom_killed(p->limits);
 	/* Everything of the run is gone (the supervisor killed the tree). */
+	p->tree_gone = true;
 	r = quarantine_check(&p->quarantine);
 	if (r > 0)
 		ret->quarantined = r;

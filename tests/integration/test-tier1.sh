@@ -76,10 +76,41 @@ check_writes() {
 	t1 -- true
 	check "writes: the TMPDIR of a killed ward is removed by the next run ($killed)" \
 		eval "[ -n '$killed' ] && [ ! -e '$killed' ]"
+	check_tmpdir_reuse
 	echo keep >"$T/data/ok"
 	t1 -p "$T/policy.json" -- sh -c ": >$T/data/ok" 2>/dev/null
 	check "writes: a read-only path cannot be truncated" grep -q keep "$T/data/ok"
 	check_metadata
+}
+
+# A run's emptied TMPDIR is the next run's (src/linux/run-tmpdir.h): the
+# next run must find it empty, with nothing the old run set on it, and no
+# process of the old run may reach it any more.
+check_tmpdir_reuse() {
+	local spare=$XDG_STATE_HOME/ward/tmp/spare
+	# Run A leaves files (one in a mode-000 directory) and a process
+	# that writes into its TMPDIR after the command has ended.
+	t1 -- sh -c 'mkdir "$TMPDIR/d"; echo old >"$TMPDIR/d/f"; echo old >"$TMPDIR/f"
+		chmod 000 "$TMPDIR/d"; ( sleep 1; echo late >"$TMPDIR/late" ) >/dev/null 2>&1 &' \
+		2>/dev/null
+	local left
+	left=$(t1 -- sh -c 'ls -A "$TMPDIR"; stat -c %a "$TMPDIR"' 2>&1)
+	check "writes: the next run's TMPDIR is empty, mode 700 ($left)" [ "$left" = 700 ]
+	sleep 2
+	check "writes: a process of an ended run cannot write into a later run's TMPDIR (host)" \
+		eval "! find '$XDG_STATE_HOME/ward/tmp' -name late | grep -q ."
+	# An extended attribute set on the TMPDIR: that directory is not reused.
+	local xa
+	xa=$(t1 -- python3 -c 'import os; t = os.environ["TMPDIR"]; os.setxattr(t, "user.ward-test", b"1"); print(os.listxattr(t))' 2>/dev/null)
+	if [ "$xa" = "['user.ward-test']" ]; then
+		check "writes: a TMPDIR given an xattr is not kept for the next run (host: the spare has none)" \
+			python3 -c 'import os, sys; sys.exit(1 if os.path.exists(sys.argv[1]) and os.listxattr(sys.argv[1]) else 0)' "$spare"
+		local after
+		after=$(t1 -- python3 -c 'import os; print(os.listxattr(os.environ["TMPDIR"]))')
+		check "writes: the next run's TMPDIR has no xattr ($after)" [ "$after" = "[]" ]
+	else
+		for _ in 1 2; do ok_skip "user xattrs unsupported on the state directory's file system"; done
+	fi
 }
 
 # Mode, owner, times and xattrs (src/linux/meta-guard.c): Landlock does not
