@@ -40,21 +40,44 @@ int audit_os_random(uint8_t *b, size_t n)
 	return 0;
 }
 
+/* Seconds since the epoch to a UTC date and time, by arithmetic: not
+ * gmtime_r, whose first call in glibc loads the local time zone
+ * (/etc/localtime: seven system calls) for a UTC stamp that needs none.
+ * The proleptic Gregorian calendar in 400-year eras of 146097 days. */
+static void utc_civil(int64_t t, int *year, int *mon, int *day, int *hour, int *min, int *sec)
+{
+	int64_t days = t / 86400, rem = t % 86400;
+
+	if (rem < 0) {
+		rem += 86400;
+		days--;
+	}
+	*hour = (int)(rem / 3600);
+	*min = (int)(rem % 3600 / 60);
+	*sec = (int)(rem % 60);
+	days += 719468; /* from 1970-01-01 to 0000-03-01 */
+	int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+	int64_t doe = days - era * 146097;                                 /* [0, 146096] */
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* [0, 365] */
+	int64_t mp = (5 * doy + 2) / 153;                                    /* March = 0 */
+	*day = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*mon = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*year = (int)(yoe + era * 400 + (*mon <= 2));
+}
+
 int audit_os_timestamp(char buf[32])
 {
 	struct timespec ts;
-	struct tm tm;
-	int n;
+	int year, mon, day, hour, min, sec, n;
 
 	if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
 		return -errno;
-	if (!gmtime_r(&ts.tv_sec, &tm))
+	utc_civil((int64_t)ts.tv_sec, &year, &mon, &day, &hour, &min, &sec);
+	if (year < 0 || year > 9999)
 		return -EOVERFLOW;
-	/* Not strftime: it loads the local time zone (/etc/localtime) on
-	 * first use, for a UTC stamp that needs none. */
-	n = snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		     ts.tv_nsec / 1000000);
+	n = snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", year, mon, day, hour, min,
+		     sec, ts.tv_nsec / 1000000);
 	return n > 0 && n < 32 ? 0 : -EOVERFLOW;
 }
 

@@ -16,10 +16,12 @@
 #include <sys/wait.h>
 #include <sys/socket.h>
 #include <limits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "audit/audit-os.h"
 #include "audit/audit.h"
 #include "common/cleanup.h"
 
@@ -763,9 +765,36 @@ static void test_audit_session_id(void **state)
 	assert_string_not_equal(a, b);
 }
 
+/* The stamp is computed without gmtime_r (no time zone load): it must
+ * read as gmtime_r's UTC for the same second. */
+static void test_audit_timestamp_is_utc(void **state)
+{
+	char buf[32], want[32];
+
+	for (int i = 0; i < 3; i++) {
+		struct timespec t0, t1;
+		struct tm tm;
+
+		assert_int_equal(clock_gettime(CLOCK_REALTIME, &t0), 0);
+		assert_int_equal(audit_os_timestamp(buf), 0);
+		assert_int_equal(clock_gettime(CLOCK_REALTIME, &t1), 0);
+		assert_non_null(gmtime_r(&t0.tv_sec, &tm));
+		snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		if (t0.tv_sec == t1.tv_sec) {
+			assert_int_equal(strlen(buf), 24);
+			assert_memory_equal(buf, want, 20);
+			assert_int_equal(buf[23], 'Z');
+			return;
+		}
+	}
+	fail_msg("the clock moved during each of three tries");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_audit_timestamp_is_utc),
 		cmocka_unit_test(test_audit_creates_dir_and_file_modes),
 		cmocka_unit_test(test_audit_line_format),
 		cmocka_unit_test(test_audit_no_session_and_append),
