@@ -16,9 +16,12 @@
 # Three arms, interleaved rounds, each a loop of N runs timed where it runs
 # (podman exec's own start-up not counted): the pod (the runtime's default
 # seccomp profile, RuntimeDefault), the same pod with seccomp unconfined (to
-# price the runtime's filter), the host. Two figures per run: wall time,
-# and CPU time (user + system of the loop's children, from the shell's
-# `times`), which is what to compare on a loaded machine, where wall time
+# price the runtime's filter), the host; and in the same rounds a bare
+# /bin/true in the pod and on the host, which separates what the container
+# adds to any exec from what it adds to ward's own work (the run less the
+# bare exec, pod against host). Two figures per run: wall time,
+# and CPU time (user + system of the loop and its children, from bash's
+# `time`), which is what to compare on a loaded machine, where wall time
 # is mostly waiting for a core.
 # Then tier 2 and warm sessions (a live session needs tier 2): pod.yaml's
 # T2 envelope started with podman run (podman 4.3's kube play ignores
@@ -118,26 +121,33 @@ as_host() {
 		env HOME="$0/home" PATH=/usr/bin:/bin "$@"' "$T" "$HOST_ETC" "$@"
 }
 
-# One round: N runs of "$@" (its first word: ward, its path); prints the
-# wall and the children's CPU nanoseconds (times: user and system of the
-# waited children).
-loop='n=$1; shift; i=0; s=$(date +%s%N)
-while [ $i -lt "$n" ]; do "$@" >/dev/null 2>&1 || exit 1; i=$((i+1)); done
-e=$(date +%s%N); echo $((e - s)); times'
+# One round: N runs of "$@" (its first word: ward, its path), in bash,
+# whose `time` reads getrusage (microseconds; the `times` of sh counts
+# clock ticks, 10 ms, too coarse for a loop of a few dozen runs); prints
+# the user and system seconds of the loop (the shell and its children),
+# then the wall nanoseconds.
+loop='n=$1; shift; i=0; TIMEFORMAT="%3U %3S"; s=$(date +%s%N)
+{ time { while [ $i -lt "$n" ]; do "$@" >/dev/null 2>&1 || exit 1; i=$((i+1)); done; }; } 2>&1
+e=$(date +%s%N); echo $((e - s))'
 # ms per run from a round's output: "wall cpu"
 per_run() {
 	/usr/bin/python3 -c '
-import re, sys
+import sys
 lines = sys.stdin.read().split("\n")
 n = int(sys.argv[1])
-cpu = sum(int(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", lines[2]))
-print(f"{int(lines[0]) / n / 1e6:.4f} {cpu / n * 1e3:.4f}")' "$N"
+cpu = sum(float(x) for x in lines[0].split())
+print(f"{int(lines[1]) / n / 1e6:.4f} {cpu / n * 1e3:.4f}")' "$N"
 }
 round() { # ARM in_pod CONTAINER | ARM as_host: a round of ward "${RUN[@]}"
 	local arm=$1 w=ward
 	shift
 	[ "$1" = as_host ] && w=$T/bin/ward
-	"$@" sh -c "$loop" sh "$N" "$w" "${RUN[@]}" | per_run >>"$T/$arm"
+	"$@" bash -c "$loop" bash "$N" "$w" "${RUN[@]}" | per_run >>"$T/$arm"
+}
+bare() { # ARM in_pod CONTAINER | ARM as_host: a round of bare /bin/true
+	local arm=$1
+	shift
+	"$@" bash -c "$loop" bash "$N" /bin/true | per_run >>"$T/$arm"
 }
 in_pod() { podman exec -w /workspace "$1" "${@:2}"; }
 
@@ -206,6 +216,8 @@ for _ in $(seq "$ROUNDS"); do
 	round run-pod in_pod "${PODS[0]}"
 	round run-unconfined in_pod "${PODS[1]}"
 	round run-host as_host
+	bare bare-pod in_pod "${PODS[0]}"
+	bare bare-host as_host
 done
 
 # Tier 2 and warm sessions (a live session needs tier 2): pod.yaml's T2
@@ -239,6 +251,8 @@ for _ in $(seq "$ROUNDS"); do
 	RUN=(run -- /bin/true)
 	round t2-pod in_pod $C2
 	round t2-host as_host
+	bare t2bare-pod in_pod $C2
+	bare t2bare-host as_host
 	RUN=(exec "$sp" -- /bin/true)
 	round exec-pod in_pod $C2
 	RUN=(exec "$sh_" -- /bin/true)
@@ -261,17 +275,33 @@ def table(title, arms):
         w, c = res[a]
         print(f"  {label:44} wall {w:7.3f}  cpu {c:7.3f}")
     return res
+def split(r, run_pod, run_host, bare_pod, bare_host):
+    """The container's own cost (a bare exec in and out) apart from ward's."""
+    for i, what in ((0, "wall"), (1, "cpu")):
+        bp, bh = r[bare_pod][i], r[bare_host][i]
+        wp, wh = r[run_pod][i] - bp, r[run_host][i] - bh
+        print(f"  {what}: bare /bin/true pod/host {bp / bh:.3f}; ward's own time (run less bare) "
+              f"in the pod {wp:.3f} ms, on the host {wh:.3f} ms, pod/host {wp / wh:.3f}")
 r = table("ward run --tier 1 -- /bin/true, the same ceiling on both sides:",
           [("run-pod", "in the pod (pod-t1.yaml, RuntimeDefault seccomp)"),
            ("run-unconfined", "in the pod, seccomp unconfined"),
-           ("run-host", "on the host")])
+           ("run-host", "on the host"),
+           ("bare-pod", "bare /bin/true in the pod"),
+           ("bare-host", "bare /bin/true on the host")])
 print(f"ratio pod/host: wall {r['run-pod'][0] / r['run-host'][0]:.3f}, "
       f"cpu {r['run-pod'][1] / r['run-host'][1]:.3f}  (target <= 1.1)")
+split(r, "run-pod", "run-host", "bare-pod", "bare-host")
 print(f"the runtime's seccomp filter: cpu {r['run-pod'][1] - r['run-unconfined'][1]:+.3f} ms per run")
 for arm, title in (("t2", "ward run -- /bin/true at tier 2, pod.yaml's envelope and ceiling on both sides:"),
                    ("exec", "ward exec ID -- /bin/true in a live session (warm), the same:")):
-    r = table(title, [(f"{arm}-pod", "in the container (podman run, pod.yaml's envelope)"),
-                      (f"{arm}-host", "on the host")])
+    arms = [(f"{arm}-pod", "in the container (podman run, pod.yaml's envelope)"),
+            (f"{arm}-host", "on the host")]
+    if arm == "t2":
+        arms += [("t2bare-pod", "bare /bin/true in the container"),
+                 ("t2bare-host", "bare /bin/true on the host")]
+    r = table(title, arms)
     print(f"ratio pod/host: wall {r[f'{arm}-pod'][0] / r[f'{arm}-host'][0]:.3f}, "
           f"cpu {r[f'{arm}-pod'][1] / r[f'{arm}-host'][1]:.3f}")
+    if arm == "t2":
+        split(r, "t2-pod", "t2-host", "t2bare-pod", "t2bare-host")
 PY
