@@ -769,7 +769,7 @@ static void test_audit_session_id(void **state)
  * read as gmtime_r's UTC for the same second. */
 static void test_audit_timestamp_is_utc(void **state)
 {
-	char buf[32], want[32];
+	char buf[32], want[80];
 
 	for (int i = 0; i < 3; i++) {
 		struct timespec t0, t1;
