@@ -23,6 +23,7 @@
 
 #include "common/cleanup.h"
 #include "windows/win-cmdline.h"
+#include "windows/win-fault.h"
 #include "windows/win-runner-proto.h"
 #include "windows/win32-api.h"
 #include "windows/win32-pipe.h"
@@ -61,17 +62,7 @@ typedef struct Win32Helper {
  *                    the helper starts */
 static bool fault_listed(const char *name)
 {
-	const char *f = getenv("WARD_TEST_WIN_FAULT");
-	size_t len = strlen(name);
-
-	while (f && *f) {
-		size_t k = strcspn(f, ",");
-
-		if (k == len && strncmp(f, name, k) == 0)
-			return true;
-		f += k + (f[k] == ',');
-	}
-	return false;
+	return win_fault_listed(getenv("WARD_TEST_WIN_FAULT"), name);
 }
 #endif
 

@@ -27,6 +27,7 @@
 #include <sddl.h>
 
 #include "common/cleanup.h"
+#include "windows/win-fault.h"
 #include "windows/win32-api.h"
 #include "windows/win32-util.h"
 
@@ -86,17 +87,7 @@ static int wait_io(HANDLE pipe, OVERLAPPED *ov, HANDLE thread, ULONGLONG deadlin
  *                 writes the exact readiness line the child would */
 static bool fault_listed(const char *name)
 {
-	const char *f = getenv("WARD_TEST_WIN_FAULT");
-	size_t len = strlen(name);
-
-	while (f && *f) {
-		size_t k = strcspn(f, ",");
-
-		if (k == len && strncmp(f, name, k) == 0)
-			return true;
-		f += k + (f[k] == ',');
-	}
-	return false;
+	return win_fault_listed(getenv("WARD_TEST_WIN_FAULT"), name);
 }
 
 typedef struct Intruder {
