@@ -91,7 +91,10 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
 }
 # down MANIFEST: its pod, then the volumes kube play made for its
 # ConfigMaps and emptyDirs. kube down can return before the pod is gone
-# (seen in CI): wait for it (10 s at most) before removing the volumes.
+# (seen in CI): wait for it (30 s at most: the containers' main processes,
+# `sleep infinity` and `cat` as pid 1, ignore SIGTERM, so each stop waits
+# out podman's 10 s timeout; CI once saw a pod outlive a 10 s wait)
+# before removing the volumes.
 down() {
 	local v name
 	name=$(/usr/bin/python3 -c '
@@ -100,7 +103,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
     if d and d.get("kind") == "Pod":
         print(d["metadata"]["name"])' "$1")
 	podman kube down "$1" >/dev/null 2>&1
-	for _ in $(seq 50); do
+	for _ in $(seq 150); do
 		[ -z "$(podman pod ls -q --filter "name=^${name}\$")" ] && break
 		sleep 0.2
 	done
