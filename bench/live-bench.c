@@ -1,10 +1,16 @@
-/* bench/warm.sh's harness view (issue 14): a program that links libward
- * runs each command in a live session with ward_live_exec(), with no
- * `ward exec` process per command; measured against the same program
- * starting the bare command itself (posix_spawn + waitpid), interleaved,
- * stdio on /dev/null. Prints the medians and 99th percentiles (ms) and
- * the ratios.
- *   live-bench N PROGRAM [ARG]...     (run in the workspace directory) */
+/* A harness's view of ward, from a program that links libward, measured
+ * against the same program starting the bare command itself (posix_spawn +
+ * waitpid), interleaved, stdio on /dev/null. Prints the medians and 99th
+ * percentiles (ms) and the ratios.
+ *   live-bench N PROGRAM [ARG]...
+ *       bench/warm.sh (issue 14): each command in one live session with
+ *       ward_live_exec(), with no `ward exec` process per command.
+ *   live-bench --cold TIER N PROGRAM [ARG]...
+ *       bench/startup.sh (issue 11): each command a cold run of its own
+ *       (ward_run_new, ward_run_exec, ward_run_free) at TIER, with no
+ *       `ward run` process to start: what a sandboxed command costs once
+ *       the CLI's own process start is gone.
+ * Run it in the workspace directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -60,6 +66,78 @@ static int bare(char *const *argv, int devnull)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* One cold run of @argv at @tier, configured like `ward run --tier TIER`
+ * with the default policy. Returns the command's exit code, or -1 with the
+ * reason printed. */
+static int cold(const ward_policy *p, const char *cwd, int tier, char *const *argv, int devnull)
+{
+	ward_run *r = ward_run_new(p);
+	int code = -1;
+
+	if (!r)
+		return -1;
+	if (ward_run_set_workspace(r, cwd) < 0 || ward_run_set_tier(r, tier) < 0 ||
+	    ward_run_set_stdio(r, devnull, devnull, devnull) < 0 ||
+	    ward_run_exec(r, (const char *const *)argv) < 0)
+		fprintf(stderr, "live-bench: %s\n", ward_run_last_error(r));
+	else
+		code = ward_run_exit_code(r);
+	ward_run_free(r);
+	return code;
+}
+
+static void report(const char *what, const char *prog, double *tb, double *tw, int n,
+		   const char *targets)
+{
+	double mb = quantile(tb, n, 0.5), pb = quantile(tb, n, 0.99);
+	double mw = quantile(tw, n, 0.5), pw = quantile(tw, n, 0.99);
+
+	printf("  %-14s %-16s median %7.3f   p99 %7.3f\n", "posix_spawn", prog, mb, pb);
+	printf("  %-14s %-16s median %7.3f   p99 %7.3f\n", what, prog, mw, pw);
+	printf("%s: %s / posix_spawn  median %.2fx   p99 %.2fx   %s\n", prog, what, mw / mb,
+	       pw / pb, targets);
+}
+
+/* `--cold TIER N PROGRAM [ARG]...`: see the top of the file. */
+static int main_cold(int argc, char **argv, const char *cwd, int devnull)
+{
+	int tier = argc > 4 ? atoi(argv[2]) : -1, n = argc > 4 ? atoi(argv[3]) : 0;
+	char *const *cmd = argv + 4;
+	ward_policy *p = ward_policy_new();
+	double *tb = calloc((size_t)(n > 0 ? n : 1), sizeof(*tb));
+	double *tw = calloc((size_t)(n > 0 ? n : 1), sizeof(*tw));
+	char what[32];
+
+	if (tier < 0 || n < 1) {
+		fprintf(stderr, "usage: live-bench --cold TIER N PROGRAM [ARG]...\n");
+		return 2;
+	}
+	if (!p || !tb || !tw)
+		return 1;
+	/* Settle both (page cache, ward's state directory). */
+	if (bare(cmd, devnull) != 0 || cold(p, cwd, tier, cmd, devnull) != 0)
+		return 1;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < 2; k++) {
+			bool run = (i + k) % 2;
+			double t0 = now_ms();
+			int r = run ? cold(p, cwd, tier, cmd, devnull) : bare(cmd, devnull);
+
+			(run ? tw : tb)[i] = now_ms() - t0;
+			if (r != 0) {
+				fprintf(stderr, "live-bench: %s exited %d\n",
+					run ? "ward_run_exec" : "the bare command", r);
+				return 1;
+			}
+		}
+	ward_policy_free(p);
+	snprintf(what, sizeof(what), "ward_run T%d", tier);
+	report(what, cmd[0], tb, tw, n, tier == 1 ? "(issue 11's target for `ward run --tier 1`: <= 2.0)" : "");
+	free(tb);
+	free(tw);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[1]) : 0, devnull, r;
@@ -69,14 +147,18 @@ int main(int argc, char **argv)
 	ward_live *l = NULL;
 	double *tb, *tl;
 
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0 || !getcwd(cwd, sizeof(cwd)))
+		return 1;
+	if (argc > 1 && strcmp(argv[1], "--cold") == 0)
+		return main_cold(argc, argv, cwd, devnull);
 	if (n < 1) {
-		fprintf(stderr, "usage: live-bench N PROGRAM [ARG]...\n");
+		fprintf(stderr, "usage: live-bench [--cold TIER] N PROGRAM [ARG]...\n");
 		return 2;
 	}
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	tb = calloc((size_t)n, sizeof(*tb));
 	tl = calloc((size_t)n, sizeof(*tl));
-	if (devnull < 0 || !tb || !tl || !getcwd(cwd, sizeof(cwd)))
+	if (!tb || !tl)
 		return 1;
 	p = ward_policy_new();
 	config = p ? ward_run_new(p) : NULL;
@@ -116,15 +198,6 @@ int main(int argc, char **argv)
 	ward_live_close(l);
 	ward_run_free(config);
 	ward_policy_free(p);
-	{
-		double mb = quantile(tb, n, 0.5), pb = quantile(tb, n, 0.99);
-		double ml = quantile(tl, n, 0.5), pl = quantile(tl, n, 0.99);
-
-		printf("  posix_spawn %-16s median %7.3f   p99 %7.3f\n", argv[2], mb, pb);
-		printf("  ward_live_exec %-13s median %7.3f   p99 %7.3f\n", argv[2], ml, pl);
-		printf("%s: ward_live_exec / posix_spawn  median %.2fx (target <= 2.0)   p99 %.2fx "
-		       "(target <= 3.0)\n",
-		       argv[2], ml / mb, pl / pb);
-	}
+	report("ward_live_exec", argv[2], tb, tl, n, "(targets: median <= 2.0, p99 <= 3.0)");
 	return 0;
 }

@@ -14,6 +14,7 @@ set -euo pipefail
 WARD=${1:-build/ward}
 N=${2:-300}
 WARD=$(realpath "$WARD")
+SRC=${WARD_BENCH_SRC:-$(cd "$(dirname "$0")/.." && pwd)} # before any cd: $0 may be relative
 
 # Users are not root: as root, measure again as an unprivileged user
 # (ward-test, created where missing), from a copy it can reach. Root pays
@@ -42,6 +43,11 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${WARD_BENCH_NO_UNPRIV:-}" ]; then
 	# Tier 3 uses only a guest image made with ward's own guest init.
 	[ ! -f "$(dirname "$WARD")/ward-guest-init" ] || cp "$(dirname "$WARD")/ward-guest-init" "$stage/"
 	cp "$0" "$stage/startup.sh"
+	# The libward arm: the library beside the copy, and what builds against it.
+	cp -a "$(dirname "$WARD")"/libward.so* "$stage/" 2>/dev/null || true
+	mkdir -p "$stage/src/bench" "$stage/src/include/ward"
+	cp "$SRC/bench/live-bench.c" "$stage/src/bench/"
+	cp "$SRC/include/ward/ward.h" "$stage/src/include/ward/"
 	chmod -R a+rX "$stage"
 	echo "== as root =="
 	WARD_BENCH_NO_UNPRIV=1 bash "$0" "$WARD" "$N"
@@ -50,7 +56,7 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${WARD_BENCH_NO_UNPRIV:-}" ]; then
 	(cd "$stage" && setpriv --reuid=ward-test --regid=ward-test --init-groups --reset-env \
 		env HOME="$(getent passwd ward-test | cut -d: -f6)" PATH=/usr/bin:/bin \
 		WARD_BENCH_NO_UNPRIV=1 WARD_BENCH_MANAGED="$WARD_BENCH_MANAGED" \
-		WARD_BENCH_T3_N="${WARD_BENCH_T3_N:-5}" \
+		WARD_BENCH_T3_N="${WARD_BENCH_T3_N:-5}" WARD_BENCH_SRC="$stage/src" \
 		bash "$stage/startup.sh" "$stage/ward" "$N")
 	rc=$?
 	rm -rf "$stage"
@@ -131,6 +137,20 @@ print(f"the wall check (T1):              {t1 - med['ward --tier 1 (no wall chec
 if "ward (managed ceiling)" in med:
     print(f"the managed ceiling:              {med['ward (managed ceiling)'] - w:.3f} ms  (target: not measurable)")
 PY
+
+# Tier 1 from a harness that links libward (bench/live-bench.c --cold):
+# each command a cold run of its own, with no `ward run` process to start,
+# against the same program's posix_spawn of the bare command, interleaved.
+# What is left of T1/bare without the CLI's own process start.
+LIBDIR=$(dirname "$WARD")
+if [ -e "$LIBDIR/libward.so" ] && [ -f "$SRC/bench/live-bench.c" ] && command -v cc >/dev/null &&
+	cc -O2 -o "$T/live-bench" "$SRC/bench/live-bench.c" -I"$SRC/include" \
+		-L"$LIBDIR" -lward -Wl,-rpath,"$LIBDIR" 2>"$T/cc.log"; then
+	echo "tier 1 through libward (ward_run_exec per command), median and p99 of $N runs each (ms):"
+	"$T/live-bench" --cold 1 "$N" /bin/true
+else
+	echo "tier 1 through libward: skipped (no libward.so beside $WARD, or no C compiler)"
+fi
 
 # Tier 3 (a QEMU micro-VM inside the T2 sandbox), cold: a VM per run,
 # against T2 in the same loop. Seconds, not milliseconds, under TCG: few
