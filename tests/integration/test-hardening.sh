@@ -29,13 +29,27 @@ if WARD_TEST_NO_HARDENING=1 "$WARD" run -- ./sys-probe personality 2>&1 |
 fi
 
 # --- seccomp: every denied class -----------------------------------------
-out=$("$WARD" run -- ./sys-probe all 2>&1)
+# Some x86_64 hosts (a PVM guest, for one) fault on int 0x80 with no filter
+# at all: there the i386 ABI cannot reach the kernel, and the filter cannot
+# be shown to be what stops it.
+skip=()
+controls="personality clone3 unshare-user clone-user keyctl io_uring i386"
+if ! ./sys-probe i386-entry >"$T/i386-entry" 2>&1 &&
+	grep -q '^i386-entry: absent' "$T/i386-entry"; then
+	skip=(--skip i386)
+	controls=${controls% i386}
+fi
+out=$("$WARD" run -- ./sys-probe "${skip[@]}" all 2>&1)
 st=$?
 check_eq "sys-probe all: every result as expected" 0 "$st"
 for name in $(./sys-probe list); do
 	line=$(grep -m1 "^$name: " <<<"$out")
 	if [ "$line" = "$name: not applicable on this architecture" ]; then
 		ok_skip "$name: x86 only"
+		continue
+	fi
+	if [ "$line" = "$name: not applicable on this host" ]; then
+		ok_skip "$name: $(cat "$T/i386-entry")"
 		continue
 	fi
 	case $name in
@@ -53,9 +67,8 @@ done
 # The same probes without the filter get other answers, so the checks above
 # can fail (the kernel alone would not say EPERM for these).
 if [ "$hooks" = yes ]; then
-	raw=$(WARD_TEST_NO_HARDENING=1 "$WARD" run -- ./sys-probe all 2>&1)
-	for name in personality clone3 unshare-user clone-user keyctl io_uring i386 \
-		process_vm_readv adjtimex name_to_handle_at socket-vsock tioclinux; do
+	raw=$(WARD_TEST_NO_HARDENING=1 "$WARD" run -- ./sys-probe "${skip[@]}" all 2>&1)
+	for name in $controls process_vm_readv adjtimex name_to_handle_at socket-vsock tioclinux; do
 		check_not "control: without the filter, $name answers differently" \
 			test "$(grep -m1 "^$name: " <<<"$raw")" = "$(grep -m1 "^$name: " <<<"$out")"
 	done

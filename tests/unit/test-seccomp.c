@@ -241,6 +241,23 @@ static int child_i386(void)
 	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory");
 	return ret > 0 ? 0 : 1;
 }
+
+/* Does int 0x80 reach the i386 entry at all? Some x86_64 hosts (a PVM
+ * guest, for one) fault on it with no filter loaded; there no filter can be
+ * shown to be what stops it. */
+static bool i386_entry_present(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL); /* not a sanitizer's report */
+		_exit(child_i386());
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
 #endif
 
 static void test_seccomp_foreign_abi_killed(void **state)
@@ -254,6 +271,10 @@ static void test_seccomp_foreign_abi_killed(void **state)
 	status = in_filtered_child(&opt, child_x32);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGSYS);
+	if (!i386_entry_present()) {
+		print_message("# i386 half skipped: int 0x80 faults here without a filter\n");
+		return;
+	}
 	status = in_filtered_child(&opt, child_i386);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGSYS);
