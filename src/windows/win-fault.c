@@ -55,23 +55,15 @@ static int echo_helper_ask(void *ctx, const char *req, size_t n, char *why, size
 {
 	_cleanup_free_ char *cur = NULL, *next = NULL;
 	WinHelperRequest q;
+	WinHelperChange c;
 	WinAcl acl = { 0 }, out = { 0 };
-	WinAce ace = { .type = WIN_ACE_ALLOW, .flags = WIN_ACE_OI | WIN_ACE_CI };
-	char *remove[2] = { NULL, NULL };
-	WinAclChange chg = { .remove_sids = remove };
 	int r = real.helper_ask(ctx, req, n, why, n_why);
 
 	if (r < 0 || win_helper_parse(req, n, &q, why, n_why) < 0)
 		return r;
-	remove[0] = q.sid;
-	if (q.op != WIN_HELPER_REVOKE) {
-		ace.mask = q.op == WIN_HELPER_GRANT_READ_EXEC ? WIN_FILE_READ_EXEC : WIN_FILE_READ;
-		snprintf(ace.sid, sizeof(ace.sid), "%s", q.sid);
-		chg.add = &ace;
-		chg.n_add = 1;
-	}
+	win_helper_change(q.op, q.sid, &c);
 	if (echo_get_sddl(ctx, q.path, false, &cur) >= 0 && win_acl_parse_sddl(cur, false, &acl) >= 0 &&
-	    win_acl_apply_change(&acl, &chg, &out) >= 0 && (next = win_acl_format_sddl(&out, false)))
+	    win_acl_apply_change(&acl, &c.chg, &out) >= 0 && (next = win_acl_format_sddl(&out, false)))
 		(void)echo_set_sddl(ctx, q.path, false, next);
 	win_acl_done(&acl);
 	win_acl_done(&out);

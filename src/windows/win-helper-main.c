@@ -155,13 +155,12 @@ static int parse_args(int argc, char **argv, Helper *h, const char **pipe, DWORD
 	return strcmp(*pipe + strlen(*pipe) - 16, h->pol.run_id) == 0 ? 0 : -EINVAL;
 }
 
-/* Replace @sid's explicit ACEs on @path with @add (NULL: none), read back. */
-static int change_acl(Helper *h, const char *path, const char *sid, const WinAce *add, char *why,
+/* @op for @sid on @path (win_helper_change()), read back. */
+static int change_acl(Helper *h, const char *path, WinHelperOp op, const char *sid, char *why,
 		      size_t n_why)
 {
 	_cleanup_free_ char *cur = NULL, *next = NULL, *back = NULL;
-	char *remove[] = { (char *)sid, NULL };
-	WinAclChange chg = { .remove_sids = remove, .add = add, .n_add = add ? 1 : 0 };
+	WinHelperChange c;
 	WinAcl acl = { 0 }, out = { 0 }, seen = { 0 };
 	int r;
 
@@ -173,7 +172,8 @@ static int change_acl(Helper *h, const char *path, const char *sid, const WinAce
 		snprintf(why, n_why, "the DACL of %s is not one ward understands", path);
 		return r;
 	}
-	r = win_acl_apply_change(&acl, &chg, &out);
+	win_helper_change(op, sid, &c);
+	r = win_acl_apply_change(&acl, &c.chg, &out);
 	win_acl_done(&acl);
 	if (r < 0 || !(next = win_acl_format_sddl(&out, false))) {
 		win_acl_done(&out);
@@ -191,7 +191,7 @@ static int change_acl(Helper *h, const char *path, const char *sid, const WinAce
 		snprintf(why, n_why, "reading the DACL of %s back failed", path);
 		return r < 0 ? r : -EIO;
 	}
-	r = win_acl_check(&seen, &chg, why, n_why);
+	r = win_acl_check(&seen, &c.chg, why, n_why);
 	win_acl_done(&seen);
 	return r;
 }
@@ -215,7 +215,6 @@ static int sid_index(const Helper *h, const char *sid)
 static int serve_one(Helper *h, const char *msg, size_t n, char *why, size_t n_why)
 {
 	WinHelperRequest req;
-	WinAce ace = { .type = WIN_ACE_ALLOW, .flags = WIN_ACE_OI | WIN_ACE_CI };
 	int r, g, s;
 
 	if (win_helper_parse(msg, n, &req, why, n_why) < 0)
@@ -229,13 +228,11 @@ static int serve_one(Helper *h, const char *msg, size_t n, char *why, size_t n_w
 		r = -EPERM;
 		goto out;
 	}
-	ace.mask = req.op == WIN_HELPER_GRANT_READ_EXEC ? WIN_FILE_READ_EXEC : WIN_FILE_READ;
-	snprintf(ace.sid, sizeof(ace.sid), "%s", req.sid);
 	/* Marked standing before the change: a failure half-way is undone
 	 * at exit too. */
 	if (req.op != WIN_HELPER_REVOKE)
 		h->granted[g][s] = true;
-	r = change_acl(h, req.path, req.sid, req.op == WIN_HELPER_REVOKE ? NULL : &ace, why, n_why);
+	r = change_acl(h, req.path, req.op, req.sid, why, n_why);
 	if (r == 0 && req.op == WIN_HELPER_REVOKE)
 		h->granted[g][s] = false;
 out:
@@ -254,7 +251,8 @@ static int revoke_all(Helper *h)
 
 			if (!h->granted[g][s])
 				continue;
-			if (change_acl(h, h->grants[g].path, h->sids[s], NULL, why, sizeof(why)) < 0) {
+			if (change_acl(h, h->grants[g].path, WIN_HELPER_REVOKE, h->sids[s], why,
+				       sizeof(why)) < 0) {
 				fprintf(stderr, "ward-helper: revoking %s on %s: %s\n", h->sids[s],
 					h->grants[g].path, why);
 				failed++;

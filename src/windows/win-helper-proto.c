@@ -151,3 +151,18 @@ int win_helper_allow(const WinHelperPolicy *p, const WinHelperRequest *r, char *
 	}
 	return 0;
 }
+
+void win_helper_change(WinHelperOp op, const char *sid, WinHelperChange *ret)
+{
+	*ret = (WinHelperChange){
+		.ace = { .type = WIN_ACE_ALLOW, .flags = WIN_ACE_OI | WIN_ACE_CI,
+			 .mask = op == WIN_HELPER_GRANT_READ_EXEC ? WIN_FILE_READ_EXEC : WIN_FILE_READ },
+	};
+	snprintf(ret->ace.sid, sizeof(ret->ace.sid), "%s", sid);
+	ret->remove[0] = ret->ace.sid;
+	ret->chg.remove_sids = ret->remove;
+	if (op != WIN_HELPER_REVOKE) {
+		ret->chg.add = &ret->ace;
+		ret->chg.n_add = 1;
+	}
+}

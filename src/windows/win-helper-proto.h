@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "windows/win-acl.h"
 #include "windows/win-sid.h"
 
 #define WIN_HELPER_MAX 4096
@@ -70,3 +71,19 @@ typedef struct WinHelperPolicy {
  * grant no wider than the policy's (read-exec only where fs.read_exec
  * said so); a revoke of any of those. -EPERM otherwise, with why. */
 int win_helper_allow(const WinHelperPolicy *p, const WinHelperRequest *r, char *why, size_t n_why);
+
+/* The DACL change a request stands for: every explicit ACE of its SID
+ * goes; a grant then adds one allow ACE (object and container inherit)
+ * for that SID with read, or read and execute. The helper applies it and
+ * checks the read-back against it; the fakes of the helper apply it too.
+ * @chg points into the struct itself: fill it where it is used (with
+ * win_helper_change()) and do not copy it. */
+typedef struct WinHelperChange {
+	WinAclChange chg;
+	WinAce ace;
+	char *remove[2];
+} WinHelperChange;
+
+/* @op for @sid (a request's, or a run's SID when the helper takes back a
+ * grant left standing: WIN_HELPER_REVOKE) into @ret. */
+void win_helper_change(WinHelperOp op, const char *sid, WinHelperChange *ret);

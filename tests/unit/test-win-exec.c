@@ -438,9 +438,7 @@ static int f_helper_ask(void *ctx, const char *req, size_t n, char *why, size_t 
 				.n_grants = F->helper_n };
 	WinHelperRequest q;
 	WinAcl acl = { 0 }, out = { 0 };
-	WinAce ace = { .type = WIN_ACE_ALLOW, .flags = WIN_ACE_OI | WIN_ACE_CI };
-	char *remove[2] = { NULL, NULL };
-	WinAclChange chg = { .remove_sids = remove };
+	WinHelperChange c;
 	FakeObj *o;
 	int r;
 
@@ -479,15 +477,9 @@ static int f_helper_ask(void *ctx, const char *req, size_t n, char *why, size_t 
 	o = obj(q.path);
 	assert_non_null(o);
 	if (!(F->lie_at && strcmp(F->lie_at, "helper_ask") == 0)) {
-		remove[0] = q.sid;
-		if (q.op != WIN_HELPER_REVOKE) {
-			ace.mask = q.op == WIN_HELPER_GRANT_READ_EXEC ? WIN_FILE_READ_EXEC : WIN_FILE_READ;
-			snprintf(ace.sid, sizeof(ace.sid), "%s", q.sid);
-			chg.add = &ace;
-			chg.n_add = 1;
-		}
+		win_helper_change(q.op, q.sid, &c);
 		assert_int_equal(win_acl_parse_sddl(o->dacl, false, &acl), 0);
-		assert_int_equal(win_acl_apply_change(&acl, &chg, &out), 0);
+		assert_int_equal(win_acl_apply_change(&acl, &c.chg, &out), 0);
 		free(o->dacl);
 		o->dacl = win_acl_format_sddl(&out, false);
 		win_acl_done(&acl);
@@ -503,11 +495,11 @@ static int f_helper_stop(void *ctx, uint32_t *code)
 	if (F->helper_up && F->helper_revokes_on_exit) {
 		FakeObj *o = obj(F->helper_paths[0]);
 		WinAcl acl = { 0 }, out = { 0 };
-		char *remove[2] = { F->helper_pkg, NULL };
-		WinAclChange chg = { .remove_sids = remove };
+		WinHelperChange c;
 
+		win_helper_change(WIN_HELPER_REVOKE, F->helper_pkg, &c);
 		assert_int_equal(win_acl_parse_sddl(o->dacl, false, &acl), 0);
-		assert_int_equal(win_acl_apply_change(&acl, &chg, &out), 0);
+		assert_int_equal(win_acl_apply_change(&acl, &c.chg, &out), 0);
 		free(o->dacl);
 		o->dacl = win_acl_format_sddl(&out, false);
 		win_acl_done(&acl);

@@ -133,12 +133,75 @@ static void test_helper_allow(void **state)
 	win_helper_request_done(&r);
 }
 
+/* @cur with @op for @sid applied, as SDDL. */
+static char *changed(const char *cur, WinHelperOp op, const char *sid)
+{
+	WinHelperChange c;
+	WinAcl acl = { 0 }, out = { 0 };
+	char *s;
+
+	win_helper_change(op, sid, &c);
+	assert_int_equal(win_acl_parse_sddl(cur, false, &acl), 0);
+	assert_int_equal(win_acl_apply_change(&acl, &c.chg, &out), 0);
+	s = win_acl_format_sddl(&out, false);
+	assert_non_null(s);
+	win_acl_done(&acl);
+	win_acl_done(&out);
+	return s;
+}
+
+static void test_helper_change(void **state)
+{
+	/* An explicit ACE of the run's SID left over, another SID's, inherited ones. */
+	static const char cur[] = "D:AI(A;OICI;FA;;;" PKG ")(A;;FR;;;S-1-15-2-9-9)"
+				  "(A;OICIID;FR;;;" PKG ")(A;OICIID;FA;;;BA)";
+	static const char inherited[] =
+		"(A;OICIID;0x120089;;;" PKG ")(A;OICIID;0x1f01ff;;;S-1-5-32-544)";
+	WinHelperChange c;
+	char *s;
+
+	(void)state;
+	win_helper_change(WIN_HELPER_GRANT_READ, PKG, &c);
+	assert_non_null(c.chg.add);
+	assert_int_equal(c.chg.n_add, 1);
+	assert_int_equal(c.chg.add->type, WIN_ACE_ALLOW);
+	assert_int_equal(c.chg.add->flags, WIN_ACE_OI | WIN_ACE_CI);
+	assert_int_equal(c.chg.add->mask, WIN_FILE_READ);
+	assert_string_equal(c.chg.add->sid, PKG);
+	assert_string_equal(c.chg.remove_sids[0], PKG);
+	assert_null(c.chg.remove_sids[1]);
+	win_helper_change(WIN_HELPER_GRANT_READ_EXEC, PKG, &c);
+	assert_int_equal(c.chg.add->mask, WIN_FILE_READ_EXEC);
+	win_helper_change(WIN_HELPER_REVOKE, PKG, &c);
+	assert_null(c.chg.add);
+	assert_int_equal(c.chg.n_add, 0);
+	assert_string_equal(c.chg.remove_sids[0], PKG);
+	assert_null(c.chg.remove_sids[1]);
+
+	/* The stale ACE is replaced, not added to; others' and inherited ones stay. */
+	s = changed(cur, WIN_HELPER_GRANT_READ, PKG);
+	assert_non_null(strstr(s, "(A;OICI;0x120089;;;" PKG ")"));
+	assert_null(strstr(s, "(A;OICI;0x1f01ff;;;" PKG ")"));
+	assert_non_null(strstr(s, "(A;;0x120089;;;S-1-15-2-9-9)"));
+	assert_non_null(strstr(s, inherited));
+	free(s);
+	s = changed(cur, WIN_HELPER_GRANT_READ_EXEC, PKG);
+	assert_non_null(strstr(s, "(A;OICI;0x1200a9;;;" PKG ")"));
+	assert_null(strstr(s, "0x1f01ff;;;" PKG ")"));
+	free(s);
+	s = changed(cur, WIN_HELPER_REVOKE, PKG);
+	assert_string_equal(s, "D:AI(A;;0x120089;;;S-1-15-2-9-9)"
+			       "(A;OICIID;0x120089;;;" PKG ")(A;OICIID;0x1f01ff;;;S-1-5-32-544)");
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_helper_parse_valid),
 		cmocka_unit_test(test_helper_parse_rejects),
 		cmocka_unit_test(test_helper_allow),
+		cmocka_unit_test(test_helper_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
