@@ -19,66 +19,23 @@
 # Needs WARD_WIN_BIN (ward.exe, ward-test.exe, win-child.exe); skips when
 # Wine cannot start.
 set -u
-bin=${WARD_WIN_BIN:-}
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
-skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-
-[ -n "$bin" ] && [ -f "$bin/ward-test.exe" ] || skip_all "no ward-test.exe (make windows)"
-command -v wine >/dev/null || skip_all "wine is not installed"
+# shellcheck source=tests/windows/wine-common.sh
+. "$(dirname "$0")/wine-common.sh"
 command -v curl >/dev/null || skip_all "curl is not installed"
 command -v python3 >/dev/null || skip_all "python3 is not installed"
-
-T=$(mktemp -d /tmp/ward-wine-proxy.XXXXXX)
-export LANG=C.UTF-8 WINEPREFIX=$T/prefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
-server_pid=
+wine_setup proxy ward-test.exe
 proxy_pid=
 cleanup() {
 	[ -n "$proxy_pid" ] && kill "$proxy_pid" 2>/dev/null
-	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
 	exec 7>&- 2>/dev/null
-	wineserver -k >/dev/null 2>&1
-	rm -rf "$T"
+	wine_cleanup
 }
 trap cleanup EXIT
-if ! wineboot -i >"$T/boot.log" 2>&1; then
-	skip_all "wine cannot start here: $(tail -1 "$T/boot.log")"
-fi
-strip_cr() { tr -d '\r'; }
-show() { strip_cr <"$1" | sed 's/^/# /'; }
-winpath() { printf 'Z:%s' "$(printf '%s' "$1" | tr / '\\')"; }
 
 echo "1..22"
 
 # The upstream: logs the request line of every connection it gets.
-cat >"$T/server.py" <<'EOF'
-import socket, sys, threading
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-s.listen(64)
-print(s.getsockname()[1], flush=True)
-log = open(sys.argv[1], "a")
-def serve(c):
-    c.settimeout(20)
-    try:
-        d = c.recv(4096)
-        log.write(d.split(b"\r\n")[0].decode(errors="replace") + "\n")
-        log.flush()
-        c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 12\r\n\r\nupstream-ok\n")
-    except Exception:
-        pass
-    c.close()
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-EOF
-: >"$T/server.log"
-python3 "$T/server.py" "$T/server.log" >"$T/server.port" &
-server_pid=$!
-for _ in $(seq 50); do [ -s "$T/server.port" ] && break; sleep 0.1; done
-SP=$(cat "$T/server.port")
+upstream_start "$T/server.log"
 
 cat >"$T/policy.json" <<EOF
 {"network": {"mode": "proxy", "allow": ["allowed.test:$SP"],

@@ -418,32 +418,7 @@ fi
 # the walls' port, a denied one is refused (403) and never reaches the
 # server, both are in the audit log as `net` events, the refusal in
 # --result's net_refused; the command's exit code comes back.
-cat >"$T/server.py" <<'EOF'
-import socket, sys, threading
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-s.listen(16)
-print(s.getsockname()[1], flush=True)
-log = open(sys.argv[1], "a")
-def serve(c):
-    c.settimeout(20)
-    try:
-        d = c.recv(4096)
-        log.write(d.split(b"\r\n")[0].decode(errors="replace") + "\n")
-        log.flush()
-        c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 12\r\n\r\nupstream-ok\n")
-    except Exception:
-        pass
-    c.close()
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-EOF
-: >"$T/server.log"
-python3 "$T/server.py" "$T/server.log" >"$T/server.port" &
-server=$!
-for _ in $(seq 50); do [ -s "$T/server.port" ] && break; sleep 0.1; done
-SP=$(cat "$T/server.port")
+upstream_start "$T/server.log"
 printf '{"network": {"mode": "proxy", "allow": ["allowed.test:%s"], "hosts": {"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1"}}}\n' \
 	"$SP" >"$ws/online.json"
 rm -f "$ws/env.txt" "$ws/got.txt" "$ws/denied.txt" "$ws/r.json"
@@ -454,8 +429,7 @@ audit_before=$(cat "$ustate/audit.jsonl" 2>/dev/null | wc -l)
 	"$WS\\win-child.exe" env "$WS\\env.txt" + proxy-get "allowed.test:$SP" "$WS\\got.txt" + \
 	proxy-get "denied.test:$SP" "$WS\\denied.txt" + exit 7) >"$T/out" 2>&1
 rc=$?
-kill "$server" 2>/dev/null
-wait "$server" 2>/dev/null
+upstream_stop
 if [ $rc -eq 7 ] && strip_cr <"$ws/env.txt" | grep -qx 'HTTP_PROXY=http://127.0.0.1:47329' &&
 	strip_cr <"$ws/env.txt" | grep -qx 'HTTPS_PROXY=http://127.0.0.1:47329' &&
 	strip_cr <"$ws/env.txt" | grep -qx 'ALL_PROXY=socks5h://127.0.0.1:47329' &&

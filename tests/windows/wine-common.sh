@@ -2,7 +2,9 @@
 # throwaway Wine prefix. After it: $bin (the .exe directory), ok, not_ok,
 # check, skip_all, strip_cr, show, winpath; wine_setup NAME FILE... skips
 # (TAP "1..0 # SKIP") unless each FILE is in $bin and Wine starts in a
-# fresh prefix under $T (/tmp/ward-wine-NAME.*, removed on exit).
+# fresh prefix under $T (/tmp/ward-wine-NAME.*, removed on exit by
+# wine_cleanup, which a script with more to stop calls from its own trap);
+# upstream_start LOG / upstream_stop: the proxy tests' upstream server.
 # shellcheck shell=bash
 bin=${WARD_WIN_BIN:-${WARD_HELPERS:-}}
 n=0
@@ -40,6 +42,25 @@ wine_setup() {
 	fi
 }
 wine_cleanup() {
+	upstream_stop
 	wineserver -k >/dev/null 2>&1
 	rm -rf "$T"
+}
+
+# The loopback upstream (upstream-server.py): the request line of every
+# connection it gets goes to LOG (emptied first); its port in $SP. It runs
+# until upstream_stop (wine_cleanup stops it too).
+upstream_start() {
+	: >"$1"
+	python3 "$(dirname "$0")/upstream-server.py" "$1" >"$T/upstream.port" &
+	upstream_pid=$!
+	for _ in $(seq 50); do [ -s "$T/upstream.port" ] && break; sleep 0.1; done
+	# shellcheck disable=SC2034 # the calling script's
+	SP=$(cat "$T/upstream.port")
+}
+upstream_stop() {
+	[ -n "${upstream_pid:-}" ] || return 0
+	kill "$upstream_pid" 2>/dev/null
+	wait "$upstream_pid" 2>/dev/null
+	upstream_pid=
 }
