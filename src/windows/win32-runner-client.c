@@ -15,6 +15,30 @@
 #include "windows/win32-runner-client.h"
 #include "windows/win32-util.h"
 
+#ifndef WARD_TEST_HOOKS
+#define WARD_TEST_HOOKS 0
+#endif
+
+#if WARD_TEST_HOOKS
+int win32_runner_launch_plain(void *userdata, const wchar_t *app, wchar_t *cmdline,
+			      HANDLE *ret_proc, HANDLE *ret_thread, char *why, size_t n_why)
+{
+	STARTUPINFOW si = { .cb = sizeof(si) };
+	PROCESS_INFORMATION pi = { 0 };
+
+	(void)userdata;
+	if (!CreateProcessW(app, cmdline, NULL, NULL, FALSE, CREATE_SUSPENDED, NULL, NULL, &si,
+			    &pi)) {
+		snprintf(why, n_why, "CreateProcessW(runner) failed (error %lu)",
+			 (unsigned long)GetLastError());
+		return -EIO;
+	}
+	*ret_proc = pi.hProcess;
+	*ret_thread = pi.hThread;
+	return 0;
+}
+#endif
+
 /* How long the runner may take to start and connect (a logon can be slow). */
 #define CONNECT_TIMEOUT_MS 60000
 

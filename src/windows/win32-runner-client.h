@@ -28,6 +28,14 @@ typedef struct WinRunnerLaunch {
 	HANDLE decoy;             /* tests only: the process the pipe expects */
 } WinRunnerLaunch;
 
+#if defined(WARD_TEST_HOOKS) && WARD_TEST_HOOKS
+/* Test builds only: a WinRunnerLaunch.launch that starts the runner as
+ * ward's own user with plain CreateProcessW (Wine has no second user to
+ * log on as): ward-test.exe's logon-plain, the Wine tests' runner peer. */
+int win32_runner_launch_plain(void *userdata, const wchar_t *app, wchar_t *cmdline,
+			      HANDLE *ret_proc, HANDLE *ret_thread, char *why, size_t n_why);
+#endif
+
 /* Run @request (@n bytes, sent as is) through @runner_exe. 0 with the
  * command's exit code in @ret_code; -EPERM (a refusal, by the runner or
  * by ward: @why says which and why) or another -errno. @ret_started: the

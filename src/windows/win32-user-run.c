@@ -68,30 +68,6 @@ static int logon_launch(void *userdata, const wchar_t *app, wchar_t *cmdline, HA
 	return 0;
 }
 
-#if WARD_TEST_HOOKS
-/* logon-plain (ward-test.exe only): the runner started as ward's own user
- * with CreateProcessW, since Wine has no second user to log on as; with
- * it the user check is off and ward-runner-test.exe runs (told by the
- * test's WARD_TEST_RUNNER_ELEVATED and token-echo to go past Wine's
- * token). Plumbing only: the command runs unconfined. */
-static int plain_launch(void *userdata, const wchar_t *app, wchar_t *cmdline, HANDLE *ret_proc,
-			HANDLE *ret_thread, char *why, size_t n_why)
-{
-	STARTUPINFOW si = { .cb = sizeof(si) };
-	PROCESS_INFORMATION pi = { 0 };
-
-	(void)userdata;
-	if (!CreateProcessW(app, cmdline, NULL, NULL, FALSE, CREATE_SUSPENDED, NULL, NULL, &si,
-			    &pi)) {
-		snprintf(why, n_why, "CreateProcessW(runner) failed (error %lu)",
-			 (unsigned long)GetLastError());
-		return -EIO;
-	}
-	*ret_proc = pi.hProcess;
-	*ret_thread = pi.hThread;
-	return 0;
-}
-#endif
 
 /* @name (ward-runner.exe) next to ward.exe. */
 static char *runner_path(const wchar_t *name)
@@ -142,10 +118,15 @@ int win32_user_run(const WinPlan *plan, const WinApi *api, const WinSandboxUser 
 
 	*ret = (WinExecResult){ .exit_code = WARD_EXIT_SETUP };
 #if WARD_TEST_HOOKS
+	/* logon-plain (ward-test.exe only): the runner started as ward's own
+	 * user, since Wine has no second user to log on as; with it the user
+	 * check is off and ward-runner-test.exe runs (told by the test's
+	 * WARD_TEST_RUNNER_ELEVATED and token-echo to go past Wine's token).
+	 * Plumbing only: the command runs unconfined. */
 	if (win_fault_listed(getenv("WARD_TEST_WIN_FAULT"), "logon-plain")) {
 		free(runner);
 		runner = runner_path(L"ward-runner-test.exe");
-		l = (WinRunnerLaunch){ .launch = plain_launch };
+		l = (WinRunnerLaunch){ .launch = win32_runner_launch_plain };
 	}
 #endif
 	if (!runner)

@@ -12,7 +12,6 @@
  * Sends REQUEST_FILE's bytes as the request, verbatim. Prints
  * "peer: exit N" (the command's code, relayed) or "peer: refused: WHY";
  * exits with N, or 125. */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,24 +22,6 @@
 #include "windows/win32-pipe.h"
 #include "windows/win32-runner-client.h"
 #include "windows/win32-util.h"
-
-static int launch(void *userdata, const wchar_t *app, wchar_t *cmdline, HANDLE *ret_proc,
-		  HANDLE *ret_thread, char *why, size_t n_why)
-{
-	STARTUPINFOW si = { .cb = sizeof(si) };
-	PROCESS_INFORMATION pi = { 0 };
-
-	(void)userdata;
-	if (!CreateProcessW(app, cmdline, NULL, NULL, FALSE, CREATE_SUSPENDED, NULL, NULL, &si,
-			    &pi)) {
-		snprintf(why, n_why, "CreateProcessW(runner) failed (error %lu)",
-			 (unsigned long)GetLastError());
-		return -EIO;
-	}
-	*ret_proc = pi.hProcess;
-	*ret_thread = pi.hThread;
-	return 0;
-}
 
 static char *slurp(const char *path, size_t *ret_n)
 {
@@ -58,7 +39,7 @@ static char *slurp(const char *path, size_t *ret_n)
 
 int main(int argc, char **argv)
 {
-	WinRunnerLaunch l = { .launch = launch };
+	WinRunnerLaunch l = { .launch = win32_runner_launch_plain };
 	Win32Pipe squatter = { .h = INVALID_HANDLE_VALUE };
 	char why[1024] = "";
 	uint32_t code = 0;
