@@ -384,6 +384,27 @@ fail:
 	return r;
 }
 
+int win_acl_change_sddl(const char *sddl, const WinAclChange *chg, char **ret)
+{
+	WinAcl cur = { 0 }, next = { 0 };
+	char *s = NULL;
+	int r;
+
+	r = win_acl_parse_sddl(sddl, false, &cur);
+	if (r < 0)
+		return r;
+	r = win_acl_apply_change(&cur, chg, &next);
+	win_acl_done(&cur);
+	if (r < 0)
+		return r;
+	s = win_acl_format_sddl(&next, false);
+	win_acl_done(&next);
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
+
 int win_acl_check(const WinAcl *observed, const WinAclChange *chg, char *why, size_t n_why)
 {
 	size_t ours = 0;

@@ -82,6 +82,10 @@ typedef struct WinAclChange {
  * allow, then the inherited ACEs in their original order (inherited ACEs
  * are never touched). Into @ret (win_acl_done it). */
 int win_acl_apply_change(const WinAcl *cur, const WinAclChange *chg, WinAcl *ret);
+/* The same on SDDL text: @sddl's DACL with @chg applied, formatted, into
+ * @ret (caller frees). -EINVAL when @sddl is not a DACL ward understands
+ * (win_acl_parse_sddl), -ENOMEM. */
+int win_acl_change_sddl(const char *sddl, const WinAclChange *chg, char **ret);
 /* Canonical order, as above. */
 bool win_acl_is_canonical(const WinAcl *acl);
 /* The read-back: the explicit ACEs of @observed for the SIDs in

@@ -60,7 +60,6 @@ static int journal(const WinApi *api, WinJournalKind kind, const char *arg, cons
 static int undo_acl(const WinApi *api, const char *path, char **sids, WardError *err)
 {
 	_cleanup_free_ char *cur = NULL, *out = NULL;
-	WinAcl acl = { 0 }, next = { 0 };
 	WinAclChange chg = { .remove_sids = sids };
 	int r;
 
@@ -68,15 +67,9 @@ static int undo_acl(const WinApi *api, const char *path, char **sids, WardError 
 		return 0; /* gone: nothing holds the ACEs */
 	r = api->get_sddl(api->ctx, path, false, &cur);
 	if (r >= 0)
-		r = win_acl_parse_sddl(cur, false, &acl);
-	if (r >= 0)
-		r = win_acl_apply_change(&acl, &chg, &next);
-	if (r >= 0 && !(out = win_acl_format_sddl(&next, false)))
-		r = -ENOMEM;
+		r = win_acl_change_sddl(cur, &chg, &out);
 	if (r >= 0)
 		r = api->set_sddl(api->ctx, path, false, out);
-	win_acl_done(&acl);
-	win_acl_done(&next);
 	if (r < 0)
 		return ward_error_set(err, "undo", r, "Failed to remove ward's ACEs from '%s'", path);
 	return 0;
@@ -410,7 +403,7 @@ static int ensure_dir(const WinApi *api, const char *path, WardError *err)
 static int apply_acl(const WinPlan *plan, const WinPathPlan *pp, const WinApi *api, WardError *err)
 {
 	_cleanup_free_ char *cur = NULL, *out = NULL, *back = NULL;
-	WinAcl acl = { 0 }, next = { 0 }, seen = { 0 };
+	WinAcl seen = { 0 };
 	WinAclChange chg;
 	char why[256] = "";
 	int r;
@@ -421,15 +414,12 @@ static int apply_acl(const WinPlan *plan, const WinPathPlan *pp, const WinApi *a
 		ward_error_set(err, "acl", r, "Failed to read the DACL of '%s'", pp->path);
 		goto out;
 	}
-	r = win_acl_parse_sddl(cur, false, &acl);
-	if (r < 0) {
+	r = win_acl_change_sddl(cur, &chg, &out);
+	if (r == -EINVAL) {
 		ward_error_set(err, "acl", r, "The DACL of '%s' holds entries ward cannot parse",
 			       pp->path);
 		goto out;
 	}
-	r = win_acl_apply_change(&acl, &chg, &next);
-	if (r >= 0 && !(out = win_acl_format_sddl(&next, false)))
-		r = -ENOMEM;
 	if (r >= 0)
 		r = journal(api, WIN_JOURNAL_ACL, pp->path, NULL);
 	if (r >= 0)
@@ -448,8 +438,6 @@ static int apply_acl(const WinPlan *plan, const WinPathPlan *pp, const WinApi *a
 		ward_error_set(err, "acl-readback", r, "The DACL of '%s' is not what ward set: %s",
 			       pp->path, *why ? why : "unreadable");
 out:
-	win_acl_done(&acl);
-	win_acl_done(&next);
 	win_acl_done(&seen);
 	return r;
 }

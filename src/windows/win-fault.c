@@ -56,17 +56,13 @@ static int echo_helper_ask(void *ctx, const char *req, size_t n, char *why, size
 	_cleanup_free_ char *cur = NULL, *next = NULL;
 	WinHelperRequest q;
 	WinHelperChange c;
-	WinAcl acl = { 0 }, out = { 0 };
 	int r = real.helper_ask(ctx, req, n, why, n_why);
 
 	if (r < 0 || win_helper_parse(req, n, &q, why, n_why) < 0)
 		return r;
 	win_helper_change(q.op, q.sid, &c);
-	if (echo_get_sddl(ctx, q.path, false, &cur) >= 0 && win_acl_parse_sddl(cur, false, &acl) >= 0 &&
-	    win_acl_apply_change(&acl, &c.chg, &out) >= 0 && (next = win_acl_format_sddl(&out, false)))
+	if (echo_get_sddl(ctx, q.path, false, &cur) >= 0 && win_acl_change_sddl(cur, &c.chg, &next) >= 0)
 		(void)echo_set_sddl(ctx, q.path, false, next);
-	win_acl_done(&acl);
-	win_acl_done(&out);
 	win_helper_request_done(&q);
 	return 0;
 }

@@ -161,26 +161,20 @@ static int change_acl(Helper *h, const char *path, WinHelperOp op, const char *s
 {
 	_cleanup_free_ char *cur = NULL, *next = NULL, *back = NULL;
 	WinHelperChange c;
-	WinAcl acl = { 0 }, out = { 0 }, seen = { 0 };
+	WinAcl seen = { 0 };
 	int r;
 
 	if ((r = h->api.get_sddl(h->api.ctx, path, false, &cur)) < 0) {
 		snprintf(why, n_why, "reading the DACL of %s: %s", path, strerror(-r));
 		return r;
 	}
-	if ((r = win_acl_parse_sddl(cur, false, &acl)) < 0) {
-		snprintf(why, n_why, "the DACL of %s is not one ward understands", path);
+	win_helper_change(op, sid, &c);
+	if ((r = win_acl_change_sddl(cur, &c.chg, &next)) < 0) {
+		snprintf(why, n_why, r == -EINVAL ? "the DACL of %s is not one ward understands"
+						  : "cannot compute the DACL of %s",
+			 path);
 		return r;
 	}
-	win_helper_change(op, sid, &c);
-	r = win_acl_apply_change(&acl, &c.chg, &out);
-	win_acl_done(&acl);
-	if (r < 0 || !(next = win_acl_format_sddl(&out, false))) {
-		win_acl_done(&out);
-		snprintf(why, n_why, "cannot compute the DACL of %s", path);
-		return r < 0 ? r : -ENOMEM;
-	}
-	win_acl_done(&out);
 	if ((r = h->api.set_sddl(h->api.ctx, path, false, next)) < 0) {
 		snprintf(why, n_why, "setting the DACL of %s: %s", path, strerror(-r));
 		return r;

@@ -116,6 +116,19 @@ static void test_win_acl_change_canonical(void **state)
 	}
 	win_acl_done(&out);
 	win_acl_done(&cur);
+
+	/* The same on SDDL text; a DACL ward does not understand is refused. */
+	s = NULL;
+	assert_int_equal(win_acl_change_sddl("D:AI(A;OICI;FA;;;SY)(A;;FR;;;" PKG ")(D;;FW;;;BG)"
+					     "(A;OICIID;FR;;;" PKG ")(A;OICIID;FA;;;BA)",
+					     &chg, &s), 0);
+	assert_string_equal(s, "D:AI(D;OICI;0xd0156;;;" PKG ")(D;;0x120116;;;S-1-5-32-546)"
+			       "(A;OICI;0x1301bf;;;" PKG ")(A;OICI;0x1f01ff;;;S-1-5-18)"
+			       "(A;OICIID;0x120089;;;" PKG ")(A;OICIID;0x1f01ff;;;S-1-5-32-544)");
+	free(s);
+	s = NULL;
+	assert_int_equal(win_acl_change_sddl("D:(A;;FR;;;NOTASID)", &chg, &s), -EINVAL);
+	assert_null(s);
 }
 
 static void test_win_acl_check_catches_lies(void **state)

@@ -437,8 +437,8 @@ static int f_helper_ask(void *ctx, const char *req, size_t n, char *why, size_t 
 	WinHelperPolicy pol = { .run_id = F->helper_run, .package_sid = F->helper_pkg, .grants = g,
 				.n_grants = F->helper_n };
 	WinHelperRequest q;
-	WinAcl acl = { 0 }, out = { 0 };
 	WinHelperChange c;
+	char *next = NULL;
 	FakeObj *o;
 	int r;
 
@@ -478,12 +478,9 @@ static int f_helper_ask(void *ctx, const char *req, size_t n, char *why, size_t 
 	assert_non_null(o);
 	if (!(F->lie_at && strcmp(F->lie_at, "helper_ask") == 0)) {
 		win_helper_change(q.op, q.sid, &c);
-		assert_int_equal(win_acl_parse_sddl(o->dacl, false, &acl), 0);
-		assert_int_equal(win_acl_apply_change(&acl, &c.chg, &out), 0);
+		assert_int_equal(win_acl_change_sddl(o->dacl, &c.chg, &next), 0);
 		free(o->dacl);
-		o->dacl = win_acl_format_sddl(&out, false);
-		win_acl_done(&acl);
-		win_acl_done(&out);
+		o->dacl = next;
 	}
 	win_helper_request_done(&q);
 	return 0;
@@ -494,16 +491,13 @@ static int f_helper_stop(void *ctx, uint32_t *code)
 	*code = 0;
 	if (F->helper_up && F->helper_revokes_on_exit) {
 		FakeObj *o = obj(F->helper_paths[0]);
-		WinAcl acl = { 0 }, out = { 0 };
 		WinHelperChange c;
+		char *next = NULL;
 
 		win_helper_change(WIN_HELPER_REVOKE, F->helper_pkg, &c);
-		assert_int_equal(win_acl_parse_sddl(o->dacl, false, &acl), 0);
-		assert_int_equal(win_acl_apply_change(&acl, &c.chg, &out), 0);
+		assert_int_equal(win_acl_change_sddl(o->dacl, &c.chg, &next), 0);
 		free(o->dacl);
-		o->dacl = win_acl_format_sddl(&out, false);
-		win_acl_done(&acl);
-		win_acl_done(&out);
+		o->dacl = next;
 	}
 	if (F->helper_up)
 		call("helper_stop");
