@@ -342,6 +342,35 @@ int win_setup_apply(const WinSetupApi *api, const WinNetApi *net, const WinSetup
 	return 0;
 }
 
+/* @chg on @path's DACL, set and read back. 0, or -errno with why
+ * (win_acl_check's reason, or the errno's text); with @missing_ok a path
+ * that is not there is 0 (nothing holds ACEs on it). */
+static int change_dacl(const WinSetupApi *api, const char *path, const WinAclChange *chg,
+		       bool missing_ok, char *why, size_t n)
+{
+	_cleanup_free_ char *cur = NULL, *next = NULL, *back = NULL;
+	WinAcl seen = { 0 };
+	int r;
+
+	r = api->dacl_get(api->ctx, path, &cur);
+	if (r == -ENOENT && missing_ok)
+		return 0;
+	if (r == 0)
+		r = win_acl_change_sddl(cur, chg, &next);
+	if (r == 0)
+		r = api->dacl_set(api->ctx, path, next);
+	if (r == 0)
+		r = api->dacl_get(api->ctx, path, &back);
+	if (r == 0)
+		r = win_acl_parse_sddl(back, false, &seen);
+	if (r == 0)
+		r = win_acl_check(&seen, chg, why, n);
+	else
+		snprintf(why, n, "%s", strerror(-r));
+	win_acl_done(&seen);
+	return r;
+}
+
 size_t win_setup_read_acls(const WinSetupApi *api, const WinSetupPlan *p,
 			   WinSetupProgress progress, void *data)
 {
@@ -358,8 +387,6 @@ size_t win_setup_read_acls(const WinSetupApi *api, const WinSetupPlan *p,
 		char *rm[] = { sids[0], sids[1], NULL };
 		WinAce add[2];
 		WinAclChange chg = { .remove_sids = rm, .add = add, .n_add = 2 };
-		_cleanup_free_ char *cur = NULL, *next = NULL, *back = NULL;
-		WinAcl acl = { 0 }, want = { 0 }, seen = { 0 };
 		char why[256] = "";
 		int r;
 
@@ -381,26 +408,9 @@ size_t win_setup_read_acls(const WinSetupApi *api, const WinSetupPlan *p,
 		}
 		r = journal(api, WIN_SETUPJ_ACL, st->path, joined);
 		if (r == 0)
-			r = api->dacl_get(api->ctx, st->path, &cur);
-		if (r == 0)
-			r = win_acl_parse_sddl(cur, false, &acl);
-		if (r == 0)
-			r = win_acl_apply_change(&acl, &chg, &want);
-		if (r == 0 && !(next = win_acl_format_sddl(&want, false)))
-			r = -ENOMEM;
-		if (r == 0)
-			r = api->dacl_set(api->ctx, st->path, next);
-		if (r == 0)
-			r = api->dacl_get(api->ctx, st->path, &back);
-		if (r == 0)
-			r = win_acl_parse_sddl(back, false, &seen);
-		if (r == 0)
-			r = win_acl_check(&seen, &chg, why, sizeof(why));
+			r = change_dacl(api, st->path, &chg, false, why, sizeof(why));
 		else
 			snprintf(why, sizeof(why), "%s", strerror(-r));
-		win_acl_done(&acl);
-		win_acl_done(&want);
-		win_acl_done(&seen);
 		if (r < 0)
 			failed++;
 		report(progress, data, "read-acl %zu/%zu %s: %s%s", k, total, st->path,
@@ -439,9 +449,8 @@ static int undo(const WinSetupApi *api, const WinSetupJournalEntry *e, char *why
 		return 0;
 	case WIN_SETUPJ_ACL: {
 		_cleanup_(strv_freep) char **rm = NULL;
-		_cleanup_free_ char *cur = NULL, *next = NULL, *back = NULL, *copy = strdup(e->sids);
+		_cleanup_free_ char *copy = strdup(e->sids);
 		WinAclChange chg = { 0 };
-		WinAcl acl = { 0 }, want = { 0 }, seen = { 0 };
 		char *save = NULL;
 
 		if (!copy)
@@ -450,27 +459,7 @@ static int undo(const WinSetupApi *api, const WinSetupJournalEntry *e, char *why
 			if (strv_extend(&rm, t) < 0)
 				return -ENOMEM;
 		chg.remove_sids = rm;
-		r = api->dacl_get(api->ctx, e->arg, &cur);
-		if (r == -ENOENT)
-			return 0;
-		if (r == 0)
-			r = win_acl_parse_sddl(cur, false, &acl);
-		if (r == 0)
-			r = win_acl_apply_change(&acl, &chg, &want);
-		if (r == 0 && !(next = win_acl_format_sddl(&want, false)))
-			r = -ENOMEM;
-		if (r == 0)
-			r = api->dacl_set(api->ctx, e->arg, next);
-		if (r == 0)
-			r = api->dacl_get(api->ctx, e->arg, &back);
-		if (r == 0)
-			r = win_acl_parse_sddl(back, false, &seen);
-		if (r == 0)
-			r = win_acl_check(&seen, &chg, why, n);
-		win_acl_done(&acl);
-		win_acl_done(&want);
-		win_acl_done(&seen);
-		return r;
+		return change_dacl(api, e->arg, &chg, true, why, n);
 	}
 	case WIN_SETUPJ_FWRULE: {
 		WinFwRule seen;
