@@ -66,16 +66,6 @@ static bool fault_listed(const char *name)
 }
 #endif
 
-static int fail_why(char *why, size_t n, const char *what)
-{
-	DWORD e = GetLastError();
-	char m[200];
-
-	win32_strerror(e, m, sizeof(m));
-	snprintf(why, n, "%s: %s", what, m);
-	return win32_errno(e);
-}
-
 /* ward-helper.exe beside this program. */
 static wchar_t *helper_path(void)
 {
@@ -200,7 +190,7 @@ static int h_start(void *ctx, const WinHelperPolicy *p, char *why, size_t n_why)
 			snprintf(why, n_why, "the elevation was declined");
 			r = -ECANCELED;
 		} else
-			r = fail_why(why, n_why, "ShellExecuteExW(runas, ward-helper.exe)");
+			r = win32_fail_why(why, n_why, "ShellExecuteExW(runas, ward-helper.exe)");
 		goto out;
 	}
 	if (!sei.hProcess) {

@@ -31,16 +31,6 @@
 #include "windows/win32-api.h"
 #include "windows/win32-util.h"
 
-static int fail_why(char *why, size_t n, const char *what)
-{
-	DWORD e = GetLastError();
-	char m[200];
-
-	win32_strerror(e, m, sizeof(m));
-	snprintf(why, n, "%s: %s", what, m);
-	return win32_errno(e) < 0 ? win32_errno(e) : -EIO;
-}
-
 static DWORD left_ms(ULONGLONG deadline)
 {
 	ULONGLONG now = GetTickCount64();
@@ -57,7 +47,8 @@ static int wait_io(HANDLE pipe, OVERLAPPED *ov, HANDLE thread, ULONGLONG deadlin
 	DWORD w = WaitForMultipleObjects(thread ? 2 : 1, hs, FALSE, left_ms(deadline)), got = 0;
 
 	if (w == WAIT_OBJECT_0)
-		return GetOverlappedResult(pipe, ov, &got, FALSE) ? (int)got : fail_why(why, n, what);
+		return GetOverlappedResult(pipe, ov, &got, FALSE) ? (int)got
+								  : win32_fail_why(why, n, what);
 	CancelIo(pipe);
 	(void)GetOverlappedResult(pipe, ov, &got, TRUE);
 	if (w == WAIT_OBJECT_0 + 1) {
@@ -135,7 +126,7 @@ static int w_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why,
 	if (!dll || !name)
 		return -ENOMEM;
 	if (GetFileAttributesW(dll) == INVALID_FILE_ATTRIBUTES)
-		return fail_why(why, n, l->dll);
+		return win32_fail_why(why, n, l->dll);
 #if WARD_TEST_HOOKS
 	if (fault_listed("cow-squat"))
 		squatter = CreateNamedPipeW(name, PIPE_ACCESS_INBOUND, PIPE_TYPE_BYTE, 1, 0, 4096, 0,
@@ -151,13 +142,13 @@ static int w_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why,
 			   c && c->sandbox_sid ? ")" : "");
 		if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sd,
 									  NULL))
-			return fail_why(why, n, "the readiness pipe's security descriptor");
+			return win32_fail_why(why, n, "the readiness pipe's security descriptor");
 		sa.lpSecurityDescriptor = sd;
 	}
 	ev = CreateEventW(NULL, TRUE, FALSE, NULL);
 	if (!ev) {
 		LocalFree(sd);
-		return fail_why(why, n, "CreateEventW");
+		return win32_fail_why(why, n, "CreateEventW");
 	}
 	pipe = CreateNamedPipeW(name,
 				PIPE_ACCESS_INBOUND | FILE_FLAG_FIRST_PIPE_INSTANCE |
@@ -166,13 +157,13 @@ static int w_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why,
 					PIPE_REJECT_REMOTE_CLIENTS,
 				1, 0, 4096, 0, &sa);
 	if (pipe == INVALID_HANDLE_VALUE) {
-		r = fail_why(why, n, "CreateNamedPipeW (first instance)");
+		r = win32_fail_why(why, n, "CreateNamedPipeW (first instance)");
 		goto out;
 	}
 	ov.hEvent = ev;
 	if (!ConnectNamedPipe(pipe, &ov) && GetLastError() != ERROR_IO_PENDING &&
 	    GetLastError() != ERROR_PIPE_CONNECTED) {
-		r = fail_why(why, n, "ConnectNamedPipe");
+		r = win32_fail_why(why, n, "ConnectNamedPipe");
 		goto out;
 	}
 	if (GetLastError() == ERROR_PIPE_CONNECTED)
@@ -191,22 +182,22 @@ static int w_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why,
 	size = (wcslen(dll) + 1) * sizeof(wchar_t);
 	remote = VirtualAllocEx(p->process, NULL, size, MEM_COMMIT | MEM_RESERVE, PAGE_READWRITE);
 	if (!remote) {
-		r = fail_why(why, n, "VirtualAllocEx");
+		r = win32_fail_why(why, n, "VirtualAllocEx");
 		goto out;
 	}
 	if (!WriteProcessMemory(p->process, remote, dll, size, NULL)) {
-		r = fail_why(why, n, "WriteProcessMemory");
+		r = win32_fail_why(why, n, "WriteProcessMemory");
 		goto out;
 	}
 	load = GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "LoadLibraryW");
 	if (!load) {
-		r = fail_why(why, n, "GetProcAddress(LoadLibraryW)");
+		r = win32_fail_why(why, n, "GetProcAddress(LoadLibraryW)");
 		goto out;
 	}
 	thread = CreateRemoteThread(p->process, NULL, 0, (LPTHREAD_START_ROUTINE)(void *)load,
 				    remote, 0, NULL);
 	if (!thread) {
-		r = fail_why(why, n, "CreateRemoteThread(LoadLibraryW)");
+		r = win32_fail_why(why, n, "CreateRemoteThread(LoadLibraryW)");
 		goto out;
 	}
 
@@ -224,7 +215,7 @@ static int w_cow_inject(void *ctx, void *proc, const WinCowLaunch *l, char *why,
 	ov.hEvent = ev;
 	ResetEvent(ev);
 	if (!ReadFile(pipe, line, sizeof(line) - 1, NULL, &ov) && GetLastError() != ERROR_IO_PENDING) {
-		r = fail_why(why, n, "ReadFile(readiness pipe)");
+		r = win32_fail_why(why, n, "ReadFile(readiness pipe)");
 		goto out;
 	}
 	got = wait_io(pipe, &ov, NULL, deadline, why, n, "readiness line");

@@ -11,15 +11,6 @@
 #include "windows/win32-pipe.h"
 #include "windows/win32-util.h"
 
-#define FAIL_WHY(why, n, what)                                                                     \
-	({                                                                                         \
-		DWORD _e = GetLastError();                                                         \
-		char _m[200];                                                                      \
-		win32_strerror(_e, _m, sizeof(_m));                                                \
-		snprintf(why, n, "%s: %s", what, _m);                                              \
-		win32_errno(_e);                                                                   \
-	})
-
 /* What the client may do on the pipe: read, write data, set the read mode
  * (FILE_WRITE_ATTRIBUTES); not FILE_CREATE_PIPE_INSTANCE. */
 #define CLIENT_RIGHTS "0x12018b"
@@ -93,7 +84,8 @@ int win32_pipe_create(const char *name, const char *client_sid, Win32Pipe *ret, 
 	if (!(wsddl = win32_wide(sddl)))
 		return -ENOMEM;
 	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(wsddl, SDDL_REVISION_1, &sd, NULL))
-		return FAIL_WHY(why, n_why, "ConvertStringSecurityDescriptorToSecurityDescriptorW");
+		return win32_fail_why(why, n_why,
+				      "ConvertStringSecurityDescriptorToSecurityDescriptorW");
 	sa.lpSecurityDescriptor = sd;
 	ret->h = CreateNamedPipeW(wname,
 				  PIPE_ACCESS_DUPLEX | FILE_FLAG_FIRST_PIPE_INSTANCE |
@@ -103,10 +95,11 @@ int win32_pipe_create(const char *name, const char *client_sid, Win32Pipe *ret, 
 				  1, 65536, 65536, 0, &sa);
 	LocalFree(sd);
 	if (ret->h == INVALID_HANDLE_VALUE)
-		return FAIL_WHY(why, n_why, "CreateNamedPipeW (FILE_FLAG_FIRST_PIPE_INSTANCE)");
+		return win32_fail_why(why, n_why,
+				      "CreateNamedPipeW (FILE_FLAG_FIRST_PIPE_INSTANCE)");
 	ret->event = CreateEventW(NULL, TRUE, FALSE, NULL);
 	if (!ret->event) {
-		r = FAIL_WHY(why, n_why, "CreateEventW");
+		r = win32_fail_why(why, n_why, "CreateEventW");
 		win32_pipe_close(ret);
 		return r;
 	}
@@ -142,7 +135,7 @@ int win32_pipe_accept(Win32Pipe *p, HANDLE peer, const char *user_sid, DWORD tim
 		if (e == ERROR_IO_PENDING)
 			r = finish(p, &ov, timeout_ms, &dummy);
 		else if (e != ERROR_PIPE_CONNECTED)
-			return FAIL_WHY(why, n_why, "ConnectNamedPipe");
+			return win32_fail_why(why, n_why, "ConnectNamedPipe");
 	}
 	if (r == -ESRCH) {
 		snprintf(why, n_why, "the runner ended before it connected");
@@ -153,7 +146,7 @@ int win32_pipe_accept(Win32Pipe *p, HANDLE peer, const char *user_sid, DWORD tim
 		return r;
 	}
 	if (!GetNamedPipeClientProcessId(p->h, &pid)) {
-		r = FAIL_WHY(why, n_why, "GetNamedPipeClientProcessId");
+		r = win32_fail_why(why, n_why, "GetNamedPipeClientProcessId");
 		DisconnectNamedPipe(p->h);
 		return r;
 	}
@@ -199,14 +192,14 @@ int win32_pipe_open(const char *name, DWORD server_pid, Win32Pipe *ret, char *wh
 			snprintf(why, n_why, "%s is busy (another client holds it)", name);
 			return -EBUSY;
 		}
-		return FAIL_WHY(why, n_why, "CreateFileW(pipe)");
+		return win32_fail_why(why, n_why, "CreateFileW(pipe)");
 	}
 	if (!SetNamedPipeHandleState(ret->h, &mode, NULL, NULL)) {
-		r = FAIL_WHY(why, n_why, "SetNamedPipeHandleState");
+		r = win32_fail_why(why, n_why, "SetNamedPipeHandleState");
 		goto fail;
 	}
 	if (!GetNamedPipeServerProcessId(ret->h, &pid)) {
-		r = FAIL_WHY(why, n_why, "GetNamedPipeServerProcessId");
+		r = win32_fail_why(why, n_why, "GetNamedPipeServerProcessId");
 		goto fail;
 	}
 	if (pid != server_pid) {
@@ -217,7 +210,7 @@ int win32_pipe_open(const char *name, DWORD server_pid, Win32Pipe *ret, char *wh
 	}
 	ret->event = CreateEventW(NULL, TRUE, FALSE, NULL);
 	if (!ret->event) {
-		r = FAIL_WHY(why, n_why, "CreateEventW");
+		r = win32_fail_why(why, n_why, "CreateEventW");
 		goto fail;
 	}
 	return 0;

@@ -16,15 +16,6 @@
 #include "windows/win32-api.h"
 #include "windows/win32-util.h"
 
-#define FAIL_WHY(why, n, what)                                                                     \
-	({                                                                                         \
-		DWORD _e = GetLastError();                                                         \
-		char _m[200];                                                                      \
-		win32_strerror(_e, _m, sizeof(_m));                                                \
-		snprintf(why, n, "%s: %s", what, _m);                                              \
-		win32_errno(_e);                                                                   \
-	})
-
 static int sid_string(PSID sid, char *ret, size_t n)
 {
 	LPWSTR s = NULL;
@@ -145,7 +136,7 @@ static int w_job_create(void *ctx, const WinJobPlan *job, void **ret, char *why,
 	DWORD f = 0;
 
 	if (!h)
-		return FAIL_WHY(why, n_why, "CreateJobObjectW");
+		return win32_fail_why(why, n_why, "CreateJobObjectW");
 	if (job->kill_on_close)
 		f |= JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
 	if (job->die_on_unhandled)
@@ -161,7 +152,7 @@ static int w_job_create(void *ctx, const WinJobPlan *job, void **ret, char *why,
 	/* Neither BREAKAWAY_OK nor SILENT_BREAKAWAY_OK: nothing leaves. */
 	x.BasicLimitInformation.LimitFlags = f;
 	if (!SetInformationJobObject(h, JobObjectExtendedLimitInformation, &x, sizeof(x))) {
-		int r = FAIL_WHY(why, n_why, "SetInformationJobObject(limits)");
+		int r = win32_fail_why(why, n_why, "SetInformationJobObject(limits)");
 
 		CloseHandle(h);
 		return r;
@@ -169,7 +160,7 @@ static int w_job_create(void *ctx, const WinJobPlan *job, void **ret, char *why,
 	ui.UIRestrictionsClass = job->ui_limits;
 	if (job->ui_limits &&
 	    !SetInformationJobObject(h, JobObjectBasicUIRestrictions, &ui, sizeof(ui))) {
-		int r = FAIL_WHY(why, n_why, "SetInformationJobObject(UI)");
+		int r = win32_fail_why(why, n_why, "SetInformationJobObject(UI)");
 
 		CloseHandle(h);
 		return r;
@@ -239,11 +230,11 @@ static int restricted_token(const WinTokenPlan *t, const char *logon, HANDLE *re
 	if (!OpenProcessToken(GetCurrentProcess(),
 			      TOKEN_DUPLICATE | TOKEN_QUERY | TOKEN_ASSIGN_PRIMARY | TOKEN_ADJUST_DEFAULT,
 			      &self)) {
-		r = FAIL_WHY(why, n_why, "OpenProcessToken");
+		r = win32_fail_why(why, n_why, "OpenProcessToken");
 		goto out;
 	}
 	if (!CreateRestrictedToken(self, flags, 0, NULL, 0, NULL, (DWORD)n, n ? sa : NULL, &rt)) {
-		r = FAIL_WHY(why, n_why, "CreateRestrictedToken");
+		r = win32_fail_why(why, n_why, "CreateRestrictedToken");
 		goto out;
 	}
 	if (t->integrity_rid && t->integrity_rid != 8192) {
@@ -252,14 +243,14 @@ static int restricted_token(const WinTokenPlan *t, const char *logon, HANDLE *re
 		TOKEN_MANDATORY_LABEL tml = { 0 };
 
 		if (!AllocateAndInitializeSid(&ml, 1, t->integrity_rid, 0, 0, 0, 0, 0, 0, 0, &il)) {
-			r = FAIL_WHY(why, n_why, "AllocateAndInitializeSid");
+			r = win32_fail_why(why, n_why, "AllocateAndInitializeSid");
 			goto out;
 		}
 		tml.Label.Sid = il;
 		tml.Label.Attributes = SE_GROUP_INTEGRITY;
 		if (!SetTokenInformation(rt, TokenIntegrityLevel, &tml,
 					 sizeof(tml) + GetLengthSid(il))) {
-			r = FAIL_WHY(why, n_why, "SetTokenInformation(TokenIntegrityLevel)");
+			r = win32_fail_why(why, n_why, "SetTokenInformation(TokenIntegrityLevel)");
 			FreeSid(il);
 			goto out;
 		}
@@ -321,26 +312,27 @@ static int w_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n
 		return -ENOMEM;
 	if (!InitializeProcThreadAttributeList(si.lpAttributeList, 2, 0, &size)) {
 		free(si.lpAttributeList);
-		return FAIL_WHY(why, n_why, "InitializeProcThreadAttributeList");
+		return win32_fail_why(why, n_why, "InitializeProcThreadAttributeList");
 	}
 	if (n_std && !UpdateProcThreadAttribute(si.lpAttributeList, 0,
 						PROC_THREAD_ATTRIBUTE_HANDLE_LIST, std,
 						n_std * sizeof(HANDLE), NULL, NULL)) {
-		r = FAIL_WHY(why, n_why, "UpdateProcThreadAttribute(HANDLE_LIST)");
+		r = win32_fail_why(why, n_why, "UpdateProcThreadAttribute(HANDLE_LIST)");
 		goto out;
 	}
 	if (s->token->appcontainer) {
 		_cleanup_free_ wchar_t *pkg = win32_wide(s->token->package_sid);
 
 		if (!pkg || !ConvertStringSidToSidW(pkg, &sc.AppContainerSid)) {
-			r = FAIL_WHY(why, n_why, "ConvertStringSidToSidW(package)");
+			r = win32_fail_why(why, n_why, "ConvertStringSidToSidW(package)");
 			goto out;
 		}
 		STRV_FOREACH(c, s->token->capability_sids) {
 			_cleanup_free_ wchar_t *w = win32_wide(*c);
 
 			if (n_caps == 8 || !w || !ConvertStringSidToSidW(w, &caps[n_caps].Sid)) {
-				r = FAIL_WHY(why, n_why, "ConvertStringSidToSidW(capability)");
+				r = win32_fail_why(why, n_why,
+						   "ConvertStringSidToSidW(capability)");
 				goto out;
 			}
 			caps[n_caps++].Attributes = SE_GROUP_ENABLED;
@@ -350,7 +342,8 @@ static int w_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n
 		if (!UpdateProcThreadAttribute(si.lpAttributeList, 0,
 					       PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES, &sc,
 					       sizeof(sc), NULL, NULL)) {
-			r = FAIL_WHY(why, n_why, "UpdateProcThreadAttribute(SECURITY_CAPABILITIES)");
+			r = win32_fail_why(why, n_why,
+					   "UpdateProcThreadAttribute(SECURITY_CAPABILITIES)");
 			goto out;
 		}
 	} else if (s->token->restricted) {
@@ -369,7 +362,7 @@ static int w_spawn(void *ctx, const WinSpawn *s, void **ret, char *why, size_t n
 					    EXTENDED_STARTUPINFO_PRESENT,
 				    env, cwd, &si.StartupInfo, &pi);
 	if (!ok) {
-		r = FAIL_WHY(why, n_why, token ? "CreateProcessAsUserW" : "CreateProcessW");
+		r = win32_fail_why(why, n_why, token ? "CreateProcessAsUserW" : "CreateProcessW");
 		goto out;
 	}
 	p = calloc(1, sizeof(*p));

@@ -118,6 +118,16 @@ void win32_strerror(DWORD e, char *buf, size_t n)
 	free(u);
 }
 
+int win32_fail_why(char *why, size_t n, const char *what)
+{
+	DWORD e = GetLastError();
+	char m[200];
+
+	win32_strerror(e, m, sizeof(m));
+	snprintf(why, n, "%s: %s", what, m);
+	return win32_errno(e);
+}
+
 char **win32_environment(void)
 {
 	wchar_t *block = GetEnvironmentStringsW();

@@ -19,6 +19,9 @@ wchar_t *win32_wide_block(const char *s, size_t len);
 int win32_errno(DWORD e);
 /* "message (code N)" for @e into @buf. */
 void win32_strerror(DWORD e, char *buf, size_t n);
+/* The calling thread's last error as "@what: message (code N)" into @why;
+ * its -errno (win32_errno). Call it right after the failed call. */
+int win32_fail_why(char *why, size_t n, const char *what);
 /* The process's environment as "NAME=VALUE" strings, UTF-8 (caller frees
  * with strv_free), NULL on OOM. */
 char **win32_environment(void);
