@@ -28,6 +28,10 @@
 # procMount), its ceiling on both sides: cold `ward run -- /bin/true`, and
 # `ward exec ID -- /bin/true` in a live session (session new --live
 # --owner 1 in the container, one on the host).
+# WARD_BENCH_POD_CPU=N pins every timed loop, in the pod and on the host,
+# to CPU N (taskset), so that where the scheduler puts a run's processes
+# (a fork on the idle CPU, cold caches; it may differ between the pod's
+# nested cgroups and the host's) is taken out of the comparison.
 #   bench/pod.sh [WARD] [RUNS_PER_ROUND] [ROUNDS]
 set -euo pipefail
 WARD=$(realpath "${1:-build/ward}")
@@ -138,16 +142,18 @@ n = int(sys.argv[1])
 cpu = sum(float(x) for x in lines[0].split())
 print(f"{int(lines[1]) / n / 1e6:.4f} {cpu / n * 1e3:.4f}")' "$N"
 }
+PIN=()
+[ -z "${WARD_BENCH_POD_CPU:-}" ] || PIN=(taskset -c "$WARD_BENCH_POD_CPU")
 round() { # ARM in_pod CONTAINER | ARM as_host: a round of ward "${RUN[@]}"
 	local arm=$1 w=ward
 	shift
 	[ "$1" = as_host ] && w=$T/bin/ward
-	"$@" bash -c "$loop" bash "$N" "$w" "${RUN[@]}" | per_run >>"$T/$arm"
+	"$@" "${PIN[@]}" bash -c "$loop" bash "$N" "$w" "${RUN[@]}" | per_run >>"$T/$arm"
 }
 bare() { # ARM in_pod CONTAINER | ARM as_host: a round of bare /bin/true
 	local arm=$1
 	shift
-	"$@" bash -c "$loop" bash "$N" /bin/true | per_run >>"$T/$arm"
+	"$@" "${PIN[@]}" bash -c "$loop" bash "$N" /bin/true | per_run >>"$T/$arm"
 }
 in_pod() { podman exec -w /workspace "$1" "${@:2}"; }
 
