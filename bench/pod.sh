@@ -19,7 +19,13 @@
 # price the runtime's filter), the host; and in the same rounds a bare
 # /bin/true in the pod and on the host, which separates what the container
 # adds to any exec from what it adds to ward's own work (the run less the
-# bare exec, pod against host). Two figures per run: wall time,
+# bare exec, pod against host); and a fourth ward arm: the pod's
+# namespaces and cgroups entered from the host with nsenter (its overlay
+# root, its mounts, its v1 or v2 cgroups, uid 1000), without the
+# runtime's exec path (its seccomp filter, no-new-privileges, dropped
+# bounding set, rlimits, conmon), which splits what the container's
+# file systems and cgroups cost from what the runtime's exec adds.
+# Two figures per run: wall time,
 # and CPU time (user + system of the loop and its children, from bash's
 # `time`), which is what to compare on a loaded machine, where wall time
 # is mostly waiting for a core.
@@ -156,6 +162,23 @@ bare() { # ARM in_pod CONTAINER | ARM as_host: a round of bare /bin/true
 	"$@" "${PIN[@]}" bash -c "$loop" bash "$N" /bin/true | per_run >>"$T/$arm"
 }
 in_pod() { podman exec -w /workspace "$1" "${@:2}"; }
+# in_ns CMD...: CMD in the first pod's namespaces and cgroups, as its uid,
+# from the host (nsenter -w: PID 1's working directory, /workspace).
+ns_pid=$(podman inspect -f '{{.State.Pid}}' "${PODS[0]}")
+cat >"$T/arm-ns" <<EOF
+while IFS=: read -r _ ctl path; do
+	case \$ctl in
+	"") d=/sys/fs/cgroup; [ -e \$d/cgroup.procs ] || d=/sys/fs/cgroup/unified ;;
+	name=*) d=/sys/fs/cgroup/\${ctl#name=} ;;
+	*) d=/sys/fs/cgroup/\${ctl%%,*} ;;
+	esac
+	[ -e "\$d\$path/cgroup.procs" ] || continue
+	echo \$\$ >"\$d\$path/cgroup.procs" || exit 1
+done </proc/$ns_pid/cgroup
+exec nsenter -t $ns_pid -m -u -i -n -p -w setpriv --reuid=1000 --regid=1000 --clear-groups \\
+	env -i HOME=/home/agent PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "\$@"
+EOF
+in_ns() { sh "$T/arm-ns" "$@"; }
 
 RUN=(run --tier 1 -- /bin/true)
 for c in "${PODS[@]}"; do
@@ -221,6 +244,7 @@ fi
 for _ in $(seq "$ROUNDS"); do
 	round run-pod in_pod "${PODS[0]}"
 	round run-unconfined in_pod "${PODS[1]}"
+	round run-ns in_ns
 	round run-host as_host
 	bare bare-pod in_pod "${PODS[0]}"
 	bare bare-host as_host
@@ -291,6 +315,7 @@ def split(r, run_pod, run_host, bare_pod, bare_host):
 r = table("ward run --tier 1 -- /bin/true, the same ceiling on both sides:",
           [("run-pod", "in the pod (pod-t1.yaml, RuntimeDefault seccomp)"),
            ("run-unconfined", "in the pod, seccomp unconfined"),
+           ("run-ns", "in the pod's namespaces and cgroups (nsenter)"),
            ("run-host", "on the host"),
            ("bare-pod", "bare /bin/true in the pod"),
            ("bare-host", "bare /bin/true on the host")])
@@ -298,6 +323,9 @@ print(f"ratio pod/host: wall {r['run-pod'][0] / r['run-host'][0]:.3f}, "
       f"cpu {r['run-pod'][1] / r['run-host'][1]:.3f}  (target <= 1.1)")
 split(r, "run-pod", "run-host", "bare-pod", "bare-host")
 print(f"the runtime's seccomp filter: cpu {r['run-pod'][1] - r['run-unconfined'][1]:+.3f} ms per run")
+print(f"the pod's namespaces and cgroups alone (nsenter) against the host: cpu "
+      f"{r['run-ns'][1] / r['run-host'][1]:.3f}; the runtime's exec path beyond them: "
+      f"{r['run-pod'][1] - r['run-ns'][1]:+.3f} ms per run")
 for arm, title in (("t2", "ward run -- /bin/true at tier 2, pod.yaml's envelope and ceiling on both sides:"),
                    ("exec", "ward exec ID -- /bin/true in a live session (warm), the same:")):
     arms = [(f"{arm}-pod", "in the container (podman run, pod.yaml's envelope)"),
