@@ -142,12 +142,28 @@ static int find_mount(const char *controller, char *ret, size_t n)
 
 	if (!controller) {
 		static const char *const places[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+		bool v1_layout = false;
 
-		for (size_t i = 0; i < ELEMENTSOF(places); i++)
-			if (statfs(places[i], &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC) {
-				snprintf(ret, n, "%s", places[i]);
-				return 0;
-			}
+		for (size_t i = 0; i < ELEMENTSOF(places); i++) {
+			if (statfs(places[i], &sf) == 0) {
+				if (sf.f_type == CGROUP2_SUPER_MAGIC) {
+					snprintf(ret, n, "%s", places[i]);
+					return 0;
+				}
+				v1_layout = i == 0 && sf.f_type == TMPFS_MAGIC;
+			} else if (i == 1 && errno == ENOENT && v1_layout &&
+				   statfs("/sys/fs/cgroup/pids", &sf) == 0 &&
+				   sf.f_type == CGROUP_SUPER_MAGIC)
+				/* A tmpfs of v1 hierarchies, no unified/ beside
+				 * them, and pids bound to v1 (a controller is in
+				 * one hierarchy only): a cgroup v1 container or
+				 * a legacy host, where a cgroup2 mounted anywhere
+				 * else could not offer pids, so none would do.
+				 * Said without reading mountinfo, which was the
+				 * one step of a pod's tier-1 run that the host's
+				 * did not make (docs/kubernetes.md). */
+				return -ENOENT;
+		}
 	} else {
 		snprintf(path, sizeof(path), "/sys/fs/cgroup/%s", controller);
 		/* systemd's layout: one directory per controller, named after
