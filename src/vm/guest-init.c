@@ -37,6 +37,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -476,8 +477,10 @@ static size_t n_fresh;
  * of a trivial command's 35-100.) A share that cannot be mounted again
  * ends the VM: the next command would see a view that is not the
  * policy's. */
-static void warm_remount(void)
+static void warm_remount(const char *cwd)
 {
+	struct stat st;
+
 	for (size_t i = 0; i < n_fresh; i++) {
 		int r;
 		(void)umount2(fresh_shares[i].path, MNT_DETACH);
@@ -486,6 +489,67 @@ static void warm_remount(void)
 			    fresh_shares[i].path, strerror(-r));
 			power_off();
 		}
+	}
+	/* The next command most likely starts where the last one did (the
+	 * workspace): look its directory up now, while the host is busy
+	 * with the last `ward exec`, rather than component by component
+	 * over 9p before the next command can start (a few ms under TCG).
+	 * Only the path's own directories are cached this early; what is
+	 * in them is read afresh. */
+	if (n_fresh)
+		(void)stat(cwd, &st);
+}
+
+/* Whether the kernel's counts of dirty and under-writeback pages are
+ * exact: a kernel without SMP (the minimal one) keeps one global count
+ * that every change updates; an SMP kernel folds per-CPU deltas into it
+ * now and then, so a count of 0 there proves nothing. */
+static bool exact_vmstat;
+
+/* Pages the page cache holds dirty or under writeback (/proc/vmstat), or
+ * -1 when that is not known. */
+static long dirty_pages(void)
+{
+	static char buf[8192];
+	long dirty = -1, wb = -1;
+	int fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, "nr_dirty ", 9) == 0)
+			dirty = strtol(l + 9, NULL, 10);
+		else if (strncmp(l, "nr_writeback ", 13) == 0)
+			wb = strtol(l + 13, NULL, 10);
+	}
+	return dirty < 0 || wb < 0 ? -1 : dirty + wb;
+}
+
+/* What the command wrote, written back to the host: only the shares it
+ * could write to (the read-only trees hold nothing dirty; sync() would
+ * wait on each of their superblocks too), and nothing when the kernel's
+ * exact count says no page is dirty: 9p writes attributes, names and
+ * links to the host as they happen, only file data waits in the page
+ * cache. A share that cannot be synced is synced the long way. */
+static void warm_sync(void)
+{
+	if (exact_vmstat && dirty_pages() == 0)
+		return;
+	for (size_t i = 0; i < n_fresh; i++) {
+		int fd = open(fresh_shares[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || syncfs(fd) < 0) {
+			if (fd >= 0)
+				close(fd);
+			sync();
+			return;
+		}
+		close(fd);
 	}
 }
 
@@ -500,6 +564,7 @@ typedef struct Warm {
 	unsigned char rx[VM_MUX_HEAD + VM_MUX_MAX];
 	size_t rx_len;
 	unsigned long uid, gid, mask;
+	char cwd[4096]; /* the last command's working directory */
 } Warm;
 
 static Warm warm;
@@ -528,14 +593,22 @@ static void port_write(const void *buf, size_t n)
 	}
 }
 
+/* One frame in one write: one virtio buffer, one write by QEMU to the
+ * host's socket, one wakeup of the host's relay (a head and its payload
+ * written apart cost a second round of each). */
 static void frame(char type, const void *data, size_t n)
 {
-	unsigned char h[VM_MUX_HEAD];
+	static unsigned char buf[VM_MUX_HEAD + VM_MUX_CHUNK];
 
-	vm_mux_head(h, type, warm.id, (uint32_t)n);
-	port_write(h, sizeof(h));
-	if (n)
+	vm_mux_head(buf, type, warm.id, (uint32_t)n);
+	if (n > VM_MUX_CHUNK) { /* none does: output comes in chunks */
+		port_write(buf, VM_MUX_HEAD);
 		port_write(data, n);
+		return;
+	}
+	if (n)
+		memcpy(buf + VM_MUX_HEAD, data, n);
+	port_write(buf, VM_MUX_HEAD + n);
 }
 
 static void warm_close(int *fd)
@@ -560,43 +633,64 @@ static __attribute__((noreturn)) void reaper(char **argv, char **envp, const cha
 {
 	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
 	struct sigaction sa = { .sa_handler = reaper_forward };
-	sigset_t all;
+	sigset_t all, none;
 	int status = 0;
 	pid_t c;
 
-	sigemptyset(&all);
+	sigfillset(&all);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &all, NULL);
 	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
 		(void)sigaction(fwd[i], &sa, NULL);
-	(void)sigprocmask(SIG_SETMASK, &all, NULL);
-	c = fork();
-	if (c < 0)
-		_exit(125);
+	/* execvpe searches the PATH of this process: the command's, set
+	 * here so that the child below changes no memory. */
+	for (size_t k = 0; envp[k]; k++)
+		if (strncmp(envp[k], "PATH=", 5) == 0)
+			setenv("PATH", envp[k] + 5, 1);
+	/* vfork: under TCG a fork's copy of the page tables (and their
+	 * teardown at exec) is emulated work on every command. The child
+	 * shares this process's memory until it execs: it only makes
+	 * system calls and writes on its own stack. Signals stay blocked
+	 * until its handlers are the default ones; the host's signals that
+	 * come meanwhile wait for this process, which forwards them once it
+	 * knows the command's pid. */
+	c = vfork();
 	if (c == 0) {
 		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		char msg[256];
+		int e;
 		for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
 			(void)sigaction(fwd[i], &dfl, NULL);
+		(void)sigprocmask(SIG_SETMASK, &none, NULL);
 		if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
 			_exit(125);
 		(void)setsid();
 		umask((mode_t)warm.mask);
 		if (setgroups(0, NULL) < 0 || setgid((gid_t)warm.gid) < 0 ||
 		    setuid((uid_t)warm.uid) < 0) {
-			dprintf(2, "ward: the guest could not switch to uid %lu: %s\n", warm.uid,
-				strerror(errno));
+			e = errno;
+			snprintf(msg, sizeof(msg), "ward: the guest could not switch to uid %lu: %s\n",
+				 warm.uid, strerror(e));
+			(void)!write(2, msg, strlen(msg));
 			_exit(125);
 		}
 		if (chdir(cwd) < 0) {
-			dprintf(2, "ward: cannot enter %s in the guest: %s\n", cwd, strerror(errno));
+			e = errno;
+			snprintf(msg, sizeof(msg), "ward: cannot enter %s in the guest: %s\n", cwd,
+				 strerror(e));
+			(void)!write(2, msg, strlen(msg));
 			_exit(125);
 		}
-		for (size_t k = 0; envp[k]; k++)
-			if (strncmp(envp[k], "PATH=", 5) == 0)
-				setenv("PATH", envp[k] + 5, 1);
 		execvpe(argv[0], argv, envp);
-		dprintf(2, "ward: %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		e = errno;
+		snprintf(msg, sizeof(msg), "ward: %s: %s\n", argv[0], strerror(e));
+		(void)!write(2, msg, strlen(msg));
+		_exit(e == ENOENT ? 127 : 126);
 	}
+	if (c < 0)
+		_exit(125);
 	warm_cmd = c;
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	for (;;) {
 		int s;
 		pid_t p = waitpid(-1, &s, 0);
@@ -643,6 +737,7 @@ static void warm_start(char *req, size_t len)
 		goto bad;
 	argv[argc] = NULL;
 	envp[envc] = NULL;
+	snprintf(warm.cwd, sizeof(warm.cwd), "%s", cwd);
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
 	    pipe2(st, O_CLOEXEC) < 0) {
 		frame(VM_MUX_EXIT, "status 125\n", 11);
@@ -760,7 +855,7 @@ static void warm_finish(int rstatus)
 	/* What the command wrote reaches the host before ward exec returns
 	 * (the shares are mounted cache=loose: writes sit in the guest's
 	 * page cache until written back). */
-	sync();
+	warm_sync();
 	if (!have) /* the reaper was killed (KILL): so was the command */
 		status = WIFSIGNALED(rstatus) ? rstatus : (SIGKILL & 0x7f);
 	if (WIFSIGNALED(status))
@@ -784,7 +879,7 @@ static void warm_finish(int rstatus)
 	frame(VM_MUX_EXIT, line, strlen(line));
 	/* After the status: the next command finds fresh mounts, and this
 	 * one's `ward exec` does not wait for them. */
-	warm_remount();
+	warm_remount(warm.cwd);
 }
 
 /* One frame from the host. Frames for another exec (what was in flight
@@ -868,11 +963,14 @@ static void warm_rx(void)
 }
 
 static __attribute__((noreturn)) void warm_loop(unsigned long uid, unsigned long gid,
-						unsigned long mask)
+						unsigned long mask, const char *cwd)
 {
+	struct utsname u;
 	sigset_t chld;
 	int sfd;
 
+	exact_vmstat = uname(&u) == 0 && !strstr(u.version, "SMP");
+	snprintf(warm.cwd, sizeof(warm.cwd), "%s", cwd);
 	warm.uid = uid;
 	warm.gid = gid;
 	warm.mask = mask;
@@ -1052,7 +1150,7 @@ int main(void)
 		(void)mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m");
 	(void)umount2("/.ward", MNT_DETACH);
 	if (warm_mode)
-		warm_loop(uid, gid, mask);
+		warm_loop(uid, gid, mask, cwd);
 
 	child = fork();
 	if (child < 0)
