@@ -49,13 +49,12 @@ extern const Backend backend_vm_t3;
 #define VM_FIFO_SIG "/tmp/.ward-vm-signal"
 #define VM_FIFO_CON "/tmp/.ward-vm-console"
 #define VM_CONSOLE_MAX "65536"
-/* Guest memory without limits.memory_mb. A one-shot run gets 128 MB (the
- * least the stock kernel boots in): the guest kernel initialises the page
- * structures of all of it at each boot (for 256 MB about 90 ms under TCG,
- * docs/t3.md "A cold run"). A warm session boots once and runs many
- * commands: 256 MB. */
-#define VM_DEFAULT_MEM_MB 128
-#define VM_DEFAULT_WARM_MEM_MB 256
+/* Guest memory without limits.memory_mb: 256 MB, one-shot or warm. A
+ * one-shot 128 MB guest boots about 10 ms sooner of 800 under TCG (the
+ * kernel initialises the page structures of all of it at each boot), too
+ * little to be worth a compiler or a package manager running out of
+ * memory (docs/t3.md "Resources"). */
+#define VM_DEFAULT_MEM_MB 256
 /* QEMU's own share of limits.memory_mb beside the guest's RAM: its code,
  * the kernel image it loads, the translation cache (capped), thread
  * stacks, 9p buffers. Where the limit is RLIMIT_DATA (no memory cgroup)
@@ -356,10 +355,10 @@ static int write_request(BackendPlan *p, char ***shares)
 	return r;
 }
 
-static unsigned guest_mem_mb(const WardPolicy *pol, bool warm)
+static unsigned guest_mem_mb(const WardPolicy *pol)
 {
 	if (!pol->memory_mb)
-		return warm ? VM_DEFAULT_WARM_MEM_MB : VM_DEFAULT_MEM_MB;
+		return VM_DEFAULT_MEM_MB;
 	return (unsigned)(pol->memory_mb - VM_QEMU_SHARE_MB);
 }
 
@@ -496,7 +495,7 @@ static int t3_acquire(BackendPlan *p, WardError *reterr)
 	if ((r = write_request(p, &shares)) < 0)
 		return ward_error_set(reterr, "vm", -r, "cannot write the guest's request in %s%s",
 				      p->run_dir, r == -E2BIG ? " (too many top-level directories)" : "");
-	p->mem_mb = guest_mem_mb(in->policy, p->warm_mode);
+	p->mem_mb = guest_mem_mb(in->policy);
 	vm_engine_choose(p->qemu, p->image_dir, true, &p->engine);
 	if ((r = build_argv(p, shares)) < 0)
 		return r;
