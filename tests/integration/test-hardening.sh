@@ -33,11 +33,9 @@ fi
 # at all: there the i386 ABI cannot reach the kernel, and the filter cannot
 # be shown to be what stops it.
 skip=()
-controls="personality clone3 unshare-user clone-user keyctl io_uring i386"
 if ! ./sys-probe i386-entry >"$T/i386-entry" 2>&1 &&
 	grep -q '^i386-entry: absent' "$T/i386-entry"; then
 	skip=(--skip i386)
-	controls=${controls% i386}
 fi
 out=$("$WARD" run -- ./sys-probe "${skip[@]}" all 2>&1)
 st=$?
@@ -68,7 +66,10 @@ done
 # can fail (the kernel alone would not say EPERM for these).
 if [ "$hooks" = yes ]; then
 	raw=$(WARD_TEST_NO_HARDENING=1 "$WARD" run -- ./sys-probe "${skip[@]}" all 2>&1)
-	for name in $controls process_vm_readv adjtimex name_to_handle_at socket-vsock tioclinux; do
+	for name in personality clone3 unshare-user clone-user keyctl io_uring i386 \
+		process_vm_readv adjtimex name_to_handle_at socket-vsock tioclinux; do
+		# A probe skipped above has no filtered answer to differ from.
+		grep -qx "$name: not applicable on this host" <<<"$out" && continue
 		check_not "control: without the filter, $name answers differently" \
 			test "$(grep -m1 "^$name: " <<<"$raw")" = "$(grep -m1 "^$name: " <<<"$out")"
 	done
