@@ -79,7 +79,12 @@ static void no_inherit(SOCKET s)
 	(void)SetHandleInformation((HANDLE)s, HANDLE_FLAG_INHERIT, 0);
 }
 
-/* Wait until @s is readable (or writable) or @ms pass: 1, 0 on timeout, -1. */
+/* Wait until @s is readable (or writable) or @ms pass: 1, 0 on timeout, -1.
+ * Readable covers a close and a reset too; a failed connect shows only in
+ * the except set, so a write wait (a connect) asks for both. A read wait
+ * names the socket once: Wine 8.0's wineserver aborts (an assertion in
+ * server/sock.c complete_async_poll) when a socket named in two sets hangs
+ * up between its two checks, and every Wine process of the prefix hangs. */
 static int wait_socket(SOCKET s, bool write, unsigned ms)
 {
 	fd_set rs, ws, es;
@@ -89,9 +94,12 @@ static int wait_socket(SOCKET s, bool write, unsigned ms)
 	FD_ZERO(&rs);
 	FD_ZERO(&ws);
 	FD_ZERO(&es);
-	FD_SET(s, write ? &ws : &rs);
-	FD_SET(s, &es);
-	r = select(0, &rs, &ws, &es, &tv);
+	if (write) {
+		FD_SET(s, &ws);
+		FD_SET(s, &es);
+	} else
+		FD_SET(s, &rs);
+	r = select(0, write ? NULL : &rs, write ? &ws : NULL, write ? &es : NULL, &tv);
 	if (r == SOCKET_ERROR)
 		return -1;
 	return r > 0 ? 1 : 0;
