@@ -1,9 +1,9 @@
 /* `ward-test.exe proxy-serve POLICY [AUDIT_DIR [MAX_CONNECTIONS [HEADER_MS]]]`:
  * ward.exe's proxy on its own, for tests/windows/test-wine-proxy.sh. It
  * prints "port N", serves until its stdin ends, then prints each refusal
- * ("refused HOST:PORT REASON") and "accepted N overflowed N". Built into
- * ward-test.exe only (WARD_TEST_HOOKS): ward.exe runs the proxy inside
- * `ward.exe run`. */
+ * ("refused HOST:PORT REASON") and "accepted N overflowed N open N peak N".
+ * Built into ward-test.exe only (WARD_TEST_HOOKS): ward.exe runs the proxy
+ * inside `ward.exe run`. */
 #include <winsock2.h>
 #include <windows.h>
 
@@ -25,8 +25,7 @@ int win_proxy_main(int argc, char **argv)
 	AuditLog *audit = NULL;
 	WinProxy *p = NULL;
 	ProxyRefusal refused[PROXY_REPORT_DISTINCT];
-	unsigned long accepted = 0, overflowed = 0;
-	unsigned open = 0;
+	WinProxyCounts counts;
 	bool more = false;
 	char why[256] = "", buf[256];
 	DWORD got;
@@ -61,9 +60,9 @@ int win_proxy_main(int argc, char **argv)
 	n = win_proxy_refusals(p, refused, PROXY_REPORT_DISTINCT, &more);
 	for (size_t i = 0; i < n; i++)
 		printf("refused %s:%u %s\n", refused[i].host, refused[i].port, refused[i].rule);
-	win_proxy_counts(p, &accepted, &overflowed, &open);
-	printf("accepted %lu overflowed %lu open %u%s\n", accepted, overflowed, open,
-	       more ? " more" : "");
+	win_proxy_counts(p, &counts);
+	printf("accepted %lu overflowed %lu open %u peak %u%s\n", counts.accepted,
+	       counts.overflowed, counts.open, counts.peak, more ? " more" : "");
 	win_proxy_free(p);
 	audit_close(audit);
 	policy_free(pol);

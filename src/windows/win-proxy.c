@@ -42,6 +42,7 @@ struct WinProxy {
 	size_t n_refused;
 	bool refused_more;
 	unsigned long accepted, overflowed;
+	unsigned peak;
 };
 
 struct Conn {
@@ -677,6 +678,8 @@ static DWORD WINAPI accept_thread(void *arg)
 		lock(p);
 		p->conns[slot] = c;
 		p->n_active++;
+		if (p->n_active > p->peak)
+			p->peak = p->n_active;
 		p->accepted++;
 		ResetEvent(p->idle);
 		unlock(p);
@@ -891,13 +894,11 @@ size_t win_proxy_refusals(WinProxy *p, ProxyRefusal *ret, size_t max, bool *more
 	return n;
 }
 
-void win_proxy_counts(WinProxy *p, unsigned long *accepted, unsigned long *overflowed,
-		      unsigned *open)
+void win_proxy_counts(WinProxy *p, WinProxyCounts *ret)
 {
 	lock(p);
-	*accepted = p->accepted;
-	*overflowed = p->overflowed;
-	*open = p->n_active;
+	*ret = (WinProxyCounts){ .accepted = p->accepted, .overflowed = p->overflowed,
+				 .open = p->n_active, .peak = p->peak };
 	unlock(p);
 }
 

@@ -57,8 +57,13 @@ void win_proxy_stop(WinProxy *p);
 /* The refusals by policy so far: distinct host:port, at most @max, *more
  * when there were others. */
 size_t win_proxy_refusals(WinProxy *p, ProxyRefusal *ret, size_t max, bool *more);
-/* Connections accepted, refused over the limit, and open now. */
-void win_proxy_counts(WinProxy *p, unsigned long *accepted, unsigned long *overflowed,
-		      unsigned *open);
+typedef struct {
+	unsigned long accepted;   /* connections served (each by its thread) */
+	unsigned long overflowed; /* answered 503 over the limit */
+	unsigned open;            /* served and not yet closed */
+	unsigned peak;            /* the most served at once: never over the limit */
+} WinProxyCounts;
+
+void win_proxy_counts(WinProxy *p, WinProxyCounts *ret);
 /* Stops it first. NULL-safe; returns NULL. */
 WinProxy *win_proxy_free(WinProxy *p);
