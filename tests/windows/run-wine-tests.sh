@@ -35,29 +35,41 @@ cp "$build/src/windows/ward.exe" "$build/src/windows/ward-test.exe" \
 	"$build/tests/windows/win-child.exe" "$build/tests/windows/win-runner-peer.exe" \
 	"$build/tests/windows/win-helper-peer.exe" "$stage/bin/"
 chmod -R a+rX "$stage"
+
+# Each script is bounded: one that hangs fails, it does not hold CI (a
+# script takes 10 to 90 s here, the whole Windows part about 4 minutes).
+# Whatever Wine process a script left (its own cleanup ends them, but not
+# when it was killed) is ended after it.
+limit=300
+# shellcheck source=tests/windows/wine-common.sh
+. tests/windows/wine-common.sh
+bounded() { # COMMAND...
+	local rc=0
+	timeout -k 10 "$limit" "$@" || rc=$?
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "Bail out! $*: still running after $limit s, stopped"
+	fi
+	wine_kill_prefix /tmp/ward-wine-
+	return "$rc"
+}
+run() { # SCRIPT: as the invoking user
+	WARD_WIN_BIN=$stage/bin bounded bash "tests/windows/$1" || status=1
+}
 echo "== test-wine.sh as $(id -un)"
-WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine.sh || status=1
+run test-wine.sh
 echo "== test-wine-net.sh (network walls and ward-setup.exe: the fail-closed paths)"
-WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-net.sh || status=1
+run test-wine-net.sh
 echo "== test-wine-cow.sh (copy-on-write: the redirector's launch sequence, redirect, review, fail-closed)"
-WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-cow.sh || status=1
+run test-wine-cow.sh
 echo "== test-wine-proxy.sh (ward.exe's egress proxy; the run's proxy path: plumbing and fail-closed)"
-# Known intermittent (one full run of three at load 2-16 on 2026-12-03):
-# ward.exe's proxy stopped answering after the malformed-request checks
-# (checks 8, 10, 11); the script alone passed every time. Cause not found:
-# a failed first round is printed, then the script runs once more and
-# that round decides.
-if ! WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-proxy.sh; then
-	echo "# test-wine-proxy.sh: FAILED once (known intermittent, cause not found); running it again"
-	WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-proxy.sh || status=1
-fi
+run test-wine-proxy.sh
 echo "== test-wine-runner.sh (the command runner, the privileged helper, their pipes: protocol and refusals)"
-WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-runner.sh || status=1
+run test-wine-runner.sh
 echo "== test-wine-helper.sh (ward.exe run and cleanup with the privileged helper: plumbing and fail-closed)"
-WARD_WIN_BIN=$stage/bin bash tests/windows/test-wine-helper.sh || status=1
+run test-wine-helper.sh
 if [ "$(id -u)" -eq 0 ]; then
 	echo "== test-wine.sh as the unprivileged user"
 	WARD=$stage/bin/ward.exe WARD_HELPERS=$stage/bin \
-		bash tests/integration/run-unpriv.sh tests/windows/test-wine.sh || status=1
+		bounded bash tests/integration/run-unpriv.sh tests/windows/test-wine.sh || status=1
 fi
 exit $status
