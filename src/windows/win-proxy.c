@@ -88,19 +88,18 @@ static void no_inherit(SOCKET s)
  * up between its two checks, and every Wine process of the prefix hangs. */
 static int wait_socket(SOCKET s, bool write, unsigned ms)
 {
-	fd_set rs, ws, es;
+	fd_set set, es;
 	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
 	int r;
 
-	FD_ZERO(&rs);
-	FD_ZERO(&ws);
-	FD_ZERO(&es);
+	FD_ZERO(&set);
+	FD_SET(s, &set);
 	if (write) {
-		FD_SET(s, &ws);
+		FD_ZERO(&es);
 		FD_SET(s, &es);
+		r = select(0, NULL, &set, &es, &tv);
 	} else
-		FD_SET(s, &rs);
-	r = select(0, write ? NULL : &rs, write ? &ws : NULL, write ? &es : NULL, &tv);
+		r = select(0, &set, NULL, NULL, &tv);
 	if (r == SOCKET_ERROR)
 		return -1;
 	return r > 0 ? 1 : 0;
