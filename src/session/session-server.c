@@ -48,9 +48,9 @@ typedef struct Cmd {
 	bool used, started, background, want_result, timed_out, client_gone, stopped;
 	uint32_t id;
 	int conn;   /* the client's connection; -1 once it is gone or replied to */
-	int pidfd;  /* the command's pid 1 (its own pid namespace); -1 until started;
-		     * tier 3: its relay (vm-warm.h) */
-	int res;    /* tier 3: the relay's report; else -1 */
+	int pidfd;  /* the command's pid 1 (its own pid namespace); -1 until started
+		     * and at tier 3 */
+	int res;    /* tier 3: the relay's report, readable at the end (vm-warm.h); else -1 */
 	bool guest; /* tier 3: runs in the session's VM */
 	uint64_t start_ms, deadline_ms;
 	char **argv;
@@ -558,8 +558,10 @@ static void handle_exec(Server *srv, int conn, const SessionRequest *rq, int fds
 	if (srv->s->guest) {
 		/* Tier 3: in the session's VM, through a relay (vm-warm.h). */
 		c->guest = true;
-		r = vm_warm_exec(srv->s->guest, c->id, c->argv, env, c->cwd, fds, &c->pidfd, &c->res);
+		r = vm_warm_exec(srv->s->guest, c->id, c->argv, env, c->cwd, fds, &c->res);
 		c->started = r >= 0;
+		if (r == -EPIPE) /* the relay is gone: so is the VM's use */
+			srv->guest_dead = true;
 	} else
 		r = exec_send(srv, c, env, fds, rq->flags & SESSION_EXEC_PTY, plain, &pidfd);
 	/* The `start` event of a cold run, for this command (the session's
@@ -788,13 +790,19 @@ static void handle_conn(Server *srv, Cmd *c)
 		c->client_gone = true;
 		close(c->conn);
 		c->conn = -1;
-		if (c->pidfd >= 0)
-			(void)pidfd_send_signal(c->pidfd, c->guest ? SIGUSR1 : SIGKILL, NULL, 0);
+		if (c->guest)
+			vm_warm_signal(srv->s->guest, c->id, 0);
+		else if (c->pidfd >= 0)
+			(void)pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
 		return;
 	}
-	if (session_request_parse(buf, (size_t)n, &rq, NULL, 0) == 0 && rq.kind == SESSION_REQ_SIGNAL &&
-	    c->pidfd >= 0)
-		send_signal(c->pidfd, (int)rq.value, rq.flags & SESSION_SIGNAL_GROUP);
+	if (session_request_parse(buf, (size_t)n, &rq, NULL, 0) == 0 && rq.kind == SESSION_REQ_SIGNAL) {
+		/* Tier 3: always to the command's process group in the guest. */
+		if (c->guest)
+			vm_warm_signal(srv->s->guest, c->id, (int)rq.value);
+		else if (c->pidfd >= 0)
+			send_signal(c->pidfd, (int)rq.value, rq.flags & SESSION_SIGNAL_GROUP);
+	}
 	session_request_done(&rq);
 }
 
@@ -870,7 +878,7 @@ static void guest_finish(Server *srv, Cmd *c)
 	WardError e = {};
 	int wstatus = -1;
 
-	if (vm_warm_result(c->pidfd, c->res, &wstatus, &e) < 0) {
+	if (vm_warm_result(c->res, &wstatus, &e) < 0) {
 		log_error("session %s: exec %u: %s", srv->cfg->session_id, c->id, e.detail);
 		srv->guest_dead = true;
 		if (!c->timed_out || c->client_gone) {
@@ -996,9 +1004,10 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 				owner[n] = c;
 				p[n++] = (struct pollfd){ .fd = c->conn, .events = POLLIN };
 			}
-			if (c->pidfd >= 0) {
+			if (c->pidfd >= 0 || c->res >= 0) {
 				owner[n] = c;
-				p[n++] = (struct pollfd){ .fd = c->pidfd, .events = POLLIN };
+				p[n++] = (struct pollfd){ .fd = c->guest ? c->res : c->pidfd,
+							  .events = POLLIN };
 			}
 			if (c->deadline_ms && !c->timed_out && (!next || c->deadline_ms < next))
 				next = c->deadline_ms;
@@ -1025,9 +1034,10 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 				c->timed_out = true;
 				/* Tier 3: the relay has the guest end the command
 				 * (the VM stays up). */
-				if (c->pidfd >= 0)
-					(void)pidfd_send_signal(c->pidfd, c->guest ? SIGUSR1 : SIGKILL,
-								NULL, 0);
+				if (c->guest)
+					vm_warm_signal(srv.s->guest, c->id, 0);
+				else if (c->pidfd >= 0)
+					(void)pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
 			}
 		}
 		if (!busy && now >= srv.last_activity_ms + srv.idle_ms) {
@@ -1076,13 +1086,11 @@ int session_server_loop(void *userdata, const SandboxSession *s)
 				continue;
 			if (p[i].fd == c->conn)
 				handle_conn(&srv, c);
+			else if (c->guest && p[i].fd == c->res)
+				guest_finish(&srv, c);
 			else if (p[i].fd == c->pidfd) {
 				/* Its end reported first, if it had one. */
 				uint32_t id = c->id;
-				if (c->guest) {
-					guest_finish(&srv, c);
-					continue;
-				}
 				if (drain_events(&srv) == -EPIPE)
 					break;
 				if (c->used && c->id == id)

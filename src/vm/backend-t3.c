@@ -522,7 +522,7 @@ static int t3_acquire(BackendPlan *p, WardError *reterr)
 	if (p->warm_mode) {
 		p->warm = (VmWarm){ .argv = p->argv, .envp = p->envp, .run_dir = p->run_dir,
 				    .proxy = in->policy->net_mode == NET_MODE_PROXY, .mux = -1,
-				    .qemu_pidfd = -1 };
+				    .qemu_pidfd = -1, .relay = -1 };
 		p->serve = (SandboxServe){ .loop = t3_serve, .userdata = p };
 		p->in2.serve = &p->serve;
 	}

@@ -1,35 +1,29 @@
 /* The host side of a warm tier-3 session (vm-warm.h, vm-mux.h): QEMU
- * started in the session's sandbox, the guest's READY awaited, and one
- * relay process per command between the `ward exec` client's descriptors
- * and the port ward.mux. Everything the guest sends is parsed strictly:
- * a frame that breaks the protocol fails the command (125) and marks the
- * session's VM dead; it is never read as a status. */
+ * started in the session's sandbox, the guest's READY awaited, and the
+ * commands passed to the session's relay (vm-relay.h), which carries each
+ * between the `ward exec` client's descriptors and the port ward.mux and
+ * parses everything the guest sends: a frame that breaks the protocol
+ * fails the command (125) and marks the session's VM dead; it is never
+ * read as a status. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
-#include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
-#include "common/fd-write.h"
 #include "common/log.h"
 #include "common/strv.h"
 #include "common/time-util.h"
 #include "linux/sandbox.h"
 #include "vm/vm-mux.h"
+#include "vm/vm-relay.h"
 #include "vm/vm-request.h"
 #include "vm/vm-warm.h"
 
@@ -53,44 +47,6 @@ void vm_console_tail(const char *run_dir, char *buf, size_t n)
 	for (char *c = buf; *c; c++)
 		if ((*c < 32 && *c != '\n') || *c == 127)
 			*c = '?';
-}
-
-/* All of @iov (@n entries, changed on the way) to @fd: one writev when
- * the socket takes it whole (the usual case), so that QEMU reads it in
- * one go and the guest wakes once, not once per head and payload. */
-static int writev_all(int fd, struct iovec *iov, int n)
-{
-	while (n > 0) {
-		ssize_t k = writev(fd, iov, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0 && errno == EAGAIN) {
-			struct pollfd pf = { .fd = fd, .events = POLLOUT };
-			(void)poll(&pf, 1, -1);
-			continue;
-		}
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -EIO;
-		for (; n > 0 && (size_t)k >= iov->iov_len; iov++, n--)
-			k -= (ssize_t)iov->iov_len;
-		if (n > 0) {
-			iov->iov_base = (char *)iov->iov_base + k;
-			iov->iov_len -= (size_t)k;
-		}
-	}
-	return 0;
-}
-
-static int send_frame(int mux, char type, uint32_t id, const void *data, size_t n)
-{
-	unsigned char h[VM_MUX_HEAD];
-	struct iovec iov[2] = { { .iov_base = h, .iov_len = sizeof(h) },
-				{ .iov_base = (void *)data, .iov_len = n } };
-
-	vm_mux_head(h, type, id, (uint32_t)n);
-	return writev_all(mux, iov, 2);
 }
 
 static int fail_boot(const VmWarm *w, WardError *err, int e, const char *why)
@@ -207,7 +163,7 @@ int vm_warm_start(VmWarm *w, const SandboxSession *s, WardError *err)
 	unsigned char h[VM_MUX_HEAD];
 	int r;
 
-	w->mux = -1;
+	w->mux = w->relay = -1;
 	w->qemu_pidfd = -1;
 	if (null < 0)
 		return fail_boot(w, err, errno, "/dev/null");
@@ -237,7 +193,7 @@ int vm_warm_start(VmWarm *w, const SandboxSession *s, WardError *err)
 		if (monotonic_ms() >= deadline)
 			return fail_boot(w, err, ETIMEDOUT, "QEMU did not open its control socket");
 	}
-	if ((r = send_frame(w->mux, VM_MUX_HELLO, 0, NULL, 0)) < 0)
+	if ((r = vm_mux_send(w->mux, VM_MUX_HELLO, 0, NULL, 0)) < 0)
 		return fail_boot(w, err, -r, "cannot write to QEMU's control socket");
 	r = read_exact(w->mux, h, sizeof(h), w->qemu_pidfd, deadline);
 	if (r == -ETIMEDOUT)
@@ -246,185 +202,10 @@ int vm_warm_start(VmWarm *w, const SandboxSession *s, WardError *err)
 		return fail_boot(w, err, EPIPE, "the VM stopped before its guest answered");
 	if (h[0] != VM_MUX_READY || vm_mux_u32(h + 5) != 0)
 		return fail_boot(w, err, EBADMSG, "the guest's first frame is not READY");
+	w->relay_pid = vm_relay_start(w->mux, &w->relay);
+	if (w->relay_pid < 0)
+		return fail_boot(w, err, (int)-w->relay_pid, "cannot start the relay");
 	return 0;
-}
-
-/* ---- the relay: one process per command ---- */
-
-typedef struct Relay {
-	int mux, sfd, fds[3], res;
-	uint32_t id;
-	uint32_t outstanding; /* stdin bytes the guest has not acknowledged */
-	bool stdin_open, out_broken[3], killed;
-	uint64_t kill_deadline;
-	unsigned char rx[VM_MUX_HEAD + VM_MUX_MAX];
-	size_t rx_len;
-} Relay;
-
-static _Noreturn void relay_end(Relay *rl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static _Noreturn void relay_end(Relay *rl, const char *fmt, ...)
-{
-	char line[300];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		(void)fd_write_all(rl->res, line, strlen(line));
-	_exit(0);
-}
-
-/* "status N\n" (0-255) or "signal N\n" (1-64), exactly. */
-static void relay_exit(Relay *rl, const unsigned char *data, size_t n)
-{
-	char buf[32], word[8], extra;
-	int v;
-
-	if (n == 0 || n >= sizeof(buf) || memchr(data, 0, n) || data[n - 1] != '\n')
-		relay_end(rl, "error the guest's exit frame is malformed\n");
-	memcpy(buf, data, n);
-	buf[n] = 0;
-	if (sscanf(buf, "%7s %d%c", word, &v, &extra) != 3 || extra != '\n' ||
-	    strchr(buf, '\n') != buf + n - 1)
-		relay_end(rl, "error the guest's exit frame is malformed\n");
-	if (strcmp(word, "status") == 0 && v >= 0 && v <= 255)
-		relay_end(rl, "status %d\n", v);
-	if (strcmp(word, "signal") == 0 && v > 0 && v < 65)
-		relay_end(rl, "signal %d\n", v);
-	relay_end(rl, "error the guest's exit frame is malformed\n");
-}
-
-static void relay_frames(Relay *rl)
-{
-	size_t off = 0;
-
-	while (rl->rx_len - off >= VM_MUX_HEAD) {
-		const unsigned char *h = rl->rx + off;
-		uint32_t id = vm_mux_u32(h + 1), len = vm_mux_u32(h + 5);
-		const unsigned char *data = h + VM_MUX_HEAD;
-		if (len > VM_MUX_MAX)
-			relay_end(rl, "error the guest sent a frame of %u bytes\n", len);
-		if (id != rl->id)
-			relay_end(rl, "error the guest sent a frame for another command\n");
-		if (rl->rx_len - off < VM_MUX_HEAD + len)
-			break;
-		switch (h[0]) {
-		case VM_MUX_STDOUT:
-		case VM_MUX_STDERR: {
-			int i = h[0] == VM_MUX_STDOUT ? 1 : 2;
-			if (len > VM_MUX_CHUNK)
-				relay_end(rl, "error the guest sent an output frame of %u bytes\n", len);
-			if (!rl->out_broken[i] && fd_write_all(rl->fds[i], data, len) < 0)
-				rl->out_broken[i] = true; /* the reader is gone: as a pipe's EPIPE */
-			break;
-		}
-		case VM_MUX_ACK: {
-			uint32_t v = len == 4 ? vm_mux_u32(data) : UINT32_MAX;
-			if (v > rl->outstanding)
-				relay_end(rl, "error the guest acknowledged stdin it was not sent\n");
-			rl->outstanding -= v;
-			break;
-		}
-		case VM_MUX_EXIT:
-			/* The last frame of a command: anything after it is not
-			 * this command's, nor the next one's (that has not started). */
-			if (rl->rx_len - off > VM_MUX_HEAD + len)
-				relay_end(rl, "error the guest sent more after the exit status\n");
-			relay_exit(rl, data, len);
-			break;
-		default:
-			relay_end(rl, "error the guest sent a frame of unknown type 0x%02x\n", h[0]);
-		}
-		off += VM_MUX_HEAD + len;
-	}
-	memmove(rl->rx, rl->rx + off, rl->rx_len - off);
-	rl->rx_len -= off;
-}
-
-static void relay_send(Relay *rl, char type, const void *data, size_t n)
-{
-	if (send_frame(rl->mux, type, rl->id, data, n) < 0)
-		relay_end(rl, "error the VM's control port closed\n");
-}
-
-static _Noreturn void relay_run(Relay *rl, const char *req, size_t req_len)
-{
-	static char buf[VM_MUX_CHUNK];
-	unsigned char h[2][VM_MUX_HEAD];
-	struct pollfd in = { .fd = rl->fds[0], .events = POLLIN };
-	struct iovec iov[4] = { { .iov_base = h[0], .iov_len = VM_MUX_HEAD },
-				{ .iov_base = (void *)req, .iov_len = req_len },
-				{ .iov_base = h[1], .iov_len = VM_MUX_HEAD },
-				{ .iov_base = buf, .iov_len = 0 } };
-	ssize_t first = -1;
-
-	/* stdin that is at its end already (/dev/null, as a harness gives
-	 * it) or has bytes waiting goes with the request, in the same
-	 * write: the guest wakes once for both. Anything else is for the
-	 * loop below, as before. */
-	if (poll(&in, 1, 0) == 1 && (in.revents & (POLLIN | POLLHUP)))
-		first = read(rl->fds[0], buf, sizeof(buf));
-	vm_mux_head(h[0], VM_MUX_REQUEST, rl->id, (uint32_t)req_len);
-	if (first > 0) {
-		rl->outstanding = (uint32_t)first;
-		iov[3].iov_len = (size_t)first;
-		vm_mux_head(h[1], VM_MUX_STDIN, rl->id, (uint32_t)first);
-	} else if (first == 0) {
-		rl->stdin_open = false;
-		vm_mux_head(h[1], VM_MUX_STDIN_EOF, rl->id, 0);
-	}
-	if (writev_all(rl->mux, iov, first >= 0 ? 4 : 2) < 0)
-		relay_end(rl, "error the VM's control port closed\n");
-	for (;;) {
-		bool want_in = rl->stdin_open && rl->outstanding < VM_MUX_WINDOW;
-		struct pollfd p[3] = { { .fd = rl->mux, .events = POLLIN },
-				       { .fd = rl->sfd, .events = POLLIN },
-				       { .fd = want_in ? rl->fds[0] : -1, .events = POLLIN } };
-		int t = -1;
-		if (rl->killed) {
-			uint64_t now = monotonic_ms();
-			if (now >= rl->kill_deadline)
-				relay_end(rl, "error the guest did not end the command it was told to end\n");
-			t = (int)(rl->kill_deadline - now);
-		}
-		if (poll(p, 3, t) < 0 && errno != EINTR)
-			relay_end(rl, "error poll: %s\n", strerror(errno));
-		if (p[1].revents) {
-			struct signalfd_siginfo si;
-			while (read(rl->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo == SIGUSR1 && !rl->killed) {
-					rl->killed = true;
-					rl->kill_deadline = monotonic_ms() + VM_WARM_KILL_MS;
-					relay_send(rl, VM_MUX_KILL, NULL, 0);
-				} else if (si.ssi_signo != SIGUSR1) {
-					char sig = (char)si.ssi_signo;
-					relay_send(rl, VM_MUX_SIGNAL, &sig, 1);
-				}
-			}
-		}
-		if (p[2].revents) {
-			size_t room = VM_MUX_WINDOW - rl->outstanding;
-			ssize_t k = read(rl->fds[0], buf, room < sizeof(buf) ? room : sizeof(buf));
-			if (k > 0) {
-				rl->outstanding += (uint32_t)k;
-				relay_send(rl, VM_MUX_STDIN, buf, (size_t)k);
-			} else if (k == 0 || (errno != EINTR && errno != EAGAIN)) {
-				rl->stdin_open = false;
-				relay_send(rl, VM_MUX_STDIN_EOF, NULL, 0);
-			}
-		}
-		if (p[0].revents) {
-			ssize_t k = read(rl->mux, rl->rx + rl->rx_len, sizeof(rl->rx) - rl->rx_len);
-			if (k < 0 && (errno == EINTR || errno == EAGAIN))
-				continue;
-			if (k <= 0)
-				relay_end(rl, "error the VM stopped without the command's exit status\n");
-			rl->rx_len += (size_t)k;
-			relay_frames(rl);
-		}
-	}
 }
 
 /* The request frame's payload: argv, env and cwd records. */
@@ -451,52 +232,22 @@ static int build_request(const VmWarm *w, char *const *argv, char *const *env, c
 }
 
 int vm_warm_exec(VmWarm *w, uint32_t id, char *const *argv, char *const *env, const char *cwd,
-		 const int fds[3], int *ret_pidfd, int *ret_res)
+		 const int fds[3], int *ret_res)
 {
 	_cleanup_free_ char *req = NULL;
 	size_t req_len = 0;
 	int res[2], r;
-	pid_t pid;
 
-	if (w->mux < 0)
+	if (w->relay < 0)
 		return -EPIPE;
 	if ((r = build_request(w, argv, env, cwd, &req, &req_len)) < 0)
 		return r;
 	if (pipe2(res, O_CLOEXEC) < 0)
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		close(res[0]);
-		close(res[1]);
-		return r;
-	}
-	if (pid == 0) {
-		static Relay rl;
-		sigset_t m;
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-		(void)signal(SIGPIPE, SIG_IGN);
-		sigemptyset(&m);
-		sigaddset(&m, SIGINT);
-		sigaddset(&m, SIGTERM);
-		sigaddset(&m, SIGHUP);
-		sigaddset(&m, SIGQUIT);
-		sigaddset(&m, SIGUSR1);
-		(void)sigprocmask(SIG_BLOCK, &m, NULL);
-		rl = (Relay){ .mux = w->mux, .res = res[1], .id = id, .stdin_open = true,
-			      .fds = { fds[0], fds[1], fds[2] } };
-		close(res[0]);
-		rl.sfd = signalfd(-1, &m, SFD_CLOEXEC | SFD_NONBLOCK);
-		if (rl.sfd < 0)
-			relay_end(&rl, "error signalfd: %s\n", strerror(errno));
-		relay_run(&rl, req, req_len);
-	}
+	int pass[4] = { fds[0], fds[1], fds[2], res[1] };
+	r = vm_relay_exec(w->relay, id, pass, req, req_len);
 	close(res[1]);
-	*ret_pidfd = (int)pidfd_open(pid, 0);
-	if (*ret_pidfd < 0) {
-		r = -errno;
-		(void)kill(pid, SIGKILL);
-		(void)waitpid(pid, NULL, 0);
+	if (r < 0) {
 		close(res[0]);
 		return r;
 	}
@@ -504,16 +255,21 @@ int vm_warm_exec(VmWarm *w, uint32_t id, char *const *argv, char *const *env, co
 	return 0;
 }
 
-int vm_warm_result(int pidfd, int res, int *ret_wstatus, WardError *err)
+void vm_warm_signal(const VmWarm *w, uint32_t id, int sig)
+{
+	if (w->relay >= 0)
+		vm_relay_signal(w->relay, id, sig);
+}
+
+int vm_warm_result(int res, int *ret_wstatus, WardError *err)
 {
 	char buf[320];
-	siginfo_t si;
 	ssize_t k;
 	int v;
 
-	while (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 && errno == EINTR)
-		;
-	k = read(res, buf, sizeof(buf) - 1);
+	do
+		k = read(res, buf, sizeof(buf) - 1);
+	while (k < 0 && errno == EINTR);
 	buf[k > 0 ? k : 0] = 0;
 	buf[strcspn(buf, "\n")] = 0;
 	if (sscanf(buf, "status %d", &v) == 1) {

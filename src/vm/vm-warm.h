@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "common/error.h"
 
@@ -30,6 +31,8 @@ typedef struct VmWarm {
 	char *const *degraded; /* the session's: the sandbox's and the VM's */
 	int mux;               /* connected to the guest init, once started */
 	int qemu_pidfd;        /* QEMU's command in the sandbox (its pid 1) */
+	int relay;             /* the control pair's end of the relay (vm-relay.h) */
+	pid_t relay_pid;
 } VmWarm;
 
 /* Once the sandbox is ready: start QEMU in it, connect to the guest and
@@ -37,17 +40,22 @@ typedef struct VmWarm {
  * lines logged). */
 int vm_warm_start(VmWarm *w, const struct SandboxSession *s, WardError *err);
 
-/* Run one command in the guest: a relay process of the supervisor's
- * passes @fds (the client's stdin, stdout, stderr) and the signals it is
- * sent (SIGINT, SIGTERM, SIGHUP, SIGQUIT: to the command's group; SIGUSR1:
- * end the command) and reports on *@ret_res when it exits (*@ret_pidfd). */
+/* Run one command in the guest: the session's relay (vm-relay.h) carries
+ * @fds (the client's stdin, stdout, stderr) and reports on *@ret_res, a
+ * pipe that is readable once the command ended. 0, or -errno (-EPIPE:
+ * the relay is gone, and with it the VM). */
 int vm_warm_exec(VmWarm *w, uint32_t id, char *const *argv, char *const *env, const char *cwd,
-		 const int fds[3], int *ret_pidfd, int *ret_res);
+		 const int fds[3], int *ret_res);
 
-/* After the relay (@pidfd) exited: reaps it, and reads its report. 0 with
- * the command's wait status, or -EIO with @err: the guest broke the
- * protocol or stopped, and the session's VM is not to be used again. */
-int vm_warm_result(int pidfd, int res, int *ret_wstatus, WardError *err);
+/* Signal @sig to command @id's process group in the guest (SIGINT,
+ * SIGTERM, SIGHUP, SIGQUIT, as `ward exec` got them); 0: end the command
+ * (--timeout, a client gone). Nothing for a command that has ended. */
+void vm_warm_signal(const VmWarm *w, uint32_t id, int sig);
+
+/* Once @res (vm_warm_exec) is readable: the relay's report. 0 with the
+ * command's wait status, or -EIO with @err: the guest broke the protocol
+ * or stopped, and the session's VM is not to be used again. */
+int vm_warm_result(int res, int *ret_wstatus, WardError *err);
 
 /* The environment records (vm-request.h) of @envp for the guest: with the
  * proxy, its variables name the guest's way to it (backend-t3.c). */

@@ -74,6 +74,10 @@ mkdir -p "$WS/sub"
 check_eq "--cwd relative to the workspace" "$WS/sub" "$("$WARD" exec "$id" --cwd sub -- pwd)"
 check_eq "--env passes a variable the policy passes" "v-t3" \
 	"$("$WARD" exec "$id" --env LANG=v-t3 -- sh -c 'echo "$LANG"')"
+# The relay takes a request in messages of 64 KiB (vm-relay.h).
+big=$(head -c 33000 /dev/zero | tr '\0' a)
+check_eq "a request of about 100 kB (two of the relay's messages) arrives whole" 99000 \
+	"$("$WARD" exec "$id" -- sh -c 'echo $((${#1} + ${#2} + ${#3}))' _ "$big" "$big" "$big")"
 
 # --- the view: the workspace writable, the rest not ---
 "$WARD" exec "$id" -- sh -c 'echo made-in-guest >made.txt'
@@ -130,6 +134,15 @@ check_eq "... and its handler ran in the guest" "got-int" "$(cat "$T/sig.out")"
 check_eq "--timeout ends the command (124)" 124 "$(status_of "$WARD" exec "$id" --timeout 2 -- sleep 60)"
 check_eq "... and not the VM: the next exec runs" "after-timeout" \
 	"$("$WARD" exec "$id" -- echo after-timeout)"
+# A client killed mid-command: the command is ended in the guest, and the
+# session's one relay takes the next command (not "busy" for ever).
+"$WARD" exec "$id" -- sh -c 'echo up >gone-ready; exec sleep 300' >/dev/null 2>&1 &
+pid=$!
+wait_until test -e "$WS/gone-ready"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null || true
+check "a command whose client was killed ends, and the next exec runs" \
+	wait_until "$WARD" exec "$id" -- true
 "$WARD" exec "$id" -- sh -c 'sleep 300 & echo $! >bg.pid; exit 0'
 check_eq "what a command leaves running ends with it (a pid namespace of its own)" "gone" \
 	"$("$WARD" exec "$id" -- sh -c 'kill -0 "$(cat bg.pid)" 2>/dev/null && echo alive || echo gone')"
