@@ -556,8 +556,10 @@ static void warm_sync(void)
 typedef struct Warm {
 	int port;
 	uint32_t id;           /* the running command's exec id */
-	pid_t reaper;          /* its reaper (pid 1 of a pid namespace of its own); 0: none */
-	int in, out, err, st;  /* its stdin (write end), stdout, stderr, status pipe */
+	pid_t reaper;          /* the reaper (pid 1 of the commands' pid namespace); 0: none */
+	int rp;                /* the init's end of its pair (reaper()) */
+	bool running;          /* a command runs */
+	int in, out, err;      /* its stdin (write end), stdout, stderr */
 	bool in_eof;           /* the host sent STDIN_EOF */
 	char inbuf[VM_MUX_WINDOW + VM_MUX_CHUNK];
 	size_t in_len;
@@ -624,36 +626,56 @@ static void reaper_forward(int sig)
 		(void)kill(-warm_cmd, sig);
 }
 
-/* The reaper: pid 1 of the command's own pid namespace (where the kernel
- * allows one), so that whatever the command leaves running dies with it
- * (as at T2). Forwards the host's signals to the command's group, reports
- * the command's wait status on @st. */
-static __attribute__((noreturn)) void reaper(char **argv, char **envp, const char *cwd, int fds[3],
-					     int st)
+/* A REQUEST's payload into @argv, @envp (MAX_ITEMS + 1 each, pointing
+ * into @req) and *@cwd: 0, or -1 when it breaks the records' rules. */
+static int parse_request(char *req, size_t len, char **argv, char **envp, const char **cwd)
+{
+	size_t argc = 0, envc = 0;
+
+	*cwd = "/";
+	for (size_t i = 0; i < len;) {
+		char type = req[i];
+		char *val = req + i + 1;
+		size_t vlen = strnlen(val, len - i - 1);
+		if (i + 1 + vlen >= len)
+			return -1;
+		i += vlen + 2;
+		if (type == VM_REC_ARG && argc < MAX_ITEMS)
+			argv[argc++] = val;
+		else if (type == VM_REC_ENV && envc < MAX_ITEMS)
+			envp[envc++] = val;
+		else if (type == VM_REC_CWD)
+			*cwd = val;
+		else
+			return -1;
+	}
+	argv[argc] = NULL;
+	envp[envc] = NULL;
+	return argc ? 0 : -1;
+}
+
+/* In the reaper: one command, from its request to its wait status. The
+ * child shares the reaper's memory until it execs (vfork: under TCG a
+ * fork's copy of the page tables, and their teardown at exec, is emulated
+ * work on every command): it only makes system calls and writes on its
+ * own stack. Signals stay blocked until its handlers are the default
+ * ones; the host's signals that come meanwhile wait for the reaper, which
+ * forwards them once it knows the command's pid. */
+static int reaper_run(char **argv, char **envp, const char *cwd, const int fds[3])
 {
 	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
-	struct sigaction sa = { .sa_handler = reaper_forward };
 	sigset_t all, none;
-	int status = 0;
 	pid_t c;
 
 	sigfillset(&all);
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &all, NULL);
-	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
-		(void)sigaction(fwd[i], &sa, NULL);
 	/* execvpe searches the PATH of this process: the command's, set
 	 * here so that the child below changes no memory. */
+	(void)unsetenv("PATH");
 	for (size_t k = 0; envp[k]; k++)
 		if (strncmp(envp[k], "PATH=", 5) == 0)
 			setenv("PATH", envp[k] + 5, 1);
-	/* vfork: under TCG a fork's copy of the page tables (and their
-	 * teardown at exec) is emulated work on every command. The child
-	 * shares this process's memory until it execs: it only makes
-	 * system calls and writes on its own stack. Signals stay blocked
-	 * until its handlers are the default ones; the host's signals that
-	 * come meanwhile wait for this process, which forwards them once it
-	 * knows the command's pid. */
 	c = vfork();
 	if (c == 0) {
 		struct sigaction dfl = { .sa_handler = SIG_DFL };
@@ -687,102 +709,183 @@ static __attribute__((noreturn)) void reaper(char **argv, char **envp, const cha
 		(void)!write(2, msg, strlen(msg));
 		_exit(e == ENOENT ? 127 : 126);
 	}
-	if (c < 0)
-		_exit(125);
+	/* After the vfork: what the child did to the stack is not this. */
+	int status = W_EXITCODE(125, 0);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	if (c < 0) {
+		(void)sigprocmask(SIG_SETMASK, &none, NULL);
+		return status;
+	}
 	warm_cmd = c;
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	for (;;) {
+	for (;;) { /* the command, and the orphans it leaves meanwhile */
 		int s;
 		pid_t p = waitpid(-1, &s, 0);
 		if (p < 0 && errno == EINTR)
 			continue;
 		if (p < 0)
 			break;
-		if (p == c)
+		if (p == c) {
 			status = s;
+			break;
+		}
 	}
-	/* Without a pid namespace of its own (a kernel without them), its
-	 * group at least. */
-	(void)kill(-c, SIGKILL);
-	(void)!write(st, &status, sizeof(status));
-	_exit(0);
+	warm_cmd = 0;
+	/* Whatever it left running dies with it, as at T2: every process of
+	 * this pid namespace but its pid 1 (the reaper), again until none is
+	 * left (one may fork while the first round goes), each reaped. */
+	for (;;) {
+		bool any = kill(-1, SIGKILL) == 0;
+		pid_t p;
+		while ((p = waitpid(-1, NULL, any ? 0 : WNOHANG)) > 0 || (p < 0 && errno == EINTR))
+			;
+		if (!any)
+			break;
+	}
+	return status;
 }
 
-/* A REQUEST frame: the command's argv, env and cwd (vm-request.h records). */
-static void warm_start(char *req, size_t len)
+/* The reaper: pid 1 of the commands' pid namespace (where the kernel
+ * allows one), started with the session's first command and kept: a pid
+ * namespace made and torn down per command cost each about a millisecond
+ * of guest time under TCG. Takes each command from the init on @sock (its
+ * request, and its stdin, stdout and stderr), and answers with its wait
+ * status once nothing it started is left. The init ends it (SIGKILL: the
+ * namespace and all in it) when a command is to end (KILL). */
+static __attribute__((noreturn)) void reaper(int sock)
 {
-	char *argv[MAX_ITEMS + 1], *envp[MAX_ITEMS + 1];
-	size_t argc = 0, envc = 0;
-	const char *cwd = "/";
-	int in[2], out[2], err[2], st[2];
+	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+	static char req[VM_MUX_MAX];
+	struct sigaction sa = { .sa_handler = reaper_forward };
+
+	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
+		(void)sigaction(fwd[i], &sa, NULL);
+	for (;;) {
+		char *argv[MAX_ITEMS + 1], *envp[MAX_ITEMS + 1];
+		char cbuf[CMSG_SPACE(3 * sizeof(int))];
+		struct iovec iov = { .iov_base = req, .iov_len = sizeof(req) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm;
+		const char *cwd;
+		int fds[3], status;
+		ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(0); /* the init is gone */
+		cm = CMSG_FIRSTHDR(&mh);
+		if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(3 * sizeof(int)))
+			_exit(125);
+		memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+		if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+		    parse_request(req, (size_t)n, argv, envp, &cwd) < 0) {
+			for (int i = 0; i < 3; i++)
+				close(fds[i]);
+			status = W_EXITCODE(125, 0);
+		} else
+			status = reaper_run(argv, envp, cwd, fds);
+		if (send(sock, &status, sizeof(status), MSG_NOSIGNAL) < 0)
+			_exit(0);
+	}
+}
+
+/* The reaper, made where none runs: 0, or -1. */
+static int reaper_start(void)
+{
+	int sv[2], big = 2 * (int)VM_MUX_MAX;
 	pid_t r;
 
-	for (size_t i = 0; i < len;) {
-		char type = req[i];
-		char *val = req + i + 1;
-		size_t vlen = strnlen(val, len - i - 1);
-		if (i + 1 + vlen >= len)
-			goto bad;
-		i += vlen + 2;
-		if (type == VM_REC_ARG && argc < MAX_ITEMS)
-			argv[argc++] = val;
-		else if (type == VM_REC_ENV && envc < MAX_ITEMS)
-			envp[envc++] = val;
-		else if (type == VM_REC_CWD)
-			cwd = val;
-		else
-			goto bad;
-	}
-	if (argc == 0)
-		goto bad;
-	argv[argc] = NULL;
-	envp[envc] = NULL;
-	snprintf(warm.cwd, sizeof(warm.cwd), "%s", cwd);
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-	    pipe2(st, O_CLOEXEC) < 0) {
-		frame(VM_MUX_EXIT, "status 125\n", 11);
-		return;
-	}
+	if (warm.reaper > 0)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	/* A request is one message: up to VM_MUX_MAX bytes (the init is the
+	 * guest's root: it may raise the buffer past the default). */
+	(void)setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
+	(void)setsockopt(sv[1], SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
 	/* A pid namespace of its own where the kernel has them; else a fork. */
 	r = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, NULL, NULL, 0);
 	if (r < 0 && (errno == EINVAL || errno == EPERM))
 		r = fork();
 	if (r == 0) {
-		int fds[3] = { in[0], out[1], err[1] };
-		/* Only the command's ends: its stdin's EOF is the host's. */
 		close(warm.port);
 		close(warm_sfd);
-		close(in[1]);
-		close(out[0]);
-		close(err[0]);
-		close(st[0]);
-		reaper(argv, envp, cwd, fds, st[1]);
+		close(sv[0]);
+		reaper(sv[1]);
 	}
-	close(in[0]);
-	close(out[1]);
-	close(err[1]);
-	close(st[1]);
+	close(sv[1]);
 	if (r < 0) {
-		close(in[1]);
-		close(out[0]);
-		close(err[0]);
-		close(st[0]);
+		close(sv[0]);
+		return -1;
+	}
+	warm.reaper = r;
+	warm.rp = sv[0];
+	return 0;
+}
+
+/* A REQUEST frame: the command's argv, env and cwd (vm-request.h
+ * records), passed to the reaper with the command's ends of three pipes. */
+static void warm_start(char *req, size_t len)
+{
+	char *argv[MAX_ITEMS + 1], *envp[MAX_ITEMS + 1];
+	char cbuf[CMSG_SPACE(3 * sizeof(int))] = {};
+	struct iovec iov = { .iov_base = req, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	const char *cwd;
+	int in[2], out[2], err[2], r;
+
+	if (parse_request(req, len, argv, envp, &cwd) < 0) {
 		frame(VM_MUX_EXIT, "status 125\n", 11);
 		return;
 	}
-	warm.reaper = r;
+	snprintf(warm.cwd, sizeof(warm.cwd), "%s", cwd);
+	if (reaper_start() < 0) {
+		frame(VM_MUX_EXIT, "status 125\n", 11);
+		return;
+	}
+	if (pipe2(in, O_CLOEXEC) < 0) {
+		frame(VM_MUX_EXIT, "status 125\n", 11);
+		return;
+	}
+	if (pipe2(out, O_CLOEXEC) < 0) {
+		close(in[0]);
+		close(in[1]);
+		frame(VM_MUX_EXIT, "status 125\n", 11);
+		return;
+	}
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		frame(VM_MUX_EXIT, "status 125\n", 11);
+		return;
+	}
+	/* Only the command's ends go: its stdin's EOF is the host's. */
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(3 * sizeof(int));
+	memcpy(CMSG_DATA(cm), (int[3]){ in[0], out[1], err[1] }, 3 * sizeof(int));
+	r = (int)sendmsg(warm.rp, &mh, MSG_NOSIGNAL);
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
 	warm.in = in[1];
 	warm.out = out[0];
 	warm.err = err[0];
-	warm.st = st[0];
 	warm.in_eof = false;
 	warm.in_len = 0;
+	warm.running = true;
 	(void)fcntl(warm.in, F_SETFL, O_NONBLOCK);
 	(void)fcntl(warm.out, F_SETFL, O_NONBLOCK);
 	(void)fcntl(warm.err, F_SETFL, O_NONBLOCK);
-	return;
-bad:
-	frame(VM_MUX_EXIT, "status 125\n", 11);
+	if (r < 0) /* the reaper is gone: this command ends as killed */
+		(void)kill(warm.reaper, SIGKILL);
 }
 
 /* Relay what the command wrote (all of it, when @drain), framed. */
@@ -838,26 +941,22 @@ static void warm_stdin(void)
 	}
 }
 
-/* The command's reaper ended: the rest of its output, then its status. */
-static void warm_finish(int rstatus)
+/* The command ended (its wait status): the rest of its output, then its
+ * status. */
+static void warm_finish(int status)
 {
 	char line[64];
-	int status = 0;
-	bool have = read(warm.st, &status, sizeof(status)) == (ssize_t)sizeof(status);
 
 	warm_output(&warm.out, VM_MUX_STDOUT, true);
 	warm_output(&warm.err, VM_MUX_STDERR, true);
 	warm_close(&warm.out);
 	warm_close(&warm.err);
 	warm_close(&warm.in);
-	warm_close(&warm.st);
-	warm.reaper = 0;
+	warm.running = false;
 	/* What the command wrote reaches the host before ward exec returns
 	 * (the shares are mounted cache=loose: writes sit in the guest's
 	 * page cache until written back). */
 	warm_sync();
-	if (!have) /* the reaper was killed (KILL): so was the command */
-		status = WIFSIGNALED(rstatus) ? rstatus : (SIGKILL & 0x7f);
 	if (WIFSIGNALED(status))
 		snprintf(line, sizeof(line), "signal %d\n", WTERMSIG(status));
 	else
@@ -882,6 +981,31 @@ static void warm_finish(int rstatus)
 	warm_remount(warm.cwd);
 }
 
+/* The reaper's answer: the command's wait status. */
+static void reaper_status(void)
+{
+	int status;
+	ssize_t k = recv(warm.rp, &status, sizeof(status), MSG_DONTWAIT);
+
+	if (k == (ssize_t)sizeof(status))
+		warm_finish(status);
+	else if (k == 0) /* the reaper is gone: its SIGCHLD says how */
+		warm_close(&warm.rp);
+}
+
+/* The reaper ended (KILL had the init kill it: its pid namespace went
+ * with it): a command it ran ends as killed, unless its status came
+ * first. The next command starts another. */
+static void reaper_gone(int rstatus)
+{
+	if (warm.running)
+		reaper_status();
+	warm.reaper = 0;
+	warm_close(&warm.rp);
+	if (warm.running)
+		warm_finish(WIFSIGNALED(rstatus) ? rstatus : (SIGKILL & 0x7f));
+}
+
 /* One frame from the host. Frames for another exec (what was in flight
  * when the last command ended) are dropped. */
 static void warm_frame(char type, uint32_t id, char *data, size_t n)
@@ -890,14 +1014,14 @@ static void warm_frame(char type, uint32_t id, char *data, size_t n)
 		frame(VM_MUX_READY, NULL, 0);
 		return;
 	}
-	if (type == VM_MUX_REQUEST && !warm.reaper) {
+	if (type == VM_MUX_REQUEST && !warm.running) {
 		/* The writable shares were mounted afresh after the last
 		 * command (warm_remount); the read-only trees keep their cache. */
 		warm.id = id;
 		warm_start(data, n);
 		return;
 	}
-	if (!warm.reaper || id != warm.id)
+	if (!warm.running || id != warm.id)
 		return;
 	switch (type) {
 	case VM_MUX_STDIN:
@@ -921,7 +1045,7 @@ static void warm_frame(char type, uint32_t id, char *data, size_t n)
 			       data[0] == SIGTERM))
 			(void)kill(warm.reaper, data[0]);
 		break;
-	case VM_MUX_KILL:
+	case VM_MUX_KILL: /* the reaper's pid namespace, and all in it */
 		(void)kill(warm.reaper, SIGKILL);
 		break;
 	default:
@@ -974,7 +1098,7 @@ static __attribute__((noreturn)) void warm_loop(unsigned long uid, unsigned long
 	warm.uid = uid;
 	warm.gid = gid;
 	warm.mask = mask;
-	warm.in = warm.out = warm.err = warm.st = -1;
+	warm.in = warm.out = warm.err = warm.rp = -1;
 	warm.port = port_open(VM_MUX_PORT, O_RDWR | O_NONBLOCK);
 	if (warm.port < 0)
 		fail("control", errno);
@@ -986,14 +1110,15 @@ static __attribute__((noreturn)) void warm_loop(unsigned long uid, unsigned long
 	if (sfd < 0)
 		fail("signalfd", errno);
 	for (;;) {
-		struct pollfd p[5] = {
+		struct pollfd p[6] = {
 			{ .fd = warm.port, .events = POLLIN },
 			{ .fd = sfd, .events = POLLIN },
 			{ .fd = warm.out, .events = POLLIN },
 			{ .fd = warm.err, .events = POLLIN },
 			{ .fd = warm.in_len ? warm.in : -1, .events = POLLOUT },
+			{ .fd = warm.running ? warm.rp : -1, .events = POLLIN },
 		};
-		if (poll(p, 5, -1) < 0 && errno != EINTR)
+		if (poll(p, 6, -1) < 0 && errno != EINTR)
 			fail("poll", errno);
 		if (p[2].revents)
 			warm_output(&warm.out, VM_MUX_STDOUT, false);
@@ -1001,6 +1126,8 @@ static __attribute__((noreturn)) void warm_loop(unsigned long uid, unsigned long
 			warm_output(&warm.err, VM_MUX_STDERR, false);
 		if (p[4].revents)
 			warm_stdin();
+		if (p[5].revents)
+			reaper_status();
 		if (p[1].revents) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
@@ -1011,7 +1138,7 @@ static __attribute__((noreturn)) void warm_loop(unsigned long uid, unsigned long
 				if (w <= 0)
 					break;
 				if (w == warm.reaper)
-					warm_finish(s);
+					reaper_gone(s);
 			}
 		}
 		if (p[0].revents)
