@@ -798,7 +798,7 @@ static void handle_conn(Server *srv, Cmd *c)
 	}
 	if (session_request_parse(buf, (size_t)n, &rq, NULL, 0) == 0 && rq.kind == SESSION_REQ_SIGNAL) {
 		/* Tier 3: always to the command's process group in the guest. */
-		if (c->guest)
+		if (c->guest && rq.value > 0 && rq.value < 65)
 			vm_warm_signal(srv->s->guest, c->id, (int)rq.value);
 		else if (c->pidfd >= 0)
 			send_signal(c->pidfd, (int)rq.value, rq.flags & SESSION_SIGNAL_GROUP);

@@ -202,9 +202,9 @@ int vm_warm_start(VmWarm *w, const SandboxSession *s, WardError *err)
 		return fail_boot(w, err, EPIPE, "the VM stopped before its guest answered");
 	if (h[0] != VM_MUX_READY || vm_mux_u32(h + 5) != 0)
 		return fail_boot(w, err, EBADMSG, "the guest's first frame is not READY");
-	w->relay_pid = vm_relay_start(w->mux, &w->relay);
-	if (w->relay_pid < 0)
-		return fail_boot(w, err, (int)-w->relay_pid, "cannot start the relay");
+	pid_t relay = vm_relay_start(w->mux, &w->relay);
+	if (relay < 0)
+		return fail_boot(w, err, (int)-relay, "cannot start the relay");
 	return 0;
 }
 

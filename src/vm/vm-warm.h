@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/types.h>
 
 #include "common/error.h"
 
@@ -32,7 +31,6 @@ typedef struct VmWarm {
 	int mux;               /* connected to the guest init, once started */
 	int qemu_pidfd;        /* QEMU's command in the sandbox (its pid 1) */
 	int relay;             /* the control pair's end of the relay (vm-relay.h) */
-	pid_t relay_pid;
 } VmWarm;
 
 /* Once the sandbox is ready: start QEMU in it, connect to the guest and
