@@ -734,7 +734,10 @@ static int reaper_run(char **argv, char **envp, const char *cwd, const int fds[3
 	warm_cmd = 0;
 	/* Whatever it left running dies with it, as at T2: every process of
 	 * this pid namespace but its pid 1 (the reaper), again until none is
-	 * left (one may fork while the first round goes), each reaped. */
+	 * left (one may fork while the first round goes), each reaped. In a
+	 * kernel without pid namespaces (the reaper a plain fork) that is
+	 * every process of the guest but the init and the reaper: the same
+	 * ones, as nothing else runs there. */
 	for (;;) {
 		bool any = kill(-1, SIGKILL) == 0;
 		pid_t p;
