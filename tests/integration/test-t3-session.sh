@@ -143,7 +143,12 @@ kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
 check "a command whose client was killed ends, and the next exec runs" \
 	wait_until "$WARD" exec "$id" -- true
-"$WARD" exec "$id" -- sh -c 'sleep 300 & echo $! >bg.pid; exit 0'
+# The command's exit ends the exec, and what it left running is killed
+# then, not waited for: the guest's reaper once waited for every process
+# of its namespace, so this exec lasted as long as its `sleep` (the
+# generous --timeout turns that back into a 124).
+check_eq "an exec ends with its command, not with what the command left running" 0 \
+	"$(status_of "$WARD" exec "$id" --timeout 120 -- sh -c 'sleep 3000 & echo $! >bg.pid; exit 0')"
 check_eq "what a command leaves running ends with it (a pid namespace of its own)" "gone" \
 	"$("$WARD" exec "$id" -- sh -c 'kill -0 "$(cat bg.pid)" 2>/dev/null && echo alive || echo gone')"
 
