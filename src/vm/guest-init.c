@@ -840,35 +840,19 @@ static void warm_start(char *req, size_t len)
 			     .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	const char *cwd;
-	int in[2], out[2], err[2], r;
+	int in[2], out[2], err[2], *pipes[3] = { in, out, err }, r;
 
-	if (parse_request(req, len, argv, envp, &cwd) < 0) {
-		frame(VM_MUX_EXIT, "status 125\n", 11);
-		return;
-	}
+	if (parse_request(req, len, argv, envp, &cwd) < 0 || reaper_start() < 0)
+		goto fail;
+	for (int i = 0; i < 3; i++)
+		if (pipe2(pipes[i], O_CLOEXEC) < 0) {
+			while (i-- > 0) {
+				close(pipes[i][0]);
+				close(pipes[i][1]);
+			}
+			goto fail;
+		}
 	snprintf(warm.cwd, sizeof(warm.cwd), "%s", cwd);
-	if (reaper_start() < 0) {
-		frame(VM_MUX_EXIT, "status 125\n", 11);
-		return;
-	}
-	if (pipe2(in, O_CLOEXEC) < 0) {
-		frame(VM_MUX_EXIT, "status 125\n", 11);
-		return;
-	}
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		close(in[0]);
-		close(in[1]);
-		frame(VM_MUX_EXIT, "status 125\n", 11);
-		return;
-	}
-	if (pipe2(err, O_CLOEXEC) < 0) {
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
-		frame(VM_MUX_EXIT, "status 125\n", 11);
-		return;
-	}
 	/* Only the command's ends go: its stdin's EOF is the host's. */
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
@@ -889,6 +873,9 @@ static void warm_start(char *req, size_t len)
 	(void)fcntl(warm.err, F_SETFL, O_NONBLOCK);
 	if (r < 0) /* the reaper is gone: this command ends as killed */
 		(void)kill(warm.reaper, SIGKILL);
+	return;
+fail:
+	frame(VM_MUX_EXIT, "status 125\n", 11);
 }
 
 /* Relay what the command wrote (all of it, when @drain), framed. */
