@@ -7,7 +7,7 @@ BUILD_DEPS := gcc pkg-config meson ninja-build libcjson-dev libcmocka-dev libssl
 TEST_DEPS := bubblewrap curl socat python3 openssl openssh-server openssh-client \
 	iproute2 netcat-openbsd tmux vim-tiny util-linux bsdutils passwd procps psmisc less \
 	podman runc uidmap mmdebstrap python3-yaml python3-jsonschema \
-	qemu-system-x86 cpio xz-utils flex bison bc libelf-dev
+	qemu-system-x86 cpio xz-utils flex bison bc libelf-dev patch
 
 # ward.exe: the cross compiler, and Wine for its tests. Only `make windows`
 # and `make windows-test` install them.
