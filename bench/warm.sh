@@ -186,7 +186,9 @@ if static:
           f"{statistics.median(times['t3 exec trivial static']):.1f} ms (target <= 10 ms under TCG)")
 try:
     s = dict(l.split(":", 1) for l in open(f"/proc/{qemu}/status"))
-    print(f"tier 3: QEMU RSS {s['VmRSS'].strip()} (peak {s['VmHWM'].strip()}) after {(len(variants) - 1) * n} commands")
+    print(f"tier 3: QEMU RSS {s['VmRSS'].strip()} (peak {s['VmHWM'].strip()}) after {(len(variants) - 1) * n} commands;"
+          f" of it anonymous (this VM's own: guest RAM, TCG's cache, QEMU's heap) {s['RssAnon'].strip()},"
+          f" file pages (QEMU, its libraries, the guest kernel: page cache every VM shares) {s['RssFile'].strip()}")
 except (OSError, KeyError, ValueError):
     pass
 PY
