@@ -63,7 +63,7 @@ for i in range(9):
                 "-device", f"virtio-9p-device,fsdev=s{i},mount_tag=s{i}"]
 qemu = subprocess.Popen(
     ["qemu-system-x86_64", "-M", "microvm,rtc=on,pit=on,pic=on,isa-serial=on", "-cpu", "qemu64",
-     "-m", "128", "-smp", "1", "-accel", "tcg,tb-size=64", "-nodefaults", "-no-user-config",
+     "-m", "128", "-smp", "1", "-accel", "tcg,tb-size=48", "-nodefaults", "-no-user-config",
      "-display", "none", "-no-reboot", "-kernel", vmlinux, "-initrd",
      os.path.join(image, "initrd.img"), "-append", " ".join(cmdline),
      "-serial", "file:" + os.path.join(tmp, "console"),

@@ -33,11 +33,13 @@
 #include "vm/vm-request.h"
 
 #define VM_PROBE_MEM_MB 128
-/* TCG's translation cache. Uncapped it grew past 600 MB; at 32 MB a warm
- * session's QEMU stays at 138 MB RSS for trivial commands, but a real
- * compile thrashes it: gcc -O2 of a 200-function file took 112-132 s in
- * the guest against 17-20 s at 64 MB (docs/t3.md "Resources"). */
-#define VM_TB_SIZE_MB 64
+/* TCG's translation cache. Uncapped it grew past 600 MB; at 32 MB a real
+ * compile thrashes it (gcc -O2 of a 200-function file: 112-132 s in the
+ * guest against 17-20 s at 64 MB). At 48 the same compile, Python and git
+ * ran as fast as at 64 (medians 22.3 against 25.5 s for the compile, six
+ * and four runs, interleaved sessions) and a warm session's QEMU holds
+ * 16 MB less, its index too (docs/t3.md "Resources"). */
+#define VM_TB_SIZE_MB 48
 #define VM_CACHE_VERSION "v1"
 /* Used when an image has no cmdline file (built before there was one). */
 #define VM_DEFAULT_CMDLINE                                                                          \
