@@ -19,9 +19,11 @@ Sampling slows the guest a little; compare runs of this script, not its
 times against bench/startup.sh's.
 """
 import bisect
+import atexit
 import collections
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -54,6 +56,7 @@ def where(pc):
 
 
 tmp = tempfile.mkdtemp(prefix="ward-boot-profile.")
+atexit.register(shutil.rmtree, tmp, ignore_errors=True)
 mon = os.path.join(tmp, "monitor.sock")
 devices = ["-device", "virtio-serial-device,max_ports=6"]
 for i in range(5):
@@ -97,7 +100,6 @@ while qemu.poll() is None:
 qemu.wait()
 total = time.monotonic() - t_start
 seq = [where(int(m.group(1), 16)) for m in re.finditer(rb"RIP=([0-9a-f]+)", stream)]
-subprocess.run(["rm", "-rf", tmp])
 if not seq:
     sys.exit("no samples (QEMU's monitor did not answer)")
 print(f"{len(seq)} samples over {total * 1000:.0f} ms, QEMU's start to its exit")
